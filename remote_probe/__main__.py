@@ -1,0 +1,64 @@
+"""Command line of the probe (runs on the box):
+
+    probe.pyz attach  [--state-dir D] [--simulate S]   bridge stdio to the daemon
+    probe.pyz daemon  [--state-dir D] [--simulate S]   the sampler itself (spawned by attach)
+    probe.pyz once    [--simulate S]                   print one sample as JSON
+    probe.pyz scenarios                                list shipped simulator scenarios
+"""
+
+import argparse
+import logging
+import os
+import sys
+import traceback
+
+from . import __version__, protocol
+
+
+def main(argv=None):
+    if sys.version_info < protocol.MIN_PYTHON:
+        print("gputui probe needs Python %d.%d+" % protocol.MIN_PYTHON, file=sys.stderr)
+        return protocol.EXIT_PYTHON_TOO_OLD
+    parser = argparse.ArgumentParser(prog="gputui-probe")
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="cmd")
+    for name in ("attach", "daemon", "once"):
+        p = sub.add_parser(name)
+        p.add_argument("--state-dir", default=None)
+        p.add_argument("--simulate", default=None, metavar="SCENARIO")
+        p.add_argument("--interval", type=float, default=1.0, help=argparse.SUPPRESS)
+    sub.add_parser("scenarios")
+    args = parser.parse_args(argv)
+    if not args.cmd:
+        parser.print_help()
+        return 2
+    if args.cmd == "scenarios":
+        from .backends.sim import scenario_names
+        print("\n".join(scenario_names()))
+        return 0
+    from . import attach, daemon
+    state_dir = os.path.abspath(os.path.expanduser(args.state_dir or daemon.default_state_dir()))
+    if args.cmd == "attach":
+        return attach.run_attach(state_dir, args.simulate)
+    if args.cmd == "once":
+        return attach.run_once(state_dir, args.simulate)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    return daemon.run_daemon(state_dir, args.simulate, args.interval)
+
+
+def entry():
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BaseException:
+        traceback.print_exc()
+        print("gputui probe crashed (probe %s, python %s)" % (__version__, sys.version.split()[0]),
+              file=sys.stderr)
+        sys.exit(protocol.EXIT_PROBE_CRASHED)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,183 @@
+"""``probe attach``: make sure the daemon runs, then bridge stdio <-> its unix socket.
+
+This is what the SSH exec channel runs. When the channel dies (dropped SSH, closed
+laptop) only this bridge exits; the daemon and its history stay.
+"""
+
+import json
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import time
+
+from . import __version__, protocol
+from .daemon import config_key, ensure_private_dir, runtime_dir, socket_path
+
+SPAWN_WAIT = 10.0
+
+
+def self_command():
+    """argv that runs this probe again: the zipapp, or ``-m remote_probe`` from source."""
+    main = os.path.abspath(sys.argv[0])
+    if main.endswith(".pyz"):
+        return [sys.executable, main], None
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return [sys.executable, "-m", "remote_probe"], env
+
+
+def spawn_daemon(state_dir, simulate):
+    """Start the daemon in its own session so it outlives this SSH channel."""
+    argv, env = self_command()
+    argv = argv + ["daemon", "--state-dir", state_dir]
+    if simulate:
+        argv += ["--simulate", simulate]
+    log_path = os.path.join(state_dir, "daemon.log")
+    try:
+        if os.path.getsize(log_path) > 1 << 20:
+            os.replace(log_path, log_path + ".1")
+    except OSError:
+        pass
+    with open(log_path, "ab") as log:
+        subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         cwd="/", close_fds=True, start_new_session=True)
+
+
+def connect(path):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def read_line(sock, timeout=5.0):
+    """The daemon's hello line (and whatever bytes came after it)."""
+    sock.settimeout(timeout)
+    buf = b""
+    while b"\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    sock.settimeout(None)
+    line, _, rest = buf.partition(b"\n")
+    return line, rest
+
+
+def stop_daemon(sock, path):
+    try:
+        sock.sendall(protocol.encode({"type": protocol.SHUTDOWN, "id": "attach"}))
+        sock.settimeout(3)
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass
+    sock.close()
+    deadline = time.time() + 5
+    while os.path.exists(path) and time.time() < deadline:
+        time.sleep(0.05)
+
+
+def daemon_connection(state_dir, simulate):
+    """A socket to a daemon running the wanted config, and its hello line."""
+    ensure_private_dir(state_dir)
+    ensure_private_dir(runtime_dir(state_dir))
+    path = socket_path(state_dir)
+    want = config_key(simulate)
+    spawned = False
+    deadline = time.time() + SPAWN_WAIT
+    while time.time() < deadline:
+        sock = connect(path)
+        if sock is None:
+            if not spawned:
+                spawn_daemon(state_dir, simulate)
+                spawned = True
+            time.sleep(0.05)
+            continue
+        try:
+            line, rest = read_line(sock)
+            hello = protocol.decode(line)
+        except (OSError, protocol.ProtocolError):
+            sock.close()
+            time.sleep(0.1)
+            continue
+        if hello.get("config") != want:
+            # Another version or another backend (a new gputui, or --simulate changed):
+            # replace it, like mitogen, so the box always runs the client's own code.
+            stop_daemon(sock, path)
+            spawned = False
+            continue
+        return sock, line + b"\n" + rest
+    return None, None
+
+
+def bridge(sock, first):
+    """Copy stdin -> socket and socket -> stdout until either side closes."""
+    out = sys.stdout.buffer
+    out.write(first)
+    out.flush()
+    sel = selectors.DefaultSelector()
+    stdin_fd = sys.stdin.fileno()
+    sel.register(stdin_fd, selectors.EVENT_READ, "stdin")
+    sel.register(sock, selectors.EVENT_READ, "sock")
+    while True:
+        for key, _ in sel.select():
+            if key.data == "stdin":
+                data = os.read(stdin_fd, 65536)
+                if not data:
+                    return protocol.EXIT_OK  # the client went away
+                sock.sendall(data)
+            else:
+                data = sock.recv(65536)
+                if not data:
+                    print("gputui probe: the daemon closed the connection", file=sys.stderr)
+                    return protocol.EXIT_DAEMON_UNREACHABLE
+                out.write(data)
+                out.flush()
+
+
+def run_attach(state_dir, simulate=None):
+    sock, first = daemon_connection(state_dir, simulate)
+    if sock is None:
+        log = os.path.join(state_dir, "daemon.log")
+        tail = ""
+        try:
+            with open(log, "rb") as f:
+                tail = f.read()[-600:].decode("utf-8", "replace").strip()
+        except OSError:
+            pass
+        print("gputui probe: the daemon did not start within %.0f s. %s"
+              % (SPAWN_WAIT, ("Its log ends: " + tail) if tail else ""), file=sys.stderr)
+        return protocol.EXIT_DAEMON_UNREACHABLE
+    try:
+        return bridge(sock, first)
+    except (BrokenPipeError, ConnectionError):
+        return protocol.EXIT_OK
+    finally:
+        sock.close()
+
+
+def run_once(state_dir, simulate=None):
+    """Two ticks one second apart (CPU % needs a delta) printed as JSON; no daemon."""
+    from .backends import select_backend
+    from .sampler import Sampler
+    backend, notes = select_backend(simulate, state_dir=state_dir)
+    try:
+        sampler = Sampler(backend)
+        sampler.tick()
+        time.sleep(1.0)
+        sample = sampler.tick()
+        inv = sampler.inventory()
+        inv["notes"] = notes
+        pids = [row[0] for row in sample["procs"]]
+        print(json.dumps({"inventory": inv, "sample": sample,
+                          "proc_meta": sampler.proc_meta(pids)}, indent=1))
+    finally:
+        backend.close()
+    return 0

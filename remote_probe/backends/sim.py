@@ -1,0 +1,224 @@
+"""Simulator backend: a scripted GPU box for the demo, the tests and evaluation on
+machines without a GPU. It produces the same schema as NVML.
+
+A scenario (JSON, shipped in ``remote_probe/scenarios`` or given as a path) lists
+GPUs, a load pattern per GPU, and processes. Processes are *real*: the simulator
+starts small dummy programs so their pid, user, command line, CPU and RSS come from
+the real /proc, exactly like a training job would.
+"""
+
+import json
+import math
+import os
+import pkgutil
+import subprocess
+import sys
+import time
+
+from . import BackendError
+
+# The dummy job: lives as long as the daemon that started it, optionally burns a bit
+# of CPU so the process table shows a realistic CPU column.
+WORKER = r'''
+import os, sys, time
+ppid = os.getppid()
+busy = float(os.environ.get("GPUTUI_SIM_CPU", "0"))
+while os.getppid() == ppid:
+    t = time.time()
+    while busy and time.time() - t < busy * 0.5:
+        pass
+    time.sleep(0.5 * (1 - busy))
+'''
+
+
+def scenario_names():
+    """Names of the scenarios shipped with the probe."""
+    names = []
+    try:
+        import zipfile
+        here = os.path.dirname(os.path.dirname(__file__))
+        if os.path.isdir(os.path.join(here, "scenarios")):
+            names = os.listdir(os.path.join(here, "scenarios"))
+        else:  # inside the zipapp
+            archive = os.path.dirname(here)
+            with zipfile.ZipFile(archive) as zf:
+                names = [n.rsplit("/", 1)[-1] for n in zf.namelist()
+                         if n.startswith("remote_probe/scenarios/")]
+    except (OSError, ValueError):
+        pass
+    return sorted(n[:-5] for n in names if n.endswith(".json"))
+
+
+def load_scenario(name):
+    if os.sep in name or name.endswith(".json"):
+        try:
+            with open(os.path.expanduser(name), "r", encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise BackendError("cannot read scenario %s: %s" % (name, exc.strerror))
+    else:
+        try:
+            data = pkgutil.get_data("remote_probe", "scenarios/%s.json" % name)
+        except OSError:
+            data = None
+        if data is None:
+            raise BackendError("unknown scenario %r (shipped: %s)"
+                               % (name, ", ".join(scenario_names())))
+        text = data.decode("utf-8")
+    try:
+        scenario = json.loads(text)
+    except ValueError as exc:
+        raise BackendError("scenario %s is not valid JSON: %s" % (name, exc))
+    if not isinstance(scenario, dict) or not isinstance(scenario.get("gpus", []), list):
+        raise BackendError("scenario %s: expected an object with a 'gpus' list" % name)
+    return scenario
+
+
+def _noise(seed, t):
+    """Deterministic smooth noise in [-1, 1]."""
+    return (math.sin(t * 0.37 + seed * 1.7) * 0.6 + math.sin(t * 1.3 + seed * 0.3) * 0.4)
+
+
+def utilization(pattern, t, seed=0):
+    """GPU utilization % at time t (seconds since start) for a load pattern."""
+    kind = pattern.get("kind", "steady")
+    if kind == "idle":
+        return 0
+    if kind == "steady":
+        return max(0, min(100, int(pattern.get("level", 95) + 3 * _noise(seed, t))))
+    if kind == "starved":
+        # Data-bound training: short bursts of compute between waits for batches.
+        period = pattern.get("period", 4)
+        phase = (t % period) / period
+        high = phase < pattern.get("duty", 0.35)
+        return max(0, min(100, int((97 if high else 3) + 2 * _noise(seed, t))))
+    if kind == "training":
+        # Busy, with an evaluation/checkpoint dip every `every` seconds.
+        every = pattern.get("every", 30)
+        if t % every < pattern.get("dip", 3):
+            return int(10 + 5 * abs(_noise(seed, t)))
+        return max(0, min(100, int(pattern.get("level", 93) + 5 * _noise(seed, t))))
+    if kind == "ramp_to_idle":
+        # Busy for `busy_for` seconds, then idle: for autostop and checklist scenarios.
+        return 95 if t < pattern.get("busy_for", 10) else 0
+    raise BackendError("unknown load pattern %r" % kind)
+
+
+class SimBackend:
+    name = "sim"
+
+    def __init__(self, scenario, state_dir=None, clock=time.monotonic):
+        self.scenario = scenario
+        self.clock = clock
+        self.t0 = clock()
+        gpus = scenario.get("gpus", [])
+        count = scenario.get("count")
+        if count and gpus:
+            gpus = [dict(gpus[i % len(gpus)]) for i in range(count)]
+        self.gpus = gpus
+        self.state_dir = state_dir
+        self.children = []  # (Popen, process spec)
+        self._spawn(scenario.get("processes", []))
+
+    @classmethod
+    def from_name(cls, name, state_dir=None):
+        scenario = load_scenario(name)
+        scenario.setdefault("name", name)
+        return cls(scenario, state_dir=state_dir)
+
+    def _spawn(self, specs):
+        if not specs:
+            return
+        work = os.path.join(self.state_dir or "/tmp", "sim")
+        os.makedirs(work, exist_ok=True)
+        for spec in specs:
+            for _ in range(spec.get("copies", 1)):
+                argv = spec.get("argv", ["train.py"])
+                script = os.path.join(work, os.path.basename(argv[0]))
+                if not os.path.exists(script):
+                    with open(script, "w") as f:
+                        f.write(WORKER)
+                env = dict(os.environ, GPUTUI_SIM_CPU=str(spec.get("cpu", 0)))
+                proc = subprocess.Popen([sys.executable, script] + list(argv[1:]), env=env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, cwd=work, close_fds=True)
+                self.children.append((proc, spec))
+
+    def inventory(self):
+        if self.scenario.get("no_gpu"):
+            return {"backend": self.name, "driver": None, "cuda_driver": None, "gpus": [],
+                    "reason": self.scenario.get("reason", "simulated CPU-only box"),
+                    "scenario": self.scenario.get("name")}
+        gpus = []
+        for i, g in enumerate(self.gpus):
+            gpus.append({
+                "index": i,
+                "name": g.get("name", "NVIDIA A100-SXM4-80GB"),
+                "uuid": "GPU-5e1a%04d-0000-4000-8000-%012d" % (i, i),
+                "pci_bus_id": "00000000:%02X:00.0" % (0x10 + i * 0x10),
+                "minor": i,
+                "mem_total": g.get("mem_total", 81920),
+                "power_limit": g.get("power_limit", 400),
+                "clock_sm_max": g.get("clock_sm_max", 1410),
+                "clock_mem_max": g.get("clock_mem_max", 1593),
+                "mig_mode": g.get("mig_mode", 0),
+                "virt_mode": g.get("virt_mode", "none"),
+                "mig_devices": g.get("mig_devices", []),
+            })
+        return {"backend": self.name, "driver": self.scenario.get("driver", "550.54.15"),
+                "cuda_driver": self.scenario.get("cuda_driver", "12.4"), "gpus": gpus,
+                "scenario": self.scenario.get("name")}
+
+    def sample(self):
+        t = self.clock() - self.t0
+        fail = self.scenario.get("fail_between")
+        if fail and fail[0] <= t < fail[1]:
+            raise BackendError("NVML error: GPU is lost (simulated)")
+        if self.scenario.get("no_gpu"):
+            return [], []
+        procs = []
+        mem_by_gpu = {}
+        for proc, spec in self.children:
+            if proc.poll() is not None:
+                continue
+            gpu = spec.get("gpu", 0)
+            used = spec.get("gpu_mem", 1024)
+            mem_by_gpu[gpu] = mem_by_gpu.get(gpu, 0) + used
+            procs.append({"pid": proc.pid, "gpu": gpu, "kind": spec.get("kind", "C"),
+                          "gpu_mem": None if spec.get("hide_mem") else used})
+        for spec in self.scenario.get("host_pids", []):
+            # Processes NVML reports but this container cannot see (host pid namespace).
+            procs.append({"pid": spec["pid"], "gpu": spec.get("gpu", 0), "kind": "C",
+                          "gpu_mem": spec.get("gpu_mem")})
+            mem_by_gpu[spec.get("gpu", 0)] = mem_by_gpu.get(spec.get("gpu", 0), 0) + spec.get("gpu_mem", 0)
+        gpus = []
+        for i, g in enumerate(self.gpus):
+            util = utilization(g.get("load", {"kind": "idle"}), t, seed=i)
+            limit = g.get("power_limit", 400)
+            busy = util / 100.0
+            throttle = 0x1 if util == 0 else (0x4 if g.get("power_capped") else 0)
+            gpus.append({
+                "util": util,
+                "mem_util": int(util * 0.45),
+                "mem_used": 0 if not mem_by_gpu.get(i) else mem_by_gpu[i] + 500,
+                "temp": int(34 + busy * 38 + _noise(i + 7, t)),
+                "power": int(limit * (0.15 + 0.8 * busy)),
+                "clock_sm": g.get("clock_sm_max", 1410) if util else 210,
+                "clock_mem": g.get("clock_mem_max", 1593),
+                "pstate": 0,
+                "fan": g.get("fan"),
+                "throttle": throttle,
+                "ecc_errors": 0,
+            })
+        return gpus, procs
+
+    def close(self):
+        for proc, _spec in self.children:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc, _spec in self.children:
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.children = []

@@ -1,0 +1,272 @@
+"""The probe daemon: one per user per box, detached from any SSH session.
+
+It samples at 1 Hz into a bounded ring buffer and serves clients on a unix socket in a
+0700 runtime directory. ``attach`` (see attach.py) bridges an SSH exec channel's stdio
+to that socket, so the history survives dropped connections and app restarts.
+"""
+
+import asyncio
+import collections
+import concurrent.futures
+import fcntl
+import json
+import logging
+import os
+import signal
+import sys
+import time
+
+from . import __version__, protocol
+from .backends import BackendError, select_backend
+from .sampler import Sampler
+
+log = logging.getLogger("gputui.probe")
+
+RING_SAMPLES = 3600  # one hour at 1 Hz, full resolution
+HUNG_CALL_TIMEOUT = 5.0  # a GPU driver call longer than this is reported as hung
+CLIENT_BUFFER_LIMIT = 4 << 20  # a client this far behind is dropped, not buffered forever
+CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta")
+
+
+def default_state_dir():
+    return os.path.join(os.path.expanduser("~"), ".cache", "gputui")
+
+
+def runtime_dir(state_dir):
+    """Where the socket and lock live.
+
+    Under the state dir rather than $XDG_RUNTIME_DIR: logind deletes the latter when the
+    user's last SSH session ends, which would orphan a daemon meant to outlive it.
+    Unix socket paths are limited to ~107 bytes, so very deep homes fall back to /tmp.
+    """
+    path = os.path.join(state_dir, "run")
+    if len(os.path.join(path, "probe.sock")) > 100:
+        path = "/tmp/gputui-%d-%x" % (os.getuid(), abs(hash(state_dir)) & 0xFFFFFF)
+    return path
+
+
+def socket_path(state_dir):
+    return os.path.join(runtime_dir(state_dir), "probe.sock")
+
+
+def ensure_private_dir(path):
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.stat(path)
+    if st.st_uid != os.getuid():
+        raise SystemExit("gputui probe: %s is owned by another user; refusing to use it" % path)
+    if st.st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
+def config_key(simulate):
+    """What the client asked for; a daemon started for something else is replaced."""
+    return {"backend": "sim:%s" % simulate if simulate else "auto", "version": __version__}
+
+
+class Client:
+    def __init__(self, reader, writer):
+        self.reader, self.writer = reader, writer
+        self.subscribed = False
+        self.known_pids = set()
+
+
+class Daemon:
+    def __init__(self, state_dir, simulate=None, interval=1.0, ring_size=RING_SAMPLES):
+        self.state_dir = state_dir
+        self.simulate = simulate
+        self.interval = interval
+        self.ring = collections.deque(maxlen=ring_size)  # (seq, encoded line)
+        self.seq = 0
+        self.clients = set()
+        self.started = time.time()
+        self.backend, self.notes = select_backend(simulate, state_dir=state_dir)
+        self.sampler = Sampler(self.backend)
+        self.inventory = self.sampler.inventory()
+        self.inventory["notes"] = self.notes
+        self.latest = None
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self._pending = None  # a backend call still running from an earlier tick
+        self.stop_event = None
+
+    # -- messages ---------------------------------------------------------------
+    def hello(self):
+        return protocol.hello("probe", __version__, CAPABILITIES, pid=os.getpid(),
+                              config=config_key(self.simulate), started=self.started,
+                              last_seq=self.seq)
+
+    def send(self, client, msg=None, line=None):
+        if client.writer.is_closing():
+            return
+        transport = client.writer.transport
+        if transport.get_write_buffer_size() > CLIENT_BUFFER_LIMIT:
+            log.warning("dropping a client that stopped reading")
+            client.writer.close()
+            return
+        client.writer.write(line if line is not None else protocol.encode(msg))
+
+    def send_meta(self, client, pids):
+        new = [p for p in pids if p not in client.known_pids]
+        if new:
+            meta = self.sampler.proc_meta(new)
+            if meta:
+                self.send(client, {"type": protocol.PROC_META, "procs": meta})
+            client.known_pids.update(new)
+
+    # -- sampling ---------------------------------------------------------------
+    async def tick(self):
+        loop = asyncio.get_running_loop()
+        if self._pending is not None and not self._pending.done():
+            sample = self._error_sample("GPU driver call hung for over %.0f s" % HUNG_CALL_TIMEOUT)
+        else:
+            self._pending = loop.run_in_executor(self.pool, self.sampler.tick)
+            try:
+                sample = await asyncio.wait_for(asyncio.shield(self._pending), HUNG_CALL_TIMEOUT)
+            except asyncio.TimeoutError:
+                sample = self._error_sample("GPU driver call hung for over %.0f s" % HUNG_CALL_TIMEOUT)
+        self.seq += 1
+        sample["seq"] = self.seq
+        line = protocol.encode(sample)
+        self.ring.append((self.seq, line))
+        self.latest = sample
+        pids = [row[0] for row in sample.get("procs", ())]
+        for client in list(self.clients):
+            if client.subscribed:
+                self.send_meta(client, pids)
+                self.send(client, line=line)
+
+    def _error_sample(self, reason):
+        return {"type": protocol.SAMPLE, "t": round(time.time(), 2), "gpus": [], "procs": [],
+                "host": {}, "gpu_error": reason}
+
+    async def sample_loop(self):
+        next_at = time.monotonic()
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # a bug in one tick must not kill the daemon
+                log.exception("sampling tick failed")
+            next_at += self.interval
+            delay = next_at - time.monotonic()
+            if delay < 0:  # fell behind (suspended VM): skip, don't burst
+                next_at = time.monotonic()
+                delay = 0
+            await asyncio.sleep(delay)
+
+    # -- clients ----------------------------------------------------------------
+    async def handle_client(self, reader, writer):
+        client = Client(reader, writer)
+        self.clients.add(client)
+        self.send(client, self.hello())
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except (ValueError, asyncio.LimitOverrunError):
+                    self.send(client, {"type": protocol.ERROR, "id": None, "error": "line too long"})
+                    continue
+                if not line:
+                    break
+                try:
+                    msg = protocol.decode(line)
+                except protocol.ProtocolError as exc:
+                    log.warning("skipped a malformed line: %s", exc)
+                    self.send(client, {"type": protocol.ERROR, "id": None,
+                                       "error": "malformed message: %s" % exc})
+                    continue
+                await self.handle_request(client, msg)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self.clients.discard(client)
+            writer.close()
+
+    async def handle_request(self, client, msg):
+        kind, rid = msg["type"], msg.get("id")
+        if kind == protocol.HELLO:
+            problem = protocol.check_compatible(msg)
+            if problem:
+                self.send(client, {"type": protocol.ERROR, "id": rid, "error": problem})
+            return
+        if kind == protocol.PING:
+            self.send(client, {"type": protocol.REPLY, "id": rid, "t": time.time()})
+        elif kind == protocol.SNAPSHOT:
+            pids = [row[0] for row in (self.latest or {}).get("procs", ())]
+            self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
+                               "sample": self.latest, "proc_meta": self.sampler.proc_meta(pids)})
+        elif kind == protocol.SUBSCRIBE:
+            since = msg.get("since_seq") or 0
+            if not isinstance(since, int):
+                since = 0
+            backlog = [line for seq, line in self.ring if seq > since]
+            self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
+                               "backlog": len(backlog), "last_seq": self.seq,
+                               "first_seq": self.ring[0][0] if self.ring else None})
+            pids = [row[0] for row in (self.latest or {}).get("procs", ())]
+            self.send_meta(client, pids)
+            for line in backlog:
+                self.send(client, line=line)
+            client.subscribed = True
+        elif kind == protocol.UNSUBSCRIBE:
+            client.subscribed = False
+            self.send(client, {"type": protocol.REPLY, "id": rid})
+        elif kind == protocol.SHUTDOWN:
+            self.send(client, {"type": protocol.REPLY, "id": rid, "stopping": True})
+            await client.writer.drain()
+            self.stop_event.set()
+        else:
+            self.send(client, {"type": protocol.ERROR, "id": rid,
+                               "error": "unknown request %r" % kind})
+
+    # -- lifetime ---------------------------------------------------------------
+    async def serve(self, sock_path):
+        self.stop_event = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self.stop_event.set)
+        if os.path.exists(sock_path):
+            os.unlink(sock_path)  # stale: we hold the lock, so nobody else serves it
+        server = await asyncio.start_unix_server(self.handle_client, path=sock_path,
+                                                 limit=protocol.MAX_LINE)
+        os.chmod(sock_path, 0o600)
+        sampling = asyncio.ensure_future(self.sample_loop())
+        try:
+            await self.stop_event.wait()
+        finally:
+            sampling.cancel()
+            server.close()
+            for client in list(self.clients):
+                client.writer.close()
+            try:
+                os.unlink(sock_path)
+            except OSError:
+                pass
+            self.backend.close()
+            self.pool.shutdown(wait=False)
+
+
+def run_daemon(state_dir, simulate=None, interval=1.0):
+    """Entry point of ``probe daemon``. Returns an exit code."""
+    rdir = runtime_dir(state_dir)
+    ensure_private_dir(state_dir)
+    ensure_private_dir(rdir)
+    lock = open(os.path.join(rdir, "daemon.lock"), "a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        log.info("another probe daemon holds the lock; exiting")
+        return 0
+    lock.seek(0)
+    lock.truncate()
+    lock.write(json.dumps({"pid": os.getpid(), "started": time.time()}))
+    lock.flush()
+    try:
+        daemon = Daemon(state_dir, simulate=simulate, interval=interval)
+    except BackendError as exc:
+        log.error("cannot start: %s", exc)
+        print("gputui probe: %s" % exc, file=sys.stderr)
+        return 2
+    log.info("probe daemon %s started (pid %d, backend %s)", __version__, os.getpid(),
+             daemon.backend.name)
+    asyncio.run(daemon.serve(socket_path(state_dir)))
+    log.info("probe daemon stopped")
+    return 0

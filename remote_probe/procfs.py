@@ -1,0 +1,344 @@
+"""Host and process metrics read straight from /proc and statvfs (no psutil on the box).
+
+Parsers take text so they can be unit-tested against recorded files; the meters keep
+the previous reading to turn counters into rates.
+"""
+
+import os
+import pwd
+import re
+import time
+
+PROC = "/proc"
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+PAGE_MIB = (os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096) / 1048576.0
+
+# Filesystems that are not disks a user stores data on.
+PSEUDO_FS = frozenset("""
+proc sysfs devtmpfs devpts tmpfs cgroup cgroup2 pstore bpf tracefs debugfs securityfs
+mqueue hugetlbfs configfs fusectl autofs binfmt_misc rpc_pipefs nsfs efivarfs ramfs
+squashfs selinuxfs fuse.lxcfs fuse.gvfsd-fuse fuse.portal overlayfs_meta nfsd
+""".split())
+# Bind-mounted single files (resolv.conf, hostname) show up as mounts in containers.
+SKIP_MOUNT_PREFIXES = ("/proc", "/sys", "/dev", "/run", "/etc/")
+
+NVIDIA_DEV = re.compile(r"^/dev/nvidia(\d+)$")
+
+
+def read_text(path, default=""):
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+# ---------------------------------------------------------------- CPU
+def parse_proc_stat(text):
+    """-> (total_line, [per_core_lines], btime); each line is a tuple of jiffies."""
+    total, cores, btime = None, [], None
+    for line in text.splitlines():
+        if line.startswith("cpu"):
+            parts = line.split()
+            vals = tuple(int(x) for x in parts[1:])
+            if parts[0] == "cpu":
+                total = vals
+            else:
+                cores.append(vals)
+        elif line.startswith("btime "):
+            btime = int(line.split()[1])
+    return total, cores, btime
+
+
+def cpu_busy_idle(vals):
+    """(busy, idle, iowait) jiffies of one cpu line. guest time is already in user."""
+    vals = tuple(vals) + (0,) * (8 - len(vals))
+    user, nice, system, idle, iowait, irq, softirq, steal = vals[:8]
+    return user + nice + system + irq + softirq + steal, idle, iowait
+
+
+class CpuMeter:
+    """CPU utilization between two calls, total and per core, plus iowait share."""
+
+    def __init__(self, path=PROC + "/stat"):
+        self.path = path
+        self.prev = None
+
+    def read(self):
+        total, cores, _ = parse_proc_stat(read_text(self.path))
+        cur = [cpu_busy_idle(total or ())] + [cpu_busy_idle(c) for c in cores]
+        prev, self.prev = self.prev, cur
+        if prev is None or len(prev) != len(cur):
+            return {"cpu": None, "cores": [None] * len(cores), "iowait": None,
+                    "ncpu": len(cores)}
+        pcts, iowait = [], None
+        for i, ((b1, i1, w1), (b0, i0, w0)) in enumerate(zip(cur, prev)):
+            span = (b1 - b0) + (i1 - i0) + (w1 - w0)
+            pcts.append(round(100.0 * (b1 - b0) / span, 1) if span > 0 else 0.0)
+            if i == 0:
+                iowait = round(100.0 * (w1 - w0) / span, 1) if span > 0 else 0.0
+        return {"cpu": pcts[0], "cores": [round(p) for p in pcts[1:]], "iowait": iowait,
+                "ncpu": len(cores)}
+
+
+def boot_time():
+    return parse_proc_stat(read_text(PROC + "/stat"))[2]
+
+
+def boot_id():
+    return read_text(PROC + "/sys/kernel/random/boot_id").strip() or None
+
+
+# ---------------------------------------------------------------- memory, load
+def parse_meminfo(text):
+    """-> dict of MiB values for the keys we show."""
+    kb = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            kb[key] = int(parts[0])
+    total = kb.get("MemTotal", 0)
+    avail = kb.get("MemAvailable", kb.get("MemFree", 0) + kb.get("Cached", 0))
+    return {
+        "mem_total": total // 1024,
+        "mem_used": (total - avail) // 1024,
+        "mem_avail": avail // 1024,
+        "swap_total": kb.get("SwapTotal", 0) // 1024,
+        "swap_used": (kb.get("SwapTotal", 0) - kb.get("SwapFree", 0)) // 1024,
+    }
+
+
+def parse_loadavg(text):
+    parts = text.split()
+    try:
+        return [float(parts[0]), float(parts[1]), float(parts[2])]
+    except (IndexError, ValueError):
+        return [None, None, None]
+
+
+def cgroup_cpu_limit():
+    """CPUs the container may use (cgroup v2 cpu.max), or None when unlimited.
+
+    Rented containers often see all 128 host cores in /proc/stat but may use 12.
+    """
+    text = read_text("/sys/fs/cgroup/cpu.max").split()
+    if len(text) == 2 and text[0] != "max":
+        try:
+            return round(int(text[0]) / int(text[1]), 1)
+        except (ValueError, ZeroDivisionError):
+            return None
+    return None
+
+
+# ---------------------------------------------------------------- disks
+def _unescape_mount(path):
+    # /proc/mounts escapes space, tab, newline and backslash as octal.
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), path)
+
+
+def parse_mounts(text):
+    """-> [(mountpoint, fstype, device)] of the filesystems worth showing."""
+    seen, out = set(), []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        dev, mnt, fstype = parts[0], _unescape_mount(parts[1]), parts[2]
+        if fstype in PSEUDO_FS or mnt.startswith(SKIP_MOUNT_PREFIXES):
+            continue
+        if mnt in seen:
+            continue
+        seen.add(mnt)
+        out.append((mnt, fstype, dev))
+    return out
+
+
+def disk_usage(mounts):
+    """statvfs of each mount; the same device mounted twice is shown once."""
+    out, devices = [], set()
+    for mnt, fstype, dev in mounts:
+        try:
+            st = os.statvfs(mnt)
+        except OSError:
+            continue
+        key = (st.f_blocks, st.f_bfree, dev)
+        if st.f_blocks == 0 or key in devices:
+            continue
+        devices.add(key)
+        total = st.f_blocks * st.f_frsize
+        free = st.f_bavail * st.f_frsize
+        used = (st.f_blocks - st.f_bfree) * st.f_frsize
+        out.append({"mount": mnt, "fstype": fstype, "total": total // 1048576,
+                    "used": used // 1048576, "free": free // 1048576})
+    return out
+
+
+class DiskMeter:
+    """Mount list is re-read every 30 s (mounts change rarely); usage every call."""
+
+    def __init__(self):
+        self.mounts, self.read_at = [], 0.0
+
+    def read(self, now=None):
+        now = time.monotonic() if now is None else now
+        if now - self.read_at > 30 or not self.mounts:
+            self.mounts = parse_mounts(read_text(PROC + "/mounts"))
+            self.read_at = now
+        return disk_usage(self.mounts)
+
+
+# ---------------------------------------------------------------- network
+def parse_net_dev(text):
+    """-> (rx_bytes, tx_bytes) summed over interfaces other than loopback."""
+    rx = tx = 0
+    for line in text.splitlines()[2:]:
+        name, _, rest = line.partition(":")
+        name = name.strip()
+        if not rest or name == "lo":
+            continue
+        parts = rest.split()
+        if len(parts) >= 9:
+            rx += int(parts[0])
+            tx += int(parts[8])
+    return rx, tx
+
+
+class NetMeter:
+    def __init__(self, path=PROC + "/net/dev"):
+        self.path = path
+        self.prev = None
+
+    def read(self, now=None):
+        now = time.monotonic() if now is None else now
+        rx, tx = parse_net_dev(read_text(self.path))
+        prev, self.prev = self.prev, (now, rx, tx)
+        if prev is None or now <= prev[0]:
+            return {"rx_bps": None, "tx_bps": None}
+        dt = now - prev[0]
+        return {"rx_bps": max(0, int((rx - prev[1]) / dt)),
+                "tx_bps": max(0, int((tx - prev[2]) / dt))}
+
+
+# ---------------------------------------------------------------- processes
+def parse_pid_stat(text):
+    """-> (state, ppid, utime+stime jiffies, starttime jiffies, rss pages) or None.
+
+    The command name may contain spaces and ')' so we split at the last ')'.
+    """
+    end = text.rfind(")")
+    if end < 0:
+        return None
+    f = text[end + 2:].split()
+    try:
+        return f[0], int(f[1]), int(f[11]) + int(f[12]), int(f[19]), int(f[21])
+    except (IndexError, ValueError):
+        return None
+
+
+def parse_status_uid(text):
+    for line in text.splitlines():
+        if line.startswith("Uid:"):
+            try:
+                return int(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+_user_cache = {}
+
+
+def user_name(uid):
+    if uid is None:
+        return None
+    if uid not in _user_cache:
+        try:
+            _user_cache[uid] = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            _user_cache[uid] = str(uid)
+    return _user_cache[uid]
+
+
+def read_cmdline(pid):
+    raw = read_text("%s/%d/cmdline" % (PROC, pid))
+    return " ".join(part for part in raw.split("\0") if part)
+
+
+class ProcTable:
+    """Per-process CPU %, RSS and static facts for a set of pids.
+
+    Each tick reads one file per pid (/proc/PID/stat); user and command line are read
+    once per process lifetime (keyed by pid + start time, so pid reuse is noticed).
+    This is why the probe is cheaper per tick than psutil-based samplers.
+    """
+
+    def __init__(self):
+        self.prev = {}  # pid -> (cpu jiffies, monotonic time)
+        self.meta = {}  # pid -> dict(pid, user, cmd, start)
+        self._start = {}  # pid -> starttime jiffies
+        self._btime = boot_time() or 0
+
+    def sample(self, pids, now=None):
+        """-> {pid: {"cpu":%, "rss":MiB}} for the pids that exist; updates meta."""
+        now = time.monotonic() if now is None else now
+        out, new_prev = {}, {}
+        for pid in pids:
+            stat = parse_pid_stat(read_text("%s/%d/stat" % (PROC, pid)))
+            if stat is None:
+                continue
+            _state, _ppid, cpu_j, start_j, rss_pages = stat
+            if self._start.get(pid) != start_j:
+                self._start[pid] = start_j
+                self.prev.pop(pid, None)
+                self.meta[pid] = {
+                    "pid": pid,
+                    "user": user_name(parse_status_uid(read_text("%s/%d/status" % (PROC, pid)))),
+                    "cmd": read_cmdline(pid)[:300],
+                    "start": round(self._btime + start_j / float(CLK_TCK), 1),
+                }
+            prev = self.prev.get(pid)
+            cpu = None
+            if prev is not None and now > prev[1]:
+                cpu = round(100.0 * (cpu_j - prev[0]) / CLK_TCK / (now - prev[1]), 1)
+            new_prev[pid] = (cpu_j, now)
+            out[pid] = {"cpu": cpu, "rss": round(rss_pages * PAGE_MIB)}
+        self.prev = new_prev
+        for pid in list(self.meta):
+            if pid not in out:
+                del self.meta[pid]
+                self._start.pop(pid, None)
+        return out
+
+
+def list_pids():
+    return [int(name) for name in os.listdir(PROC) if name.isdigit()]
+
+
+def nvidia_fd_holders(proc=PROC):
+    """-> {pid: set of GPU minor numbers} of processes holding /dev/nvidiaN open.
+
+    In containers NVML reports host-namespace pids that this /proc does not have;
+    the fds tell which local processes really use which GPU.
+    """
+    out = {}
+    for name in os.listdir(proc):
+        if not name.isdigit():
+            continue
+        fd_dir = "%s/%s/fd" % (proc, name)
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        gpus = set()
+        for fd in fds:
+            try:
+                target = os.readlink(fd_dir + "/" + fd)
+            except OSError:
+                continue
+            m = NVIDIA_DEV.match(target)
+            if m:
+                gpus.add(int(m.group(1)))
+        if gpus:
+            out[int(name)] = gpus
+    return out

@@ -1,0 +1,145 @@
+"""One sampling tick: GPU backend + /proc, joined into a protocol sample."""
+
+import os
+import platform
+import socket
+import sys
+import time
+
+from . import __version__, procfs, protocol
+from .backends import BackendError
+
+FD_SCAN_EVERY = 5.0  # seconds; scanning every /proc/*/fd is the costliest thing we do
+
+
+def join_container_pids(gpu_procs, local_pids, fd_holders, minor_to_index, own_pids=()):
+    """Match the GPU processes the driver reports with processes this /proc can see.
+
+    In a container NVML reports host-namespace pids. A reported pid that exists here is
+    ``local``. An unknown one is paired with the single local process holding that GPU's
+    ``/dev/nvidiaN`` open when that is unambiguous; otherwise it stays a row labelled as a
+    host pid (never dropped). Local fd holders the driver did not report are added
+    with kind "?" for GPUs where the driver reported nothing visible.
+    Returns rows as dicts with PROC_FIELDS keys (cpu/rss filled in later).
+    """
+    holders = {}
+    for pid, minors in fd_holders.items():
+        if pid in own_pids:
+            continue
+        for minor in minors:
+            gpu = minor_to_index.get(minor)
+            if gpu is not None:
+                holders.setdefault(gpu, []).append(pid)
+    rows, unmapped, claimed = [], {}, set()
+    for p in gpu_procs:
+        if p["pid"] in local_pids:
+            rows.append(dict(p, local=1, host_pid=None))
+            claimed.add(p["pid"])
+        else:
+            unmapped.setdefault(p["gpu"], []).append(p)
+    for gpu, group in sorted(unmapped.items(), key=lambda kv: (kv[0] is None, kv[0])):
+        candidates = [pid for pid in sorted(holders.get(gpu, ())) if pid not in claimed]
+        if len(group) == 1 and len(candidates) == 1:
+            rows.append(dict(group[0], pid=candidates[0], local=1, host_pid=group[0]["pid"]))
+            claimed.add(candidates[0])
+        else:
+            rows.extend(dict(p, local=0, host_pid=None) for p in group)
+    reported_gpus = {r["gpu"] for r in rows if r["local"]}
+    for gpu, pids in sorted(holders.items()):
+        if gpu in reported_gpus:
+            continue
+        for pid in sorted(pids):
+            if pid not in claimed:
+                rows.append({"pid": pid, "gpu": gpu, "gpu_mem": None, "kind": "?",
+                             "local": 1, "host_pid": None})
+                claimed.add(pid)
+    return rows
+
+
+class Sampler:
+    def __init__(self, backend, clock=time.monotonic):
+        self.backend = backend
+        self.clock = clock
+        self.cpu = procfs.CpuMeter()
+        self.net = procfs.NetMeter()
+        self.disks = procfs.DiskMeter()
+        self.procs = procfs.ProcTable()
+        self._fd = (-1e9, {})
+        self.gpu_error = None
+        self.own_pids = {os.getpid(), os.getppid()}
+
+    def host_facts(self):
+        """Facts about the box that do not change while the daemon runs."""
+        return {
+            "hostname": socket.gethostname(),
+            "kernel": platform.release(),
+            "python": platform.python_version(),
+            "python_exe": sys.executable,
+            "ncpu": os.cpu_count(),
+            "cpu_limit": procfs.cgroup_cpu_limit(),
+            "boot_id": procfs.boot_id(),
+            "boot_time": procfs.boot_time(),
+            "probe_version": __version__,
+        }
+
+    def inventory(self):
+        try:
+            inv = dict(self.backend.inventory())
+        except BackendError as exc:
+            inv = {"backend": self.backend.name, "gpus": [], "reason": str(exc)}
+        inv["host"] = self.host_facts()
+        return inv
+
+    def _fd_holders(self, now):
+        if now - self._fd[0] > FD_SCAN_EVERY:
+            self._fd = (now, procfs.nvidia_fd_holders())
+        return self._fd[1]
+
+    def tick(self):
+        now = self.clock()
+        gpus, gpu_procs = [], []
+        try:
+            gpus, gpu_procs = self.backend.sample()
+            self.gpu_error = None
+        except BackendError as exc:
+            self.gpu_error = str(exc)
+        local = set()
+        for p in gpu_procs:
+            if os.path.exists("/proc/%d" % p["pid"]):
+                local.add(p["pid"])
+        needs_fds = len(local) < len(gpu_procs) or (gpus and not gpu_procs and any(
+            (g.get("mem_used") or 0) > 1024 for g in gpus))
+        holders = self._fd_holders(now) if needs_fds else {}
+        minor_to_index = {}
+        if holders:
+            for g in self.backend.inventory().get("gpus", []):
+                minor = g.get("minor")
+                minor_to_index[g["index"] if minor is None else minor] = g["index"]
+        rows = join_container_pids(gpu_procs, local, holders, minor_to_index, self.own_pids)
+        stats = self.procs.sample([r["pid"] for r in rows if r["local"]], now)
+        for r in rows:
+            r.update(stats.get(r["pid"], {"cpu": None, "rss": None}) if r["local"]
+                     else {"cpu": None, "rss": None})
+        cpu = self.cpu.read()
+        mem = procfs.parse_meminfo(procfs.read_text("/proc/meminfo"))
+        host = {
+            "cpu": cpu["cpu"], "cores": cpu["cores"], "iowait": cpu["iowait"],
+            "load": procfs.parse_loadavg(procfs.read_text("/proc/loadavg")),
+            "mem_total": mem["mem_total"], "mem_used": mem["mem_used"],
+            "swap_total": mem["swap_total"], "swap_used": mem["swap_used"],
+            "disks": self.disks.read(now),
+        }
+        host.update(self.net.read(now))
+        sample = {
+            "type": protocol.SAMPLE,
+            "t": round(time.time(), 2),
+            "gpus": [protocol.gpu_row(g) for g in gpus],
+            "procs": [protocol.proc_row(r) for r in rows],
+            "host": host,
+        }
+        if self.gpu_error:
+            sample["gpu_error"] = self.gpu_error
+        return sample
+
+    def proc_meta(self, pids):
+        return [self.procs.meta[p] for p in pids if p in self.procs.meta]
