@@ -1,0 +1,304 @@
+"""A live session with one box: SSH, probe deployment, subscription, reconnects.
+
+The session owns the connection and pushes what arrives to a listener; it stores no
+history itself (``tui.state`` does). It reconnects by itself after transient
+failures with capped exponential backoff and jitter, resubscribing from the last
+sequence number it saw so the daemon fills the gap.
+"""
+
+import asyncio
+import dataclasses
+import logging
+import random
+import time
+from typing import Awaitable, Callable, Optional
+
+import asyncssh
+
+from remote_probe import protocol
+from . import bootstrap, ssh
+from .probe_bundle import build_probe, probe_filename
+from .probe_client import ProbeClient, ProbeError
+
+log = logging.getLogger("gputui.session")
+
+PING_EVERY = 5.0
+BACKOFF_FIRST = 1.0
+BACKOFF_CAP = 30.0
+
+
+class FatalError(ssh.ConnectError):
+    """Retrying will not help until the user changes something (auth, keys, python)."""
+
+
+# States shown in the header.
+CONNECTING, DEPLOYING, STARTING, LIVE, RECONNECTING, FAILED, CLOSED = (
+    "connecting", "deploying probe", "starting probe", "live", "reconnecting", "failed", "closed")
+
+
+class Listener:
+    """What a session reports. Every method is optional."""
+
+    def on_state(self, state, detail=""):
+        pass
+
+    def on_inventory(self, inventory):
+        pass
+
+    def on_sample(self, sample):
+        pass
+
+    def on_proc_meta(self, procs):
+        pass
+
+    def on_latency(self, ms):
+        pass
+
+
+def backoff_delay(attempt, rng=random.random):
+    """Seconds before reconnect attempt N (1-based): 1, 2, 4, ... capped, with jitter."""
+    base = min(BACKOFF_CAP, BACKOFF_FIRST * (2 ** max(0, attempt - 1)))
+    return round(base * (0.5 + 0.5 * rng()), 2)
+
+
+async def deploy_probe(conn, remote_dir=None):
+    """Upload the probe zipapp if the box lacks this exact build. -> True if uploaded."""
+    data, sha = build_probe()
+    directory = remote_dir or bootstrap.DEFAULT_REMOTE_DIR
+    final = "%s/%s" % (directory.rstrip("/"), probe_filename(sha))
+    try:
+        async with conn.start_sftp_client() as sftp:
+            await sftp.makedirs(directory, exist_ok=True)
+            if await sftp.exists(final):
+                return False
+            # temp name + rename: a dropped upload never leaves a truncated probe behind
+            tmp = "%s.tmp-%06x" % (final, random.getrandbits(24))
+            try:
+                async with sftp.open(tmp, "wb") as f:
+                    await f.write(data)
+                try:
+                    await sftp.posix_rename(tmp, final)
+                except asyncssh.SFTPOpUnsupported:
+                    await sftp.rename(tmp, final)
+            except BaseException:
+                try:
+                    await sftp.remove(tmp)
+                except (asyncssh.Error, OSError):
+                    pass
+                raise
+    except asyncssh.SFTPError as exc:
+        hint = " (is the box's disk full? check `df -h ~`)" if exc.code in (
+            asyncssh.FX_FAILURE, getattr(asyncssh, "FX_NO_SPACE_ON_FILESYSTEM", -1)) else ""
+        raise FatalError("Could not upload the probe to %s on the box: %s%s"
+                         % (directory, exc.reason or exc, hint))
+    except asyncssh.ChannelOpenError as exc:
+        raise FatalError("The box refused an SFTP session (needed to deploy the probe): %s"
+                         % exc.reason)
+    return True
+
+
+class RemoteSession:
+    def __init__(self, target, simulate=None, remote_dir=None, listener=None,
+                 ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None):
+        self.target = target
+        self.simulate = simulate
+        self.remote_dir = remote_dir
+        self.listener = listener or Listener()
+        self.ask_trust = ask_trust
+        self.conn = None
+        self.process = None
+        self.client = None
+        self.last_seq = 0
+        self.daemon_id = None
+        self.inventory = None
+        self.uploaded = False
+        self.state = CONNECTING
+        self.attempt = 0
+        self.connects = 0
+        self.rtt_ms = None
+        self._retry_now = asyncio.Event()
+        self._closing = False
+
+    # -- events ----------------------------------------------------------------
+    def _set_state(self, state, detail=""):
+        self.state = state
+        self.listener.on_state(state, detail)
+
+    def _on_push(self, msg):
+        kind = msg["type"]
+        if kind == protocol.SAMPLE:
+            if msg["seq"] <= self.last_seq:
+                return  # already have it (backlog overlap after a reconnect)
+            self.last_seq = msg["seq"]
+            self.listener.on_sample(msg)
+        elif kind == protocol.PROC_META:
+            self.listener.on_proc_meta(msg["procs"])
+        elif kind == protocol.INVENTORY:
+            self.inventory = msg
+            self.listener.on_inventory(msg)
+
+    # -- one attempt -------------------------------------------------------------
+    async def _connect_ssh(self):
+        while True:
+            try:
+                return await ssh.connect(self.target)
+            except ssh.UnknownHostKey as exc:
+                if self.ask_trust is None or not await self.ask_trust(exc):
+                    raise FatalError(str(exc) + " - not trusted; nothing was sent to the box")
+                ssh.trust_host_key(exc)
+            except ssh.ChangedHostKey as exc:
+                raise FatalError(str(exc))
+            except ssh.ConnectError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, (asyncssh.PermissionDenied, asyncssh.HostKeyNotVerifiable)):
+                    raise FatalError(str(exc))
+                raise
+
+    async def _start_probe(self, mode="attach"):
+        """Run the bootstrap; deploy on 'probe missing' and run it again."""
+        _data, sha = build_probe()
+        for _ in range(2):
+            cmd = bootstrap.probe_command(sha, mode=mode, simulate=self.simulate,
+                                          remote_dir=self.remote_dir)
+            process = await self.conn.create_process(cmd, encoding=None)
+            client = ProbeClient(process.stdout, process.stdin, on_push=self._on_push)
+            try:
+                await client.start()
+                return process, client
+            except (ProbeError, asyncio.TimeoutError) as exc:
+                try:
+                    await asyncio.wait_for(process.wait(), 5)
+                except asyncio.TimeoutError:
+                    process.close()
+                code = process.exit_status
+                stderr = b""
+                try:
+                    stderr = await asyncio.wait_for(process.stderr.read(), 1)
+                except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                    pass
+                stderr = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+                if code == protocol.EXIT_PROBE_MISSING:
+                    self._set_state(DEPLOYING)
+                    self.uploaded = await deploy_probe(self.conn, self.remote_dir)
+                    continue
+                if code in (protocol.EXIT_NO_PYTHON, protocol.EXIT_PYTHON_TOO_OLD,
+                            protocol.EXIT_PROBE_CRASHED, 127):
+                    raise FatalError(bootstrap.explain_exit(code, stderr))
+                if code is not None:
+                    raise ssh.ConnectError(bootstrap.explain_exit(code, stderr))
+                raise ssh.ConnectError("The probe did not answer: %s" % exc)
+        raise FatalError("The probe could not be deployed (it is still missing after upload)")
+
+    async def open(self):
+        """Connect, start the probe and subscribe. Raises ConnectError/FatalError."""
+        self._set_state(CONNECTING if self.connects == 0 else RECONNECTING,
+                        "attempt %d" % self.attempt if self.attempt else "")
+        self.conn = await self._connect_ssh()
+        try:
+            self._set_state(STARTING)
+            self.process, self.client = await self._start_probe()
+            daemon_id = (self.client.hello.get("pid"), self.client.hello.get("started"))
+            if daemon_id != self.daemon_id:
+                # A new daemon (box rebooted, probe upgraded): its seqs start over.
+                self.last_seq = 0
+                self.daemon_id = daemon_id
+            t0 = time.monotonic()
+            reply = await self.client.request(protocol.SUBSCRIBE, since_seq=self.last_seq)
+            self._note_rtt(t0)
+            self.inventory = reply.get("inventory")
+            if self.inventory:
+                self.listener.on_inventory(self.inventory)
+        except BaseException:
+            self.conn.close()
+            raise
+        self.connects += 1
+        self.attempt = 0
+        self._set_state(LIVE)
+
+    def _note_rtt(self, t0):
+        self.rtt_ms = round((time.monotonic() - t0) * 1000, 1)
+        self.listener.on_latency(self.rtt_ms)
+
+    async def _ping_loop(self):
+        while True:
+            await asyncio.sleep(PING_EVERY)
+            t0 = time.monotonic()
+            try:
+                await self.client.request(protocol.PING, timeout=2 * ssh.KEEPALIVE_INTERVAL)
+            except (ProbeError, asyncio.TimeoutError):
+                log.info("ping failed; dropping the connection")
+                self.conn.close()
+                return
+            self._note_rtt(t0)
+
+    async def _wait_lost(self):
+        pinger = asyncio.ensure_future(self._ping_loop())
+        try:
+            await self.client.closed.wait()
+        finally:
+            pinger.cancel()
+            self.conn.close()
+
+    # -- the loop ---------------------------------------------------------------
+    def retry_now(self):
+        self._retry_now.set()
+
+    async def run(self):
+        """Stay connected until close(); FatalError ends the loop in state FAILED."""
+        while not self._closing:
+            try:
+                await self.open()
+                await self._wait_lost()
+                if self._closing:
+                    break
+                detail = "connection lost"
+            except FatalError as exc:
+                self._set_state(FAILED, str(exc))
+                return
+            except (ssh.ConnectError, ProbeError, asyncssh.Error, OSError,
+                    asyncio.TimeoutError) as exc:
+                detail = str(exc) or exc.__class__.__name__
+            self.attempt += 1
+            delay = backoff_delay(self.attempt)
+            self._set_state(RECONNECTING, "%s - attempt %d, next in %.0fs"
+                            % (detail, self.attempt, delay))
+            self._retry_now.clear()
+            try:
+                await asyncio.wait_for(self._retry_now.wait(), delay)
+            except asyncio.TimeoutError:
+                pass
+        self._set_state(CLOSED)
+
+    async def close(self, stop_daemon=False):
+        self._closing = True
+        self._retry_now.set()
+        if stop_daemon and self.client is not None and not self.client.closed.is_set():
+            try:
+                await self.client.request(protocol.SHUTDOWN, timeout=5)
+            except (ProbeError, asyncio.TimeoutError):
+                pass
+        if self.client is not None:
+            await self.client.close()
+        if self.conn is not None:
+            self.conn.close()
+            try:
+                await asyncio.wait_for(self.conn.wait_closed(), 3)
+            except asyncio.TimeoutError:
+                pass
+
+
+async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None):
+    """One-shot: connect, start the probe, return (inventory, sample, proc_meta, session)."""
+    session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust)
+    session.conn = await session._connect_ssh()
+    try:
+        session.process, session.client = await session._start_probe()
+        t0 = time.monotonic()
+        reply = await session.client.request(protocol.SNAPSHOT)
+        if reply.get("sample") is None:  # a daemon that just started: wait for a tick
+            await asyncio.sleep(1.2)
+            reply = await session.client.request(protocol.SNAPSHOT)
+        session._note_rtt(t0)
+        return reply
+    finally:
+        await session.close()
