@@ -138,9 +138,27 @@ class Daemon:
         return {"type": protocol.SAMPLE, "t": round(time.time(), 2), "gpus": [], "procs": [],
                 "host": {}, "gpu_error": reason}
 
+    def owner_gone(self):
+        """The demo sets GPUTUI_OWNER_PID so its daemon dies with it, even if the demo
+        is killed before it can say goodbye. Real boxes never set it."""
+        owner = os.environ.get("GPUTUI_OWNER_PID")
+        if not owner or not owner.isdigit():
+            return False
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        return False
+
     async def sample_loop(self):
         next_at = time.monotonic()
         while True:
+            if self.owner_gone():
+                log.info("owner process is gone; stopping")
+                self.stop_event.set()
+                return
             try:
                 await self.tick()
             except Exception:  # a bug in one tick must not kill the daemon

@@ -295,8 +295,12 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None):
         session.process, session.client = await session._start_probe()
         t0 = time.monotonic()
         reply = await session.client.request(protocol.SNAPSHOT)
-        if reply.get("sample") is None:  # a daemon that just started: wait for a tick
-            await asyncio.sleep(1.2)
+        for _ in range(3):
+            sample = reply.get("sample") or {}
+            if sample.get("host", {}).get("cpu") is not None:
+                break
+            # A daemon that just started has no CPU delta yet: wait for its next tick.
+            await asyncio.sleep(1.0)
             reply = await session.client.request(protocol.SNAPSHOT)
         session._note_rtt(t0)
         return reply

@@ -139,7 +139,9 @@ class SimBackend:
                     with open(script, "w") as f:
                         f.write(WORKER)
                 env = dict(os.environ, GPUTUI_SIM_CPU=str(spec.get("cpu", 0)))
-                proc = subprocess.Popen([sys.executable, script] + list(argv[1:]), env=env,
+                # Relative script name + cwd: the command line reads like a real job's.
+                proc = subprocess.Popen([sys.executable,
+                                         os.path.basename(script)] + list(argv[1:]), env=env,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, cwd=work, close_fds=True)
                 self.children.append((proc, spec))

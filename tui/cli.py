@@ -1,0 +1,177 @@
+"""Command line: `gputui connect HOST`, `gputui demo`, `gputui status HOST [--json]`."""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+
+from remote_probe import protocol
+from . import __version__, format as fmt, ssh
+from .session import FatalError, snapshot
+
+EXIT_OK, EXIT_CONNECT, EXIT_USAGE = 0, 2, 64
+
+
+def add_box_options(p):
+    p.add_argument("host", help="the box, as you would give it to ssh: alias, host, user@host[:port]")
+    p.add_argument("--simulate", metavar="SCENARIO",
+                   help="use the probe's GPU simulator with this scenario instead of the real GPU "
+                        "(see `gputui scenarios`)")
+    p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
+    p.add_argument("--remote-dir", metavar="DIR",
+                   help="where the probe lives on the box (default ~/.cache/gputui)")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gputui", description=__doc__)
+    parser.add_argument("--version", action="version", version="gputui %s" % __version__)
+    parser.add_argument("--log", metavar="FILE", help="write a debug log here")
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    p = sub.add_parser("connect", help="open the live dashboard of a box")
+    add_box_options(p)
+    p = sub.add_parser("status", help="print one snapshot of a box and exit")
+    add_box_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session")
+    p.add_argument("--scenario", default="a100x2", help="simulator scenario (default a100x2)")
+    sub.add_parser("scenarios", help="list the simulator scenarios")
+    return parser
+
+
+def target_of(args):
+    return ssh.Target.parse(args.host, ssh_config=args.ssh_config)
+
+
+def status_json(reply, host):
+    """The snapshot reply as one JSON document with named fields (not columns)."""
+    sample = reply.get("sample") or {}
+    meta = {m["pid"]: m for m in reply.get("proc_meta") or []}
+    procs = []
+    for row in sample.get("procs", []):
+        p = protocol.proc_dict(row)
+        p.update({k: v for k, v in meta.get(p["pid"], {}).items() if k != "pid"})
+        procs.append(p)
+    gpus = []
+    for static, row in zip(reply["inventory"].get("gpus", []), sample.get("gpus", [])):
+        g = dict(static)
+        g.update(protocol.gpu_dict(row))
+        g["throttle_reasons"] = protocol.throttle_names(g.get("throttle"))
+        gpus.append(g)
+    inv = reply["inventory"]
+    return {
+        "host": host, "time": sample.get("t"), "seq": sample.get("seq"),
+        "backend": inv.get("backend"), "driver": inv.get("driver"),
+        "cuda_driver": inv.get("cuda_driver"), "no_gpu_reason": inv.get("reason"),
+        "gpu_error": sample.get("gpu_error"), "box": inv.get("host"),
+        "gpus": gpus, "processes": procs, "host_metrics": sample.get("host"),
+    }
+
+
+def status_text(doc):
+    lines = []
+    gpus = doc["gpus"]
+    head = "%s — %s" % (doc["host"], "%d GPU%s" % (len(gpus), "" if len(gpus) == 1 else "s"))
+    if doc["driver"]:
+        head += " — driver %s" % doc["driver"] + (", CUDA %s" % doc["cuda_driver"] if doc["cuda_driver"] else "")
+    head += " — backend %s" % doc["backend"]
+    lines.append(head)
+    if doc["no_gpu_reason"]:
+        lines.append("No GPU: %s" % doc["no_gpu_reason"])
+    if doc["gpu_error"]:
+        lines.append("GPU data unavailable: %s" % doc["gpu_error"])
+    if gpus:
+        lines.append("%-3s %-24s %5s %20s %6s %12s" % ("GPU", "NAME", "UTIL", "VRAM", "TEMP", "POWER"))
+        for g in gpus:
+            lines.append("%-3s %-24s %5s %20s %6s %12s" % (
+                g["index"], fmt.short_gpu_name(g.get("name"))[:24], fmt.pct(g.get("util")),
+                "%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))),
+                fmt.na(g.get("temp"), "%d°C"),
+                "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
+    procs = doc["processes"]
+    lines.append("")
+    lines.append("%d GPU process%s" % (len(procs), "" if len(procs) == 1 else "es"))
+    now = doc.get("time") or time.time()
+    for p in sorted(procs, key=lambda p: -(p.get("gpu_mem") or 0)):
+        cmd = p.get("cmd") or ("(host pid, not visible in this container)" if not p["local"] else "?")
+        elapsed = fmt.duration(now - p["start"]) if p.get("start") else "n/a"
+        lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
+            p["pid"], (p.get("user") or "-")[:10], p["gpu"], fmt.mib(p.get("gpu_mem")), elapsed, cmd[:80]))
+    h = doc.get("host_metrics") or {}
+    box = doc.get("box") or {}
+    lines.append("")
+    lines.append("CPU %s of %s cores, iowait %s, load %s; RAM %s / %s" % (
+        fmt.pct(h.get("cpu")), box.get("ncpu"), fmt.pct(h.get("iowait")),
+        " ".join(fmt.na(x, "%.2f") for x in h.get("load") or []),
+        fmt.mib(h.get("mem_used")), fmt.mib(h.get("mem_total"))))
+    for d in h.get("disks") or []:
+        lines.append("disk %-20s %s free of %s" % (d["mount"], fmt.mib(d["free"]), fmt.mib(d["total"])))
+    return "\n".join(lines)
+
+
+async def _terminal_trust(exc):
+    """`gputui status` on a terminal asks like ssh does; without one it refuses."""
+    if not sys.stdin.isatty():
+        return False
+    print(str(exc), file=sys.stderr)
+    answer = await asyncio.get_running_loop().run_in_executor(
+        None, lambda: input("Trust this host key and continue (yes/no)? "))
+    return answer.strip().lower() in ("y", "yes")
+
+
+def cmd_status(args):
+    try:
+        reply = asyncio.run(snapshot(target_of(args), simulate=args.simulate,
+                                     remote_dir=args.remote_dir, ask_trust=_terminal_trust))
+    except (ssh.ConnectError, FatalError) as exc:
+        print("gputui: %s" % exc, file=sys.stderr)
+        return EXIT_CONNECT
+    except Exception as exc:  # probe errors and timeouts: one line, not a traceback
+        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+        return EXIT_CONNECT
+    doc = status_json(reply, args.host)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print(status_text(doc))
+    return EXIT_OK
+
+
+def cmd_connect(args):
+    from .app import GputuiApp
+    GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+              host_label=args.host).run()
+    return EXIT_OK
+
+
+def cmd_demo(args):
+    from .demo import run_demo
+    asyncio.run(run_demo(args.scenario))
+    return EXIT_OK
+
+
+def cmd_scenarios(_args):
+    from remote_probe.backends.sim import load_scenario, scenario_names
+    for name in scenario_names():
+        print("%-12s %s" % (name, load_scenario(name).get("description", "")))
+    return EXIT_OK
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.log:
+        logging.basicConfig(filename=args.log, level=logging.DEBUG,
+                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
+                "scenarios": cmd_scenarios}
+    if args.cmd not in handlers:
+        parser.print_help()
+        return EXIT_USAGE
+    return handlers[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

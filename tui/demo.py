@@ -1,0 +1,133 @@
+"""`gputui demo`: a real SSH session to a simulated GPU box, with nothing to set up.
+
+An embedded asyncssh server listens on 127.0.0.1 with a throwaway host key and user
+key. Commands run as real processes in a throwaway home, SFTP is real, the probe is
+deployed and run exactly as on a rented box; only the GPU is simulated. Everything
+(daemon, simulated jobs, temp files) is gone when the demo exits.
+"""
+
+import asyncio
+import os
+import shutil
+import tempfile
+
+import asyncssh
+
+from .ssh import Target
+
+DEMO_ALIAS = "gputui-demo"
+
+
+class DemoBox:
+    def __init__(self):
+        self.dir = None
+        self.home = None
+        self.server = None
+        self.port = None
+        self.ssh_config = None
+        self.children = set()
+
+    async def start(self):
+        self.dir = tempfile.mkdtemp(prefix="gputui-demo-")
+        self.home = os.path.join(self.dir, "home")
+        os.makedirs(self.home, mode=0o700)
+        host_key = asyncssh.generate_private_key("ssh-ed25519")
+        user_key = asyncssh.generate_private_key("ssh-ed25519")
+        key_path = os.path.join(self.dir, "id_ed25519")
+        user_key.write_private_key(key_path)
+        os.chmod(key_path, 0o600)
+        authorized = asyncssh.import_authorized_keys(
+            user_key.export_public_key("openssh").decode())
+        self.server = await asyncssh.listen(
+            "127.0.0.1", 0, server_host_keys=[host_key], authorized_client_keys=authorized,
+            process_factory=self._run_command, encoding=None,
+            sftp_factory=lambda chan: asyncssh.SFTPServer(chan, chroot=self.home.encode()),
+            allow_scp=False)
+        self.port = self.server.sockets[0].getsockname()[1]
+        known = os.path.join(self.dir, "known_hosts")
+        pub = " ".join(host_key.export_public_key("openssh").decode().split()[:2])
+        with open(known, "w") as f:
+            f.write("[127.0.0.1]:%d %s\n" % (self.port, pub))
+        self.ssh_config = os.path.join(self.dir, "ssh_config")
+        with open(self.ssh_config, "w") as f:
+            f.write("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User demo\n"
+                    "  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n"
+                    % (DEMO_ALIAS, self.port, key_path, known))
+        return self
+
+    def target(self):
+        return Target.parse(DEMO_ALIAS, ssh_config=self.ssh_config)
+
+    async def _run_command(self, process):
+        env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()))
+        try:
+            child = await asyncio.create_subprocess_exec(
+                "/bin/sh", "-c", process.command or "exec $SHELL", cwd=self.home, env=env,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+        except OSError as exc:
+            process.stderr.write(("gputui demo: %s\n" % exc).encode())
+            process.exit(127)
+            return
+        self.children.add(child)
+        try:
+            await process.redirect(stdin=child.stdin, stdout=child.stdout, stderr=child.stderr)
+            code = await child.wait()
+            process.exit(code)
+        except (asyncssh.Error, OSError, BrokenPipeError):
+            pass
+        finally:
+            self.children.discard(child)
+            if child.returncode is None:
+                child.terminate()
+
+    async def stop(self):
+        for child in list(self.children):
+            if child.returncode is None:
+                child.terminate()
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+        # The probe daemon was asked to stop by the app; make sure, then clean up.
+        from remote_probe.daemon import runtime_dir
+        lock = os.path.join(runtime_dir(os.path.join(self.home, ".cache", "gputui")),
+                            "daemon.lock")
+        await stop_daemon_by_lock(lock)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+async def stop_daemon_by_lock(lock_path, timeout=5.0):
+    """SIGTERM the daemon named in its lock file and wait for it to go."""
+    import json
+    import signal
+    try:
+        with open(lock_path) as f:
+            pid = json.loads(f.read() or "{}").get("pid")
+    except (OSError, ValueError):
+        return
+    if not pid:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return
+    for _ in range(int(timeout / 0.05)):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        await asyncio.sleep(0.05)
+
+
+async def run_demo(scenario="a100x2"):
+    import warnings
+    from .app import GputuiApp
+    # asyncssh leaves a cleanup coroutine unawaited when a channel is cut at exit.
+    warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
+    box = await DemoBox().start()
+    try:
+        app = GputuiApp(box.target(), simulate=scenario, host_label="demo box (simulated %s)" % scenario,
+                        stop_daemon_on_exit=True)
+        await app.run_async()
+    finally:
+        await box.stop()

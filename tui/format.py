@@ -1,0 +1,103 @@
+"""Human formatting of figures. Plain functions, unit-tested."""
+
+
+def mib(value):
+    """MiB -> '61.7 GiB' / '512 MiB'; None -> 'n/a'."""
+    if value is None:
+        return "n/a"
+    if value >= 1024:
+        return "%.1f GiB" % (value / 1024.0)
+    return "%d MiB" % value
+
+
+def bytes_rate(bps):
+    if bps is None:
+        return "n/a"
+    for unit, size in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+        if bps >= size:
+            return "%.1f %s" % (bps / size, unit)
+    return "%d B/s" % bps
+
+
+def duration(seconds):
+    """Elapsed time as ps does it: '45s', '12:03', '3:05:10', '2d 04h'."""
+    if seconds is None or seconds < 0:
+        return "n/a"
+    seconds = int(seconds)
+    days, rem = divmod(seconds, 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    if days:
+        return "%dd %02dh" % (days, hours)
+    if hours:
+        return "%d:%02d:%02d" % (hours, minutes, secs)
+    if minutes:
+        return "%d:%02d" % (minutes, secs)
+    return "%ds" % secs
+
+
+def pct(value):
+    return "n/a" if value is None else "%d%%" % round(value)
+
+
+def na(value, fmt="%s"):
+    return "n/a" if value is None else fmt % value
+
+
+def bar(fraction, width, fill="█", empty="░"):
+    """A text bar; fraction None draws an empty bar (unknown, not zero)."""
+    if width <= 0:
+        return ""
+    if fraction is None:
+        return "·" * width
+    fraction = max(0.0, min(1.0, fraction))
+    full = int(round(fraction * width))
+    return fill * full + empty * (width - full)
+
+
+def short_gpu_name(name):
+    """'NVIDIA A100-SXM4-80GB' -> 'A100-SXM4-80GB'."""
+    if not name:
+        return "GPU"
+    for prefix in ("NVIDIA GeForce ", "NVIDIA "):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def level_style(value, warn, crit):
+    """Rich style name for a value against thresholds (temperatures, usage)."""
+    if value is None:
+        return "dim"
+    if value >= crit:
+        return "bold red"
+    if value >= warn:
+        return "yellow"
+    return "green"
+
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def graph(values, width, height=1, lo=0.0, hi=100.0):
+    """A history graph as `height` lines of block characters, newest on the right.
+
+    The scale is fixed (lo..hi) so 94% looks like 94%, not like "the max"; missing
+    history on the left is blank, so a fresh connection does not draw a fake zero line.
+    """
+    values = list(values)[-width:] if width > 0 else []
+    pad = width - len(values)
+    levels = height * 8
+    cols = []
+    for v in values:
+        v = lo if v is None else v
+        frac = 0.0 if hi <= lo else (min(hi, max(lo, v)) - lo) / (hi - lo)
+        cols.append(int(round(frac * levels)))
+    lines = []
+    for row in range(height - 1, -1, -1):  # top row first
+        chars = []
+        for level in cols:
+            fill = level - row * 8
+            chars.append(BLOCKS[max(0, min(8, fill))])
+        lines.append(" " * pad + "".join(chars))
+    return lines

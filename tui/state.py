@@ -1,0 +1,174 @@
+"""What the dashboard shows, kept outside the widgets: inventory, latest sample,
+history, process facts and connection state. Widgets read it; they never fetch.
+"""
+
+import collections
+import dataclasses
+import time
+from typing import Dict, List, Optional
+
+from remote_probe import protocol
+
+HISTORY = 600  # samples of history kept for the graphs (10 min at 1 Hz)
+
+# Columns of the process table: (key, title). Sorting uses the key.
+PROC_COLUMNS = (
+    ("pid", "PID"), ("user", "USER"), ("gpu", "GPU"), ("gpu_mem", "GPU MEM"),
+    ("cpu", "CPU%"), ("rss", "RSS"), ("elapsed", "ELAPSED"), ("cmd", "COMMAND"),
+)
+SORT_KEYS = tuple(k for k, _ in PROC_COLUMNS)
+
+
+@dataclasses.dataclass
+class ProcRow:
+    pid: int
+    gpu: Optional[int]
+    gpu_mem: Optional[int]
+    kind: str
+    cpu: Optional[float]
+    rss: Optional[int]
+    local: bool
+    host_pid: Optional[int]
+    user: Optional[str]
+    cmd: str
+    elapsed: Optional[float]
+
+
+def short_cmd(cmd):
+    """'/opt/conda/bin/python3 train.py --bs 64' -> 'python3 train.py --bs 64'.
+
+    The interpreter's directory is noise in a narrow table; the script and its
+    arguments are what tell jobs apart.
+    """
+    head, sep, rest = cmd.partition(" ")
+    if head.startswith("/"):
+        head = head.rsplit("/", 1)[-1]
+    return head + sep + rest
+
+
+def sort_procs(rows: List[ProcRow], key: str, reverse: bool) -> List[ProcRow]:
+    """Sort rows by a column; unknown values (None) always sink to the bottom."""
+    known = [r for r in rows if getattr(r, key) is not None]
+    unknown = [r for r in rows if getattr(r, key) is None]
+    known.sort(key=lambda r: (getattr(r, key), r.pid), reverse=reverse)
+    return known + sorted(unknown, key=lambda r: r.pid)
+
+
+class DashboardState:
+    def __init__(self, host_label, clock=time.time):
+        self.host_label = host_label
+        self.clock = clock
+        self.inventory: dict = {}
+        self.sample: Optional[dict] = None
+        self.gpus: List[dict] = []  # latest per-GPU dynamic dicts
+        self.gpu_history: Dict[int, collections.deque] = {}
+        self.mem_history: Dict[int, collections.deque] = {}
+        self.cpu_history = collections.deque(maxlen=HISTORY)
+        self.proc_meta: Dict[int, dict] = {}
+        self.conn_state = "connecting"
+        self.conn_detail = ""
+        self.rtt_ms: Optional[float] = None
+        self.last_sample_at: Optional[float] = None
+        self.samples_seen = 0
+        self.seqs: List[int] = []  # kept short; tests read gaps from it
+        self.sort_key = "gpu_mem"
+        self.sort_reverse = True
+
+    # -- updates from the session --------------------------------------------
+    def set_inventory(self, inventory):
+        self.inventory = inventory or {}
+
+    def add_sample(self, sample):
+        self.sample = sample
+        self.samples_seen += 1
+        self.seqs.append(sample["seq"])
+        if len(self.seqs) > 100000:
+            del self.seqs[:50000]
+        self.last_sample_at = sample.get("t")
+        if sample.get("gpus") or not sample.get("gpu_error"):
+            self.gpus = [protocol.gpu_dict(r) for r in sample.get("gpus", [])]
+        for i, g in enumerate(self.gpus):
+            self.gpu_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(g["util"] or 0)
+            total = self.gpu_total(i)
+            used = g.get("mem_used")
+            self.mem_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(
+                100.0 * used / total if used is not None and total else 0)
+        host = sample.get("host") or {}
+        if host.get("cpu") is not None:
+            self.cpu_history.append(host["cpu"])
+
+    def add_proc_meta(self, procs):
+        for m in procs:
+            self.proc_meta[m["pid"]] = m
+        if len(self.proc_meta) > 5000:  # long sessions: forget the oldest
+            for pid in list(self.proc_meta)[:1000]:
+                del self.proc_meta[pid]
+
+    def set_connection(self, state, detail=""):
+        self.conn_state, self.conn_detail = state, detail
+
+    # -- derived -------------------------------------------------------------
+    def gpu_static(self, index):
+        gpus = self.inventory.get("gpus") or []
+        return gpus[index] if index < len(gpus) else {}
+
+    def gpu_total(self, index):
+        return self.gpu_static(index).get("mem_total")
+
+    def gpu_model(self):
+        """'2× A100-SXM4-80GB' for the header; mixed boxes list each model."""
+        from .format import short_gpu_name
+        names = [g.get("name") for g in self.inventory.get("gpus") or []]
+        if not names:
+            return None
+        counts = collections.Counter(short_gpu_name(n) for n in names)
+        return ", ".join("%d× %s" % (c, n) for n, c in counts.items())
+
+    def no_gpu_reason(self):
+        """Why there is no GPU data, or None when there is."""
+        if self.sample is not None and self.sample.get("gpu_error"):
+            return self.sample["gpu_error"]
+        if self.inventory and not self.inventory.get("gpus"):
+            return self.inventory.get("reason") or "no GPU on this box"
+        return None
+
+    def data_age(self):
+        """Seconds since the newest sample was taken (grows while disconnected)."""
+        if self.last_sample_at is None:
+            return None
+        return max(0.0, self.clock() - self.last_sample_at)
+
+    def proc_rows(self) -> List[ProcRow]:
+        if not self.sample:
+            return []
+        now = self.clock()
+        rows = []
+        for raw in self.sample.get("procs", []):
+            p = protocol.proc_dict(raw)
+            meta = self.proc_meta.get(p["pid"], {}) if p["local"] else {}
+            start = meta.get("start")
+            if p["local"]:
+                cmd = short_cmd(meta.get("cmd") or "?")
+                if p.get("host_pid"):
+                    cmd += "  (host pid %d)" % p["host_pid"]
+            else:
+                cmd = "(host pid, not visible in this container)"
+            rows.append(ProcRow(
+                pid=p["pid"], gpu=p["gpu"], gpu_mem=p["gpu_mem"], kind=p["kind"] or "?",
+                cpu=p["cpu"], rss=p["rss"], local=bool(p["local"]), host_pid=p.get("host_pid"),
+                user=meta.get("user"), cmd=cmd,
+                elapsed=(now - start) if start else None,
+            ))
+        return sort_procs(rows, self.sort_key, self.sort_reverse)
+
+    def cycle_sort(self):
+        i = SORT_KEYS.index(self.sort_key)
+        self.sort_key = SORT_KEYS[(i + 1) % len(SORT_KEYS)]
+        self.sort_reverse = self.sort_key in ("gpu_mem", "cpu", "rss", "elapsed")
+
+    def sort_by(self, key):
+        if key == self.sort_key:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_key = key
+            self.sort_reverse = key in ("gpu_mem", "cpu", "rss", "elapsed")

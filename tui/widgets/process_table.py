@@ -1,0 +1,58 @@
+"""GPU processes, sortable by any column."""
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from .. import format as fmt
+from ..state import PROC_COLUMNS
+
+
+def row_cells(r):
+    pid = Text(str(r.pid), style="" if r.local else "yellow")
+    return (
+        pid,
+        r.user or ("host" if not r.local else "?"),
+        "?" if r.gpu is None else str(r.gpu),
+        fmt.mib(r.gpu_mem) if r.gpu_mem is not None else ("n/a" if r.kind != "?" else "fd"),
+        fmt.na(r.cpu, "%.0f"),
+        fmt.mib(r.rss),
+        fmt.duration(r.elapsed),
+        Text(r.cmd, style="" if r.local else "dim italic"),
+    )
+
+
+class ProcessTable(DataTable):
+    DEFAULT_CSS = """
+    ProcessTable { height: 1fr; border: round $primary-darken-1; }
+    """
+
+    def on_mount(self):
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for key, title in PROC_COLUMNS:
+            self.add_column(title, key=key)
+
+    def show(self, rows, sort_key, reverse):
+        for key, title in PROC_COLUMNS:
+            col = self.columns.get(key)
+            if col is not None:
+                arrow = (" ▼" if reverse else " ▲") if key == sort_key else ""
+                col.label = Text(title + arrow)
+        selected = None
+        if self.row_count and self.cursor_row is not None:
+            try:
+                selected = self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value
+            except Exception:  # empty or shrinking table
+                selected = None
+        self.clear()
+        for r in rows:
+            self.add_row(*row_cells(r), key="%d-%s" % (r.pid, r.gpu))
+        if selected is not None:
+            try:
+                self.move_cursor(row=self.get_row_index(selected))
+            except Exception:  # the selected process is gone
+                pass
+        if not rows:
+            self.border_subtitle = "no GPU processes"
+        else:
+            self.border_subtitle = "%d processes" % len(rows)

@@ -1,0 +1,37 @@
+"""The top line: host, GPU model, connection state, round-trip latency, data age."""
+
+from rich.text import Text
+from textual.widgets import Static
+
+STATE_STYLE = {
+    "live": ("●", "bold green"),
+    "connecting": ("◌", "yellow"),
+    "starting probe": ("◌", "yellow"),
+    "deploying probe": ("◌", "yellow"),
+    "reconnecting": ("◌", "bold yellow"),
+    "failed": ("✗", "bold red"),
+    "closed": ("○", "dim"),
+}
+
+
+def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None):
+    t = Text()
+    t.append(" gputui ", style="bold reverse")
+    t.append(" %s " % host_label, style="bold")
+    if model:
+        t.append(" %s " % model, style="cyan")
+    if driver:
+        t.append(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""), style="dim")
+    dot, style = STATE_STYLE.get(state, ("?", ""))
+    t.append(" %s %s " % (dot, state), style=style)
+    if rtt_ms is not None and state == "live":
+        t.append(" rtt %.0f ms " % rtt_ms, style="dim")
+    if age is not None and (state != "live" or age > 5):
+        t.append(" data %.0fs old " % age, style="bold yellow")
+    return t
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { dock: top; height: 1; background: $panel; }
+    """
