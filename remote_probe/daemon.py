@@ -128,6 +128,9 @@ class Daemon:
         line = protocol.encode(sample)
         self.ring.append((self.seq, line))
         self.latest = sample
+        if "disks" in sample.get("host", {}):
+            # Samples carry disks every few ticks; a newcomer gets the last report here.
+            self.inventory["disks"] = sample["host"]["disks"]
         pids = [row[0] for row in sample.get("procs", ())]
         for client in list(self.clients):
             if client.subscribed:
@@ -209,8 +212,12 @@ class Daemon:
             self.send(client, {"type": protocol.REPLY, "id": rid, "t": time.time()})
         elif kind == protocol.SNAPSHOT:
             pids = [row[0] for row in (self.latest or {}).get("procs", ())]
+            sample = self.latest
+            if sample is not None and "disks" not in sample.get("host", {}):
+                sample = dict(sample, host=dict(sample.get("host", {}),
+                                                disks=self.inventory.get("disks", [])))
             self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
-                               "sample": self.latest, "proc_meta": self.sampler.proc_meta(pids)})
+                               "sample": sample, "proc_meta": self.sampler.proc_meta(pids)})
         elif kind == protocol.SUBSCRIBE:
             since = msg.get("since_seq") or 0
             if not isinstance(since, int):

@@ -53,19 +53,21 @@ GPU_STATIC_FIELDS = (
     "index", "name", "uuid", "pci_bus_id", "minor", "mem_total", "power_limit",
     "clock_sm_max", "clock_mem_max", "mig_mode", "virt_mode", "mig_devices",
 )
-# Per GPU-process columns, sent every sample.
+# Per GPU-process columns, sent every sample. What cannot change while a process
+# lives (user, command, start, the host pid it was mapped from) is in PROC_META_FIELDS.
 PROC_FIELDS = (
     "pid",
     "gpu",  # GPU index
     "gpu_mem",  # MiB, None when the driver hides it (containers, MIG)
-    "kind",  # "C" compute, "G" graphics, "?" seen only through /dev/nvidia* fds
-    "cpu",  # % of one core
+    "cpu",  # % of one core, integer
     "rss",  # MiB
-    "local",  # 1 if the pid is visible in this box's /proc, 0 for a host-namespace pid
-    "host_pid",  # the host-namespace pid NVML reported, when it was mapped to a local one
+    "flags",  # PROC_* bits below; 0 = a compute process visible in this /proc
 )
+PROC_HOST_PID = 1  # pid from the host namespace, not visible in this container's /proc
+PROC_GRAPHICS = 2  # a graphics (not compute) context
+PROC_FD_ONLY = 4  # found through an open /dev/nvidiaN, not reported by the driver
 # Per-process facts that do not change while the process lives (sent in proc_meta).
-PROC_META_FIELDS = ("pid", "user", "cmd", "start")
+PROC_META_FIELDS = ("pid", "user", "cmd", "start", "host_pid")
 
 # Exit codes of the bootstrap stub and the probe (like sshuttle: distinct codes so the
 # client can say exactly what went wrong instead of "exit status 1").
@@ -158,11 +160,22 @@ def gpu_dict(row):
 
 
 def proc_row(values):
-    return [values.get(k) for k in PROC_FIELDS]
+    """A process dict (with "local" and "kind") -> its columnar row."""
+    flags = (0 if values.get("local", 1) else PROC_HOST_PID)
+    kind = values.get("kind", "C")
+    flags |= PROC_GRAPHICS if kind == "G" else (PROC_FD_ONLY if kind == "?" else 0)
+    cpu = values.get("cpu")
+    return [values.get("pid"), values.get("gpu"), values.get("gpu_mem"),
+            None if cpu is None else int(round(cpu)), values.get("rss"), flags]
 
 
 def proc_dict(row):
-    return dict(zip(PROC_FIELDS, row))
+    """A columnar row -> dict, with the derived "local" and "kind" spelled out."""
+    d = dict(zip(PROC_FIELDS, row))
+    flags = d.get("flags") or 0
+    d["local"] = 0 if flags & PROC_HOST_PID else 1
+    d["kind"] = "G" if flags & PROC_GRAPHICS else ("?" if flags & PROC_FD_ONLY else "C")
+    return d
 
 
 def hello(role, version, capabilities, **extra):

@@ -116,7 +116,7 @@ class GputuiApp(App):
         self.refresh_gpus()
         st = self.state
         self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse)
-        host = (st.sample or {}).get("host") or {}
+        host = dict((st.sample or {}).get("host") or {}, disks=st.disks)
         self.query_one("#host", HostPanel).show(host, st.inventory.get("host") or {},
                                                 st.cpu_history)
 

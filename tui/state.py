@@ -64,6 +64,7 @@ class DashboardState:
         self.gpu_history: Dict[int, collections.deque] = {}
         self.mem_history: Dict[int, collections.deque] = {}
         self.cpu_history = collections.deque(maxlen=HISTORY)
+        self.disks: List[dict] = []  # sent every few samples; the last report stands
         self.proc_meta: Dict[int, dict] = {}
         self.conn_state = "connecting"
         self.conn_detail = ""
@@ -77,6 +78,8 @@ class DashboardState:
     # -- updates from the session --------------------------------------------
     def set_inventory(self, inventory):
         self.inventory = inventory or {}
+        if self.inventory.get("disks") and not self.disks:
+            self.disks = self.inventory["disks"]
 
     def add_sample(self, sample):
         self.sample = sample
@@ -94,6 +97,8 @@ class DashboardState:
             self.mem_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(
                 100.0 * used / total if used is not None and total else 0)
         host = sample.get("host") or {}
+        if "disks" in host:
+            self.disks = host["disks"]
         if host.get("cpu") is not None:
             self.cpu_history.append(host["cpu"])
 
@@ -149,13 +154,13 @@ class DashboardState:
             start = meta.get("start")
             if p["local"]:
                 cmd = short_cmd(meta.get("cmd") or "?")
-                if p.get("host_pid"):
-                    cmd += "  (host pid %d)" % p["host_pid"]
+                if meta.get("host_pid"):
+                    cmd += "  (host pid %d)" % meta["host_pid"]
             else:
                 cmd = "(host pid, not visible in this container)"
             rows.append(ProcRow(
                 pid=p["pid"], gpu=p["gpu"], gpu_mem=p["gpu_mem"], kind=p["kind"] or "?",
-                cpu=p["cpu"], rss=p["rss"], local=bool(p["local"]), host_pid=p.get("host_pid"),
+                cpu=p["cpu"], rss=p["rss"], local=bool(p["local"]), host_pid=meta.get("host_pid"),
                 user=meta.get("user"), cmd=cmd,
                 elapsed=(now - start) if start else None,
             ))
