@@ -105,3 +105,26 @@ def test_every_recording_yields_the_full_schema(path):
                            "gpus": [protocol.gpu_row(x) for x in gpus], "procs": []})
     for static in inv["gpus"]:
         assert static["name"] and static["mem_total"]
+
+
+@pytest.mark.parametrize("name", ["nvml_h200_idle.json", "nvml_h200_busy.json"])
+def test_replay_of_a_real_h200_gives_what_the_backend_gave_on_the_gpu(name):
+    """Recorded on the H200 by bench/gpu_check.sh: same code, same answers."""
+    with open(os.path.join(DATA, name)) as f:
+        import json
+        recorded = json.load(f)
+    b, nv = backend(name)
+    assert b.inventory() == recorded["inventory"]
+    gpus, procs = b.sample()
+    assert [gpus, procs] == recorded["sample"]
+    assert nv.missing == []
+    assert recorded["inventory"]["gpus"][0]["name"] == "NVIDIA H200"
+    assert recorded["inventory"]["gpus"][0]["mem_total"] == 143771
+
+
+def test_busy_h200_shows_the_load_and_the_power_cap():
+    b, _ = backend("nvml_h200_busy.json")
+    gpus, procs = b.sample()
+    assert gpus[0]["util"] == 100
+    assert protocol.throttle_names(gpus[0]["throttle"]) == ["power cap"]
+    assert procs[0]["gpu_mem"] > 20000  # the 20 GiB the load allocated

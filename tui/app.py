@@ -70,12 +70,12 @@ class GputuiApp(App):
     ]
 
     def __init__(self, target, simulate=None, remote_dir=None, host_label=None,
-                 stop_daemon_on_exit=False, session=None):
+                 stop_daemon_on_exit=False, session=None, remote_python=None):
         super().__init__()
         self.state = DashboardState(host_label or target.host)
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
-            ask_trust=self.ask_trust)
+            ask_trust=self.ask_trust, remote_python=remote_python)
         self.stop_daemon_on_exit = stop_daemon_on_exit
         self._card_count = -1
 

@@ -23,6 +23,8 @@ def add_box_options(p):
     p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
     p.add_argument("--remote-dir", metavar="DIR",
                    help="where the probe lives on the box (default ~/.cache/gputui)")
+    p.add_argument("--remote-python", metavar="PATH",
+                   help="the python to run the probe with on the box (default: python3 on PATH)")
 
 
 def build_parser():
@@ -124,7 +126,8 @@ async def _terminal_trust(exc):
 def cmd_status(args):
     try:
         reply = asyncio.run(snapshot(target_of(args), simulate=args.simulate,
-                                     remote_dir=args.remote_dir, ask_trust=_terminal_trust))
+                                     remote_dir=args.remote_dir, ask_trust=_terminal_trust,
+                                     remote_python=args.remote_python))
     except (ssh.ConnectError, FatalError) as exc:
         print("gputui: %s" % exc, file=sys.stderr)
         return EXIT_CONNECT
@@ -142,7 +145,7 @@ def cmd_status(args):
 def cmd_connect(args):
     from .app import GputuiApp
     GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-              host_label=args.host).run()
+              host_label=args.host, remote_python=args.remote_python).run()
     return EXIT_OK
 
 

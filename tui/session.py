@@ -99,8 +99,10 @@ async def deploy_probe(conn, remote_dir=None):
 
 class RemoteSession:
     def __init__(self, target, simulate=None, remote_dir=None, listener=None,
-                 ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None):
+                 ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None,
+                 remote_python=None):
         self.target = target
+        self.remote_python = remote_python
         self.simulate = simulate
         self.remote_dir = remote_dir
         self.listener = listener or Listener()
@@ -158,8 +160,9 @@ class RemoteSession:
         """Run the bootstrap; deploy on 'probe missing' and run it again."""
         _data, sha = build_probe()
         for _ in range(2):
-            cmd = bootstrap.probe_command(sha, mode=mode, simulate=self.simulate,
-                                          remote_dir=self.remote_dir)
+            cmd = bootstrap.probe_command(
+                sha, mode=mode, simulate=self.simulate, remote_dir=self.remote_dir,
+                candidates=(self.remote_python,) if self.remote_python else bootstrap.PYTHON_CANDIDATES)
             process = await self.conn.create_process(cmd, encoding=None)
             client = ProbeClient(process.stdout, process.stdin, on_push=self._on_push)
             try:
@@ -287,9 +290,11 @@ class RemoteSession:
                 pass
 
 
-async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None):
-    """One-shot: connect, start the probe, return (inventory, sample, proc_meta, session)."""
-    session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust)
+async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None):
+    """One-shot: connect, start the probe, return the snapshot reply
+    (inventory, sample, proc_meta)."""
+    session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
+                            remote_python=remote_python)
     session.conn = await session._connect_ssh()
     try:
         session.process, session.client = await session._start_probe()

@@ -1,0 +1,64 @@
+import json
+
+import pytest
+
+from remote_probe import protocol
+from remote_probe.protocol import ProtocolError
+
+
+def sample(**over):
+    msg = {"type": "sample", "seq": 3, "t": 1.5,
+           "gpus": [[50, 20, 1000, 60, 200, 1400, 1500, 0, None, 0, 0]],
+           "procs": [[10, 0, 512, 5, 100, 0]], "host": {}}
+    msg.update(over)
+    return msg
+
+
+def test_roundtrip_is_one_compact_line():
+    line = protocol.encode(sample())
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert b": " not in line and b", " not in line
+    assert protocol.decode(line) == sample()
+
+
+@pytest.mark.parametrize("line, why", [
+    (b"not json", "not JSON"),
+    (b"[1,2]", "not an object"),
+    (b'{"seq": 1}', "missing type"),
+    (b'{"type": "bogus"}', "unknown message type"),
+    (b'{"type": "hello", "version": "1"}', "hello without protocol"),
+    (json.dumps(sample(seq="3")).encode(), "sample without seq"),
+    (json.dumps(sample(gpus=[[1, 2]])).encode(), "bad gpu row"),
+    (json.dumps(sample(procs=[[1]])).encode(), "bad proc row"),
+    (b'{"type": "reply"}', "reply without id"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b"   \n", "empty line"),
+    (b'{"type":"ping","pad":"' + b"x" * protocol.MAX_LINE + b'"}', "line too long"),
+])
+def test_malformed_lines_are_rejected_with_a_reason(line, why):
+    with pytest.raises(ProtocolError, match=why):
+        protocol.decode(line)
+
+
+def test_incompatible_protocol_is_explained():
+    ok = protocol.hello("probe", "1", [])
+    assert protocol.check_compatible(ok) is None
+    old = dict(ok, protocol=protocol.PROTOCOL + 1)
+    assert "redeployed" in protocol.check_compatible(old)
+
+
+@pytest.mark.parametrize("kind, local, flags", [
+    ("C", 1, 0), ("G", 1, protocol.PROC_GRAPHICS), ("C", 0, protocol.PROC_HOST_PID),
+    ("?", 1, protocol.PROC_FD_ONLY),
+])
+def test_process_rows_carry_kind_and_namespace_as_flags(kind, local, flags):
+    row = protocol.proc_row({"pid": 5, "gpu": 1, "gpu_mem": None, "kind": kind, "local": local,
+                             "cpu": 12.6, "rss": 40})
+    assert row == [5, 1, None, 13, 40, flags]
+    back = protocol.proc_dict(row)
+    assert (back["kind"], back["local"]) == (kind, local)
+
+
+def test_throttle_mask_decodes_to_names():
+    assert protocol.throttle_names(0x4 | 0x40) == ["power cap", "hw thermal"]
+    assert protocol.throttle_names(None) == []
