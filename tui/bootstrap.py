@@ -58,7 +58,7 @@ def probe_command(sha, mode="attach", simulate=None, remote_dir=None, candidates
         dir=remote_dir_expr(remote_dir), file=shlex.quote(probe_filename(sha)),
         args=" ".join(args),
     )
-    return "sh -c " + shlex.quote(script)
+    return "/bin/sh -c " + shlex.quote(script)
 
 
 def explain_exit(code, stderr=""):
