@@ -120,8 +120,10 @@ def stop_daemon(state_dir):
         import json
         pid = json.loads(open(lock).read())["pid"]
         os.kill(pid, signal.SIGTERM)
-        for _ in range(50):
-            os.kill(pid, 0)
+        for _ in range(100):
+            # A daemon reparented to a non-reaping init lingers as a zombie: that is gone.
+            if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z":
+                return
             time.sleep(0.05)
     except (OSError, ValueError, KeyError):
         pass

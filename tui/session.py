@@ -169,16 +169,16 @@ class RemoteSession:
                 await client.start()
                 return process, client
             except (ProbeError, asyncio.TimeoutError) as exc:
-                try:
-                    await asyncio.wait_for(process.wait(), 5)
-                except asyncio.TimeoutError:
-                    process.close()
-                code = process.exit_status
                 stderr = b""
                 try:
-                    stderr = await asyncio.wait_for(process.stderr.read(), 1)
-                except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                    # wait() drains the streams and hands back what stderr said
+                    done = await asyncio.wait_for(process.wait(), 5)
+                    stderr = done.stderr or b""
+                except asyncio.TimeoutError:
+                    process.close()
+                except (asyncssh.Error, OSError):
                     pass
+                code = process.exit_status
                 stderr = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
                 if code == protocol.EXIT_PROBE_MISSING:
                     self._set_state(DEPLOYING)
