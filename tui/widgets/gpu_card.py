@@ -59,7 +59,7 @@ def render_gpu(index, static, dyn, history, width=60):
         t.append("\n  slice %s %s" % (mig.get("name") or "?", fmt.mib(mig.get("mem_total"))),
                  style="magenta")
     t.append("\n")
-    for line in fmt.graph(history, max(10, width), height=2):
+    for line in fmt.graph(history, max(10, width), height=3):
         t.append(line + "\n", style=util_style(util))
     t.rstrip()
     return t

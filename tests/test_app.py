@@ -1,0 +1,156 @@
+"""The Textual app, driven headless by Pilot, over real SSH (embedded demo server or sshd)."""
+
+import asyncio
+import os
+
+import pytest
+
+from tui.app import GputuiApp
+from tui.demo import DemoBox
+from tui.screens import HelpScreen, HostKeyScreen
+from tui.session import FAILED, LIVE
+from tui.widgets.gpu_card import GpuCard
+from tui.widgets.process_table import ProcessTable
+from tui import ssh
+
+SIZE = (160, 45)
+
+
+async def wait_for(pilot, cond, timeout=20.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not met in %.0fs" % timeout)
+        await pilot.pause(0.05)
+
+
+def daemon_pid_of(app):
+    return app.session.client.hello["pid"] if app.session.client else None
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+async def demo_box():
+    box = await DemoBox().start()
+    yield box
+    await box.stop()
+
+
+async def test_demo_dashboard_shows_gpus_processes_and_host(demo_box):
+    app = GputuiApp(demo_box.target(), simulate="a100x2", host_label="demo", stop_daemon_on_exit=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 3)
+        await pilot.pause(0.2)
+        cards = app.query(GpuCard)
+        assert len(cards) == 2
+        text = str(cards.first().render())
+        assert "A100-SXM4-80GB" in text and "80.0 GiB" in text and "/ 400 W" in text
+        table = app.query_one(ProcessTable)
+        assert table.row_count == 2
+        cmds = [str(table.get_row_at(i)[-1]) for i in range(2)]
+        assert any("train.py" in c for c in cmds)
+        status = str(app.query_one("#status").render())
+        assert "live" in status and "2× A100-SXM4-80GB" in status and "rtt" in status
+        host = str(app.query_one("#host").render())
+        assert "CPU" in host and "RAM" in host and "Disks" in host
+        # The history graph moves: a new sample lands in the card's history.
+        before = list(app.state.gpu_history[0])
+        n = app.state.samples_seen
+        await wait_for(pilot, lambda: app.state.samples_seen > n)
+        assert list(app.state.gpu_history[0]) != before
+        pid = daemon_pid_of(app)
+        jobs = [r.pid for r in app.state.proc_rows()]
+        await pilot.press("q")
+    # The demo leaves no process behind.
+    await asyncio.sleep(1.0)
+    assert not alive(pid) and not any(alive(j) for j in jobs)
+
+
+async def test_sorting_help_and_palette(demo_box):
+    app = GputuiApp(demo_box.target(), simulate="a100x2", stop_daemon_on_exit=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 2)
+        assert app.state.sort_key == "gpu_mem" and app.state.sort_reverse
+        table = app.query_one(ProcessTable)
+        mems = [app.state.proc_rows()[i].gpu_mem for i in range(2)]
+        assert mems == sorted(mems, reverse=True)
+        await pilot.press("s")
+        assert app.state.sort_key == "cpu"
+        await pilot.press("S")
+        assert not app.state.sort_reverse
+        assert "CPU% ▲" in str(table.columns["cpu"].label)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        help_text = str(app.screen.query_one("#help-text").render())
+        for word in ("Quit", "Sort", "Reconnect", "Help", "palette"):
+            assert word in help_text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Sort", "Reverse", "Reconnect", "Help"} <= set(titles)
+        await pilot.press("q")
+
+
+async def test_cpu_only_box_shows_the_reason(demo_box):
+    app = GputuiApp(demo_box.target(), simulate="cpu-only", stop_daemon_on_exit=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await pilot.pause(0.1)
+        notice = str(app.query_one("#notice").render())
+        assert "No GPU data" in notice and "CPU-only" in notice
+        assert len(app.query(GpuCard)) == 0
+        await pilot.press("q")
+
+
+async def test_unknown_host_key_dialog_trust(untrusted_sshbox):
+    box = untrusted_sshbox
+    app = GputuiApp(ssh.Target.parse("testbox", ssh_config=box.ssh_config), simulate="idle",
+                    remote_dir=box.remote_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        shown = str(app.screen.query("Static").last().render())
+        fingerprint = os.popen("ssh-keygen -lf %s.pub" % box.host_key).read().split()[1]
+        assert fingerprint in shown
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.state.conn_state == LIVE)
+        assert "[127.0.0.1]:%d ssh-ed25519" % box.port in box.known_hosts.read_text()
+        await pilot.press("q")
+
+
+async def test_unknown_host_key_dialog_refuse(untrusted_sshbox):
+    box = untrusted_sshbox
+    app = GputuiApp(ssh.Target.parse("testbox", ssh_config=box.ssh_config), simulate="idle",
+                    remote_dir=box.remote_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.state.conn_state == FAILED)
+        await pilot.pause(0.1)
+        notice = str(app.query_one("#notice").render())
+        assert "not trusted" in notice and "r: try again" in notice
+        assert box.known_hosts.read_text() == ""
+        assert not os.path.exists(box.remote_dir)
+        await pilot.press("q")
+
+
+async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
+    from .conftest import free_port
+    cfg = tmp_path / "cfg"
+    cfg.write_text("Host deadbox\n  HostName 127.0.0.1\n  Port %d\n" % free_port())
+    app = GputuiApp(ssh.Target.parse("deadbox", ssh_config=str(cfg)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.conn_state == "reconnecting")
+        await pilot.pause(0.1)
+        notice = str(app.query_one("#notice").render())
+        assert "Connection refused" in notice and "attempt 1" in notice and "r: retry now" in notice
+        await pilot.press("r")  # retry now: a second attempt happens at once
+        await wait_for(pilot, lambda: "attempt 2" in app.state.conn_detail, timeout=5)
+        await pilot.press("q")
