@@ -28,6 +28,8 @@ def main(argv=None):
         p.add_argument("--simulate", default=None, metavar="SCENARIO")
         p.add_argument("--interval", type=float, default=1.0, help=argparse.SUPPRESS)
     sub.add_parser("scenarios")
+    p = sub.add_parser("autostop-cancel", help="cancel gputui's autostop on this box")
+    p.add_argument("--state-dir", default=None)
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help()
@@ -42,6 +44,8 @@ def main(argv=None):
         return attach.run_attach(state_dir, args.simulate)
     if args.cmd == "once":
         return attach.run_once(state_dir, args.simulate)
+    if args.cmd == "autostop-cancel":
+        return attach.cancel_autostop(state_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     return daemon.run_daemon(state_dir, args.simulate, args.interval)
 

@@ -13,20 +13,9 @@ import sys
 import time
 
 from . import __version__, protocol
-from .daemon import config_key, ensure_private_dir, runtime_dir, socket_path
+from .daemon import config_key, ensure_private_dir, runtime_dir, self_command, socket_path
 
 SPAWN_WAIT = 10.0
-
-
-def self_command():
-    """argv that runs this probe again: the zipapp, or ``-m remote_probe`` from source."""
-    main = os.path.abspath(sys.argv[0])
-    if main.endswith(".pyz"):
-        return [sys.executable, main], None
-    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return [sys.executable, "-m", "remote_probe"], env
 
 
 def spawn_daemon(state_dir, simulate):
@@ -180,4 +169,27 @@ def run_once(state_dir, simulate=None):
                           "proc_meta": sampler.proc_meta(pids)}, indent=1))
     finally:
         backend.close()
+    return 0
+
+
+def cancel_autostop(state_dir):
+    """`cancel-autostop` on the box: tell the daemon, or clear the armed file if it is down."""
+    sock = connect(socket_path(state_dir))
+    if sock is not None:
+        try:
+            read_line(sock)
+            sock.sendall(protocol.encode({"type": protocol.AUTOSTOP_DISARM, "id": 1,
+                                          "reason": "cancelled on the box"}))
+            line, _ = read_line(sock)
+            while line and json.loads(line.decode()).get("type") != protocol.REPLY:
+                line, _ = read_line(sock)
+        except (OSError, ValueError):
+            pass
+        finally:
+            sock.close()
+    try:
+        os.unlink(os.path.join(state_dir, "autostop.json"))
+    except OSError:
+        pass
+    print("gputui: autostop cancelled; this box will not be stopped.")
     return 0

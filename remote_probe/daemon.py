@@ -17,6 +17,7 @@ import sys
 import time
 
 from . import __version__, protocol
+from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .sampler import Sampler
 
@@ -25,7 +26,7 @@ log = logging.getLogger("gputui.probe")
 RING_SAMPLES = 3600  # one hour at 1 Hz, full resolution
 HUNG_CALL_TIMEOUT = 5.0  # a GPU driver call longer than this is reported as hung
 CLIENT_BUFFER_LIMIT = 4 << 20  # a client this far behind is dropped, not buffered forever
-CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta")
+CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop")
 
 
 def default_state_dir():
@@ -58,6 +59,17 @@ def ensure_private_dir(path):
         os.chmod(path, 0o700)
 
 
+def self_command():
+    """argv that runs this probe again: the zipapp, or ``-m remote_probe`` from source."""
+    main = os.path.abspath(sys.argv[0])
+    if main.endswith(".pyz"):
+        return [sys.executable, main], None
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return [sys.executable, "-m", "remote_probe"], env
+
+
 def config_key(simulate):
     """What the client asked for; a daemon started for something else is replaced."""
     return {"backend": "sim:%s" % simulate if simulate else "auto", "version": __version__}
@@ -87,6 +99,17 @@ class Daemon:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._pending = None  # a backend call still running from an earlier tick
         self.stop_event = None
+        argv, env = self_command()
+        if env is not None:  # from source (tests): the cancel script needs the path too
+            argv = ["env", "PYTHONPATH=" + env["PYTHONPATH"]] + argv
+        self.autostop = Autostop(state_dir, probe_command=argv)
+        self.autostop.listeners.append(self._push_autostop)
+
+    def _push_autostop(self, event):
+        msg = {"type": protocol.AUTOSTOP, "event": event, "status": self.autostop.status()}
+        for client in list(self.clients):
+            if client.subscribed:
+                self.send(client, msg)
 
     # -- messages ---------------------------------------------------------------
     def hello(self):
@@ -131,6 +154,11 @@ class Daemon:
         if "disks" in sample.get("host", {}):
             # Samples carry disks every few ticks; a newcomer gets the last report here.
             self.inventory["disks"] = sample["host"]["disks"]
+        if not sample.get("gpu_error"):
+            utils = [row[0] for row in sample.get("gpus", ())]
+            compute = sum(1 for row in sample.get("procs", ())
+                          if not row[5] & (protocol.PROC_GRAPHICS | protocol.PROC_FD_ONLY))
+            self.autostop.observe(utils, compute, t=sample["t"])
         pids = [row[0] for row in sample.get("procs", ())]
         for client in list(self.clients):
             if client.subscribed:
@@ -225,7 +253,9 @@ class Daemon:
             backlog = [line for seq, line in self.ring if seq > since]
             self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
                                "backlog": len(backlog), "last_seq": self.seq,
-                               "first_seq": self.ring[0][0] if self.ring else None})
+                               "first_seq": self.ring[0][0] if self.ring else None,
+                               "autostop": self.autostop.status(),
+                               "autostop_events": self.autostop.events()})
             pids = [row[0] for row in (self.latest or {}).get("procs", ())]
             self.send_meta(client, pids)
             for line in backlog:
@@ -234,6 +264,22 @@ class Daemon:
         elif kind == protocol.UNSUBSCRIBE:
             client.subscribed = False
             self.send(client, {"type": protocol.REPLY, "id": rid})
+        elif kind == protocol.AUTOSTOP_ARM:
+            try:
+                status = self.autostop.arm(
+                    msg.get("command"), idle_seconds=msg.get("idle_seconds"),
+                    deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
+                    threshold=msg.get("threshold", 5.0))
+            except (ValueError, TypeError, OSError) as exc:
+                self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc)})
+                return
+            self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": status})
+        elif kind == protocol.AUTOSTOP_DISARM:
+            status = self.autostop.disarm(msg.get("reason") or "cancelled from gputui")
+            self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": status})
+        elif kind == protocol.AUTOSTOP_STATUS:
+            self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": self.autostop.status(),
+                               "events": self.autostop.events()})
         elif kind == protocol.SHUTDOWN:
             self.send(client, {"type": protocol.REPLY, "id": rid, "stopping": True})
             await client.writer.drain()

@@ -342,3 +342,41 @@ def nvidia_fd_holders(proc=PROC):
         if gpus:
             out[int(name)] = gpus
     return out
+
+
+# ---------------------------------------------------------------- instance facts
+# Only these variables leave the box: provider env often holds API keys too.
+PROVIDER_ENV = ("RUNPOD_POD_ID", "RUNPOD_GPU_COUNT", "CONTAINER_ID", "VAST_CONTAINERLABEL",
+                "AutoDLContainerUUID", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
+PROVIDER_PATHS = ("/root/autodl-tmp", "/root/autodl-fs", "/workspace", "/lambda/nfs")
+
+
+def parse_environ(raw):
+    out = {}
+    for item in raw.split("\0"):
+        key, sep, value = item.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def pid1_start():
+    """When the container (or the machine) started: PID 1's start time, epoch seconds.
+
+    Providers bill from the instance's start, which is this, not from our first SSH.
+    """
+    stat = parse_pid_stat(read_text(PROC + "/1/stat"))
+    btime = boot_time()
+    if stat is None or btime is None:
+        return None
+    return round(btime + stat[3] / float(CLK_TCK), 1)
+
+
+def provider_facts():
+    env = parse_environ(read_text(PROC + "/1/environ"))  # readable when we are root
+    env.update(os.environ)
+    return {
+        "env": {k: env[k] for k in PROVIDER_ENV if k in env},
+        "paths": [p for p in PROVIDER_PATHS if os.path.isdir(p)],
+        "dmi_vendor": read_text("/sys/class/dmi/id/sys_vendor").strip() or None,
+    }

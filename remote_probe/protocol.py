@@ -24,14 +24,19 @@ UNSUBSCRIBE = "unsubscribe"
 SNAPSHOT = "snapshot"  # one reply with inventory + latest sample
 PING = "ping"
 SHUTDOWN = "shutdown"  # stop the daemon (demo exit, version upgrade)
+AUTOSTOP_ARM = "autostop_arm"  # {command, idle_seconds, deadline, grace, threshold}
+AUTOSTOP_DISARM = "autostop_disarm"  # {reason}
+AUTOSTOP_STATUS = "autostop_status"
 REPLY = "reply"
 ERROR = "error"
 SAMPLE = "sample"
 INVENTORY = "inventory"  # pushed when the GPU inventory changes
 PROC_META = "proc_meta"  # pushed when new processes appear
+AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fires
 
-REQUEST_TYPES = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN})
-PUSH_TYPES = frozenset({SAMPLE, INVENTORY, PROC_META})
+REQUEST_TYPES = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN,
+                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS})
+PUSH_TYPES = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES = frozenset({REPLY, ERROR})
 
 # Per-GPU dynamic columns, sent every sample. None means "not available on this GPU".
@@ -143,6 +148,8 @@ def validate(msg):
         _require(isinstance(msg.get("gpus"), list), "inventory without gpus")
     elif kind == PROC_META:
         _require(isinstance(msg.get("procs"), list), "proc_meta without procs")
+    elif kind == AUTOSTOP:
+        _require(isinstance(msg.get("status"), dict), "autostop without status")
     elif kind in REQUEST_TYPES:
         pass
     else:

@@ -81,6 +81,8 @@ class Sampler:
             "cpu_limit": procfs.cgroup_cpu_limit(),
             "boot_id": procfs.boot_id(),
             "boot_time": procfs.boot_time(),
+            "instance_start": procfs.pid1_start(),
+            "provider": procfs.provider_facts(),
             "probe_version": __version__,
         }
 

@@ -12,7 +12,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from tui.app import GputuiApp  # noqa: E402
-from tui.demo import DemoBox  # noqa: E402
+from tui.demo import DemoBox, demo_config  # noqa: E402
+from tui.ledger import Ledger  # noqa: E402
 
 SIZE = (160, 44)
 warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
@@ -20,7 +21,8 @@ warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awai
 
 async def shoot(box, scenario, name, seconds=20, keys=()):
     app = GputuiApp(box.target(), simulate=scenario, host_label="demo box (simulated %s)" % scenario,
-                    stop_daemon_on_exit=True)
+                    stop_daemon_on_exit=True, config=demo_config(os.path.join(box.dir, "c.toml")),
+                    ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
     async with app.run_test(size=SIZE) as pilot:
         while app.state.samples_seen < seconds:
             await pilot.pause(0.2)

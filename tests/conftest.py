@@ -129,6 +129,15 @@ def stop_daemon(state_dir):
         pass
 
 
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory, monkeypatch):
+    """No test reads or writes the real user's config or ledger."""
+    base = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("GPUTUI_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("GPUTUI_STATE_DIR", str(base / "state"))
+    return base
+
+
 @pytest.fixture
 def sshbox(tmp_path_factory):
     """A fresh sshd whose host key is already trusted."""

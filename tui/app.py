@@ -1,5 +1,7 @@
 """The Textual app: the live GPU dashboard of one box."""
 
+import asyncio
+import time
 from typing import Iterable
 
 from textual import on, work
@@ -10,10 +12,17 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from remote_probe import protocol
 from . import __version__
-from .screens import HelpScreen, HostKeyScreen
+from .billing import format_money
+from .billing_clock import BillingClock
+from .config import Config, ConfigError
+from .ledger import Ledger, LedgerError
+from .probe_client import ProbeError
+from .screens import AutostopScreen, ConfirmScreen, HelpScreen, HostKeyScreen, RateScreen
 from .session import FAILED, LIVE, Listener, RemoteSession
 from .state import DashboardState
+from .widgets.billing_panel import BillingPanel, clock_text, render_billing
 from .widgets.gpu_card import GpuCard
 from .widgets.host_panel import HostPanel
 from .widgets.process_table import ProcessTable
@@ -45,11 +54,16 @@ class _AppListener(Listener):
 
     def on_inventory(self, inventory):
         self.app.state.set_inventory(inventory)
+        self.app.billing.on_inventory(inventory)
         self._changed()
 
     def on_sample(self, sample):
         self.app.state.add_sample(sample)
+        self.app.billing.on_sample(sample)
         self._changed()
+
+    def on_autostop(self, status, event=None, events=None):
+        self.app.autostop_changed(status, event, events)
 
     def on_proc_meta(self, procs):
         self.app.state.add_proc_meta(procs)
@@ -66,13 +80,32 @@ class GputuiApp(App):
         Binding("question_mark", "help", "Help", id="help", tooltip="Show every key"),
         Binding("s", "cycle_sort", "Sort", id="sort", tooltip="Sort processes by the next column"),
         Binding("S", "reverse_sort", "Reverse", id="reverse", tooltip="Reverse the process order"),
+        Binding("b", "rate", "Rate", id="rate", tooltip="Enter what this box costs per hour"),
+        Binding("a", "autostop", "Autostop", id="autostop",
+                tooltip="Arm or cancel the probe's autostop (runs the release command when idle)"),
         Binding("r", "retry", "Reconnect", id="retry", tooltip="Reconnect now instead of waiting"),
     ]
 
     def __init__(self, target, simulate=None, remote_dir=None, host_label=None,
-                 stop_daemon_on_exit=False, session=None, remote_python=None):
+                 stop_daemon_on_exit=False, session=None, remote_python=None,
+                 config=None, ledger=None):
         super().__init__()
         self.state = DashboardState(host_label or target.host)
+        self.config = config if config is not None else Config.load()
+        self.host_key = target.host  # config and ledger key: the name given to `connect`
+        self.host_cfg = self.config.host(self.host_key)
+        self.startup_notices = list(self.config.problems)
+        if ledger is None:
+            try:
+                ledger = Ledger()
+            except (LedgerError, OSError) as exc:
+                ledger = None
+                self.startup_notices.append("Ledger unavailable: %s" % exc)
+        if ledger is not None and ledger.notice:
+            self.startup_notices.append(ledger.notice)
+        self.billing = BillingClock(self.host_key, self.host_cfg, ledger)
+        self.autostop = None
+        self._shown_events = set()
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python)
@@ -88,16 +121,33 @@ class GputuiApp(App):
                 yield VerticalScroll(id="gpus")
                 yield ProcessTable(id="procs")
             with VerticalScroll(id="right"):
+                yield BillingPanel(id="billing")
                 yield HostPanel(id="host")
         yield Footer()
 
     def on_mount(self):
         self.query_one("#procs", ProcessTable).border_title = "GPU processes"
         self.query_one("#host", HostPanel).border_title = "Host"
+        self.query_one("#billing", BillingPanel).border_title = "Billing"
+        for notice in self.startup_notices:
+            self.notify(notice, severity="warning", timeout=15)
         self.refresh_view()
         self.run_session()
-        # The data-age counter must tick while disconnected (no samples arrive then).
-        self.set_interval(1.0, self.refresh_status)
+        # The billing clock and the data-age counter tick even when no samples arrive.
+        self.set_interval(1.0, self.tick)
+
+    def tick(self):
+        self.refresh_status()
+        self.refresh_billing()
+        for level in self.billing.new_budget_warnings():
+            self.bell()
+            self.notify("Budget: %d%% of %s spent on %s" % (
+                round(level * 100), format_money(self.host_cfg.budget_session, self.host_cfg.currency),
+                self.host_key), severity="error" if level >= 1 else "warning", timeout=20)
+        self.billing.persist()
+        if self.billing.problem:
+            self.notify(self.billing.problem, severity="error", timeout=20)
+            self.billing.problem = None
 
     @work(exclusive=True, group="session", exit_on_error=False)
     async def run_session(self):
@@ -122,9 +172,34 @@ class GputuiApp(App):
 
     def refresh_status(self):
         st = self.state
-        self.query_one("#status", StatusBar).update(render_status(
-            st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms, st.data_age(),
-            st.inventory.get("driver"), st.inventory.get("cuda_driver")))
+        text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
+                             st.data_age(), st.inventory.get("driver"),
+                             st.inventory.get("cuda_driver"))
+        text.append_text(clock_text(self.billing.figures()))
+        self.query_one("#status", StatusBar).update(text)
+
+    def refresh_billing(self):
+        self.query_one("#billing", BillingPanel).update(
+            render_billing(self.billing.figures(), self.autostop, now=time.time()))
+
+    def autostop_changed(self, status, event=None, events=None):
+        self.autostop = status
+        for e in ([event] if event else []) + list(events or []):
+            key = (e.get("event"), e.get("t"))
+            if key in self._shown_events:
+                continue
+            self._shown_events.add(key)
+            kind = e.get("event")
+            if kind == "grace":
+                self.bell()
+                self.notify(e.get("message", "autostop countdown started"), severity="error",
+                            timeout=30)
+            elif kind == "fired":
+                self.notify("Autostop ran `%s` (%s, exit %s)" % (
+                    e.get("command"), e.get("reason"), e.get("exit")), severity="error", timeout=60)
+            elif kind == "disarmed" and event is not None:
+                self.notify("Autostop %s" % e.get("reason"), timeout=8)
+        self.refresh_billing()
 
     def refresh_notice(self):
         st = self.state
@@ -184,7 +259,65 @@ class GputuiApp(App):
         else:
             self.session.retry_now()
 
+    @work(exclusive=True, group="dialog")
+    async def action_rate(self):
+        cfg = self.host_cfg
+        answer = await self.push_screen_wait(RateScreen(self.host_key, cfg.rate, cfg.currency,
+                                                        cfg.granularity))
+        if answer is None:
+            return
+        rate, currency, granularity = answer
+        self.billing.set_rate(rate, currency, granularity)
+        try:
+            self.config.set_host_values(self.host_key, rate=rate, currency=currency,
+                                        granularity=granularity)
+            self.notify("Rate %s/h saved for %s" % (format_money(rate, currency), self.host_key))
+        except ConfigError as exc:
+            self.notify("Rate used for this session only: %s" % exc, severity="warning", timeout=15)
+        self.refresh_billing()
+
+    @work(exclusive=True, group="dialog")
+    async def action_autostop(self):
+        auto = self.host_cfg.autostop
+        if self.autostop and self.autostop.get("armed"):
+            if await self.push_screen_wait(ConfirmScreen("Cancel autostop on %s?" % self.host_key)):
+                await self._autostop_request(protocol.AUTOSTOP_DISARM, reason="cancelled from gputui")
+            return
+        command = self.billing.preset.release_command
+        if not auto.allowed:
+            self.notify("Autostop is off for %s. It runs a command that stops the box, so it is "
+                        "opt-in: add `[hosts.\"%s\".autostop]` with `allowed = true` to %s"
+                        % (self.host_key, self.host_key, self.config.path), severity="warning",
+                        timeout=20)
+            return
+        if not command:
+            self.notify("No release command known for %s (%s): set release_command in %s"
+                        % (self.host_key, self.billing.preset.name, self.config.path),
+                        severity="warning", timeout=20)
+            return
+        answer = await self.push_screen_wait(AutostopScreen(
+            self.host_key, command, auto.idle_minutes, auto.max_hours, auto.grace_seconds))
+        if answer is None:
+            return
+        deadline = (time.time() + answer["max_hours"] * 3600) if answer["max_hours"] else None
+        idle = answer["idle_minutes"] * 60 if answer["idle_minutes"] is not None else None
+        await self._autostop_request(
+            protocol.AUTOSTOP_ARM, command=command, idle_seconds=idle, deadline=deadline,
+            grace=auto.grace_seconds,
+            threshold=auto.idle_threshold if auto.idle_threshold is not None else self.host_cfg.idle_threshold)
+
+    async def _autostop_request(self, kind, **params):
+        try:
+            reply = await self.session.request(kind, **params)
+        except (ProbeError, asyncio.TimeoutError) as exc:
+            self.notify("Autostop: %s" % exc, severity="error", timeout=15)
+            return
+        self.autostop_changed(reply.get("autostop"))
+        if kind == protocol.AUTOSTOP_ARM:
+            self.notify("Autostop armed on %s" % self.host_key, timeout=8)
+
     async def action_quit(self):
+        self.billing.persist(force=True)
         await self.session.close(stop_daemon=self.stop_daemon_on_exit)
         self.exit()
 

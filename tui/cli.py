@@ -40,6 +40,10 @@ def build_parser():
     p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session")
     p.add_argument("--scenario", default="a100x2", help="simulator scenario (default a100x2)")
     sub.add_parser("scenarios", help="list the simulator scenarios")
+    p = sub.add_parser("ledger", help="every billing session gputui has seen")
+    fmt_group = p.add_mutually_exclusive_group()
+    fmt_group.add_argument("--json", action="store_true")
+    fmt_group.add_argument("--csv", action="store_true")
     return parser
 
 
@@ -80,6 +84,14 @@ def status_text(doc):
         head += " — driver %s" % doc["driver"] + (", CUDA %s" % doc["cuda_driver"] if doc["cuda_driver"] else "")
     head += " — backend %s" % doc["backend"]
     lines.append(head)
+    bill = doc.get("billing") or {}
+    if bill.get("start"):
+        from .billing import format_money
+        lines.append("running %s (since instance start)%s — provider %s" % (
+            fmt.duration(bill["elapsed_s"]),
+            (", %s so far at %s/h" % (format_money(bill["cost"], bill["currency"]),
+                                      format_money(bill["rate"], bill["currency"])))
+            if bill.get("rate") is not None else ", no rate set", bill.get("provider")))
     if doc["no_gpu_reason"]:
         lines.append("No GPU: %s" % doc["no_gpu_reason"])
     if doc["gpu_error"]:
@@ -135,10 +147,53 @@ def cmd_status(args):
         print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
         return EXIT_CONNECT
     doc = status_json(reply, args.host)
+    doc["billing"] = record_contact(args.host, reply["inventory"])
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
         print(status_text(doc))
+    return EXIT_OK
+
+
+def record_contact(host, inventory):
+    """Any contact with a box opens or continues its billing session in the ledger."""
+    from .billing_clock import BillingClock
+    from .config import Config
+    from .ledger import Ledger, LedgerError
+    cfg = Config.load()
+    for problem in cfg.problems:
+        print("gputui: config: %s" % problem, file=sys.stderr)
+    try:
+        ledger = Ledger()
+    except (LedgerError, OSError) as exc:
+        print("gputui: ledger unavailable: %s" % exc, file=sys.stderr)
+        return None
+    if ledger.notice:
+        print("gputui: %s" % ledger.notice, file=sys.stderr)
+    clock = BillingClock(host, cfg.host(host), ledger)
+    clock.on_inventory(inventory)
+    clock.persist(force=True)
+    if clock.problem:
+        print("gputui: %s" % clock.problem, file=sys.stderr)
+    f = clock.figures()
+    ledger.close()
+    return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,
+            "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
+            "release_command": f.release_command}
+
+
+def cmd_ledger(args):
+    from .ledger import Ledger, ledger_csv, ledger_table
+    ledger = Ledger()
+    if ledger.notice:
+        print("gputui: %s" % ledger.notice, file=sys.stderr)
+    rows = ledger.sessions()
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    elif args.csv:
+        sys.stdout.write(ledger_csv(rows))
+    else:
+        print(ledger_table(rows))
     return EXIT_OK
 
 
@@ -169,7 +224,7 @@ def main(argv=None):
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
-                "scenarios": cmd_scenarios}
+                "scenarios": cmd_scenarios, "ledger": cmd_ledger}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE

@@ -119,6 +119,18 @@ async def stop_daemon_by_lock(lock_path, timeout=5.0):
         await asyncio.sleep(0.05)
 
 
+def demo_config(path):
+    """The demo's own settings: a plausible price so the billing meter has something to
+    show, and a ledger of its own (a simulated box does not belong in your real one)."""
+    from .config import Config
+    return Config({"hosts": {DEMO_ALIAS: {
+        "rate": 11.96, "currency": "CNY", "granularity": "second", "budget_session": 50.0,
+        "storage_gb": 200, "storage_price_gb_month": 0.3, "provider": "autodl",
+        "autostop": {"allowed": True, "idle_minutes": 30, "grace_seconds": 60},
+        "release_command": "echo 'demo: this is where shutdown -h now would run'"}}},
+        path=path)
+
+
 async def run_demo(scenario="a100x2"):
     import warnings
     from .app import GputuiApp
@@ -126,8 +138,12 @@ async def run_demo(scenario="a100x2"):
     warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
     box = await DemoBox().start()
     try:
-        app = GputuiApp(box.target(), simulate=scenario, host_label="demo box (simulated %s)" % scenario,
-                        stop_daemon_on_exit=True)
+        from .ledger import Ledger
+        app = GputuiApp(box.target(), simulate=scenario,
+                        host_label="demo box (simulated %s)" % scenario,
+                        stop_daemon_on_exit=True,
+                        config=demo_config(os.path.join(box.dir, "config.toml")),
+                        ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
         await app.run_async()
     finally:
         await box.stop()

@@ -80,3 +80,143 @@ class HostKeyScreen(ModalScreen[bool]):
 
     def action_answer(self, yes):
         self.dismiss(bool(yes))
+
+
+class RateScreen(ModalScreen):
+    """Enter what the box costs; remembered per host in the config."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="rate.cancel")]
+    DEFAULT_CSS = """
+    RateScreen { align: center middle; }
+    RateScreen > Vertical { width: 70; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    RateScreen Input, RateScreen Select { margin-bottom: 1; }
+    RateScreen #error { color: $error; height: auto; }
+    """
+
+    def __init__(self, host, rate, currency, granularity):
+        super().__init__()
+        self.host, self.rate, self.currency, self.granularity = host, rate, currency, granularity
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input, Select
+        with Vertical():
+            yield Label(Text("What does %s cost?" % self.host, style="bold"))
+            yield Label("Price per hour for the whole box:")
+            yield Input(value="" if self.rate is None else str(self.rate), placeholder="e.g. 2.58",
+                        id="rate", type="number")
+            yield Label("Currency (CNY, USD, EUR, …):")
+            yield Input(value=self.currency, id="currency", max_length=4)
+            yield Label("The provider bills per:")
+            yield Select([("second", "second"), ("minute", "minute"),
+                          ("started hour (rounded up)", "hour")],
+                         value=self.granularity, allow_blank=False, id="granularity")
+            yield Static(id="error")
+            with Horizontal():
+                yield Button("Save (enter)", id="save", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_input_submitted(self, _event):
+        self._save()
+
+    def on_button_pressed(self, event):
+        if event.button.id == "save":
+            self._save()
+        else:
+            self.dismiss(None)
+
+    def _save(self):
+        from textual.widgets import Input, Select
+        raw = self.query_one("#rate", Input).value.strip()
+        try:
+            rate = float(raw)
+            if rate < 0:
+                raise ValueError
+        except ValueError:
+            self.query_one("#error", Static).update("Enter a price like 2.58 (a number ≥ 0).")
+            return
+        currency = self.query_one("#currency", Input).value.strip().upper() or "CNY"
+        self.dismiss((rate, currency, self.query_one("#granularity", Select).value))
+
+    def action_cancel(self):
+        self.dismiss(None)
+
+
+class AutostopScreen(ModalScreen):
+    """Arm autostop: the conditions, and exactly which command will run on the box."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="autostop.cancel")]
+    DEFAULT_CSS = """
+    AutostopScreen { align: center middle; }
+    AutostopScreen > Vertical { width: 84; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    AutostopScreen Input { margin-bottom: 1; }
+    AutostopScreen #error { color: $error; height: auto; }
+    """
+
+    def __init__(self, host, command, idle_minutes, max_hours, grace_seconds):
+        super().__init__()
+        self.host, self.command = host, command
+        self.idle_minutes, self.max_hours, self.grace = idle_minutes, max_hours, grace_seconds
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+        with Vertical():
+            yield Label(Text("Arm autostop on %s" % self.host, style="bold yellow"))
+            yield Static(Text.assemble(
+                "The probe on the box will run, as you on the box:\n\n",
+                ("  %s\n\n" % self.command, "bold"),
+                "when a condition below is met, after a %d s warning to every tmux client, "
+                "terminal and this app. It works with your laptop closed. Cancel any time "
+                "with a, or on the box: ~/.cache/gputui/cancel-autostop" % self.grace))
+            yield Label("All GPUs idle for (minutes, empty = no idle rule):")
+            yield Input(value="" if self.idle_minutes is None else "%g" % self.idle_minutes,
+                        id="idle", type="number")
+            yield Label("Stop after at most (hours from now, empty = no deadline):")
+            yield Input(value="" if self.max_hours is None else "%g" % self.max_hours,
+                        id="hours", type="number")
+            yield Static(id="error")
+            with Horizontal():
+                yield Button("Arm", id="arm", variant="warning")
+                yield Button("Cancel (esc)", id="cancel", variant="primary")
+
+    def on_button_pressed(self, event):
+        if event.button.id != "arm":
+            self.dismiss(None)
+            return
+        from textual.widgets import Input
+
+        def number(widget_id):
+            raw = self.query_one(widget_id, Input).value.strip()
+            return float(raw) if raw else None
+        try:
+            idle, hours = number("#idle"), number("#hours")
+        except ValueError:
+            self.query_one("#error", Static).update("Enter numbers, or leave a field empty.")
+            return
+        if idle is None and hours is None:
+            self.query_one("#error", Static).update("Give an idle time, a deadline, or both.")
+            return
+        self.dismiss({"idle_minutes": idle, "max_hours": hours})
+
+    def action_cancel(self):
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = [Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+                Binding("n,escape", "answer(False)", "No", id="confirm.no")]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, question):
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question)
+            yield Static(Text("y: yes    n: no", style="bold"))
+
+    def action_answer(self, yes):
+        self.dismiss(bool(yes))

@@ -54,6 +54,9 @@ class Listener:
     def on_latency(self, ms):
         pass
 
+    def on_autostop(self, status, event=None, events=None):
+        pass
+
 
 def backoff_delay(attempt, rng=random.random):
     """Seconds before reconnect attempt N (1-based): 1, 2, 4, ... capped, with jitter."""
@@ -135,6 +138,8 @@ class RemoteSession:
             self.listener.on_sample(msg)
         elif kind == protocol.PROC_META:
             self.listener.on_proc_meta(msg["procs"])
+        elif kind == protocol.AUTOSTOP:
+            self.listener.on_autostop(msg["status"], event=msg.get("event"))
         elif kind == protocol.INVENTORY:
             self.inventory = msg
             self.listener.on_inventory(msg)
@@ -211,6 +216,8 @@ class RemoteSession:
             self.inventory = reply.get("inventory")
             if self.inventory:
                 self.listener.on_inventory(self.inventory)
+            if "autostop" in reply:
+                self.listener.on_autostop(reply["autostop"], events=reply.get("autostop_events"))
         except BaseException:
             self.conn.close()
             raise
@@ -243,6 +250,12 @@ class RemoteSession:
             self.conn.close()
 
     # -- the loop ---------------------------------------------------------------
+    async def request(self, kind, **params):
+        """A request to the live probe; ProbeError when there is no live connection."""
+        if self.client is None or self.client.closed.is_set():
+            raise ProbeError("not connected to the box")
+        return await self.client.request(kind, **params)
+
     def retry_now(self):
         self._retry_now.set()
 

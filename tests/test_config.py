@@ -1,0 +1,77 @@
+import os
+
+import pytest
+
+from tui.config import Config, ConfigError, config_path
+
+
+def write(tmp_path, text):
+    p = tmp_path / "config.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_no_config_at_all_gives_defaults(tmp_path):
+    cfg = Config.load(str(tmp_path / "missing.toml"))
+    h = cfg.host("anything")
+    assert h.rate is None and h.currency == "CNY" and h.granularity == "second"
+    assert h.autostop.allowed is False  # nothing is ever stopped unless opted in
+    assert cfg.problems == []
+
+
+def test_host_values_override_defaults(tmp_path):
+    cfg = Config.load(write(tmp_path, """
+[defaults]
+currency = "USD"
+budget_session = 20
+[hosts.mybox]
+rate = 2.58
+granularity = "hour"
+[hosts.mybox.autostop]
+allowed = true
+idle_minutes = 45
+"""))
+    h = cfg.host("mybox")
+    assert (h.rate, h.currency, h.granularity, h.budget_session) == (2.58, "USD", "hour", 20)
+    assert h.autostop.allowed and h.autostop.idle_minutes == 45
+    assert cfg.host("other").rate is None
+
+
+def test_broken_toml_is_reported_and_never_overwritten(tmp_path):
+    path = write(tmp_path, "[hosts.mybox\nrate = = 3\n")
+    cfg = Config.load(path)
+    assert cfg.broken and "not valid TOML" in cfg.problems[0] and path in cfg.problems[0]
+    assert cfg.host("mybox").rate is None
+    with pytest.raises(ConfigError, match="will not overwrite"):
+        cfg.set_host_values("mybox", rate=1.0)
+    assert open(path).read() == "[hosts.mybox\nrate = = 3\n"
+
+
+def test_wrong_types_are_named_one_by_one(tmp_path):
+    cfg = Config.load(write(tmp_path, """
+[hosts.b]
+rate = "cheap"
+granularity = "fortnight"
+gpus = true
+start = "yesterday"
+colour = "blue"
+"""))
+    h = cfg.host("b")
+    assert h.rate is None and h.granularity == "second" and h.gpus is None and h.start is None
+    text = "\n".join(cfg.problems)
+    for word in ("hosts.b.rate: expected a number", "fortnight", "hosts.b.gpus", "yesterday",
+                 "unknown setting 'colour'"):
+        assert word in text
+
+
+def test_rate_entered_in_the_app_is_remembered(tmp_path):
+    path = write(tmp_path, "[defaults]\ncurrency = 'USD'\n")
+    cfg = Config.load(path)
+    cfg.set_host_values("my box", rate=1.5, granularity="minute")
+    again = Config.load(path)
+    assert again.host("my box").rate == 1.5 and again.host("my box").granularity == "minute"
+    assert again.host("my box").currency == "USD"
+
+
+def test_default_location_follows_the_seam(isolated_dirs):
+    assert config_path().startswith(str(isolated_dirs))

@@ -1,0 +1,129 @@
+"""Billing math: plain functions (facts in, figures out), unit-tested table by table."""
+
+import collections
+import math
+
+GRANULARITY_SECONDS = {"second": 1, "minute": 60, "hour": 3600}
+BUDGET_LEVELS = (0.5, 0.8, 1.0)
+
+CURRENCY_SYMBOLS = {
+    "CNY": "¥", "RMB": "¥", "JPY": "¥", "USD": "$", "EUR": "€", "GBP": "£", "KRW": "₩",
+    "INR": "₹", "HKD": "HK$", "SGD": "S$", "AUD": "A$", "CAD": "C$",
+}
+NO_DECIMALS = {"JPY", "KRW"}
+
+
+def billable_seconds(elapsed, granularity="second"):
+    """Seconds the provider bills for `elapsed` seconds: rounded up to the unit.
+
+    "hour" is per *started* hour: 61 minutes bill as 2 hours.
+    """
+    unit = GRANULARITY_SECONDS[granularity]
+    if elapsed is None or elapsed <= 0:
+        return 0
+    # the epsilon keeps exact multiples (3600.0000001 from float math) in their unit
+    return math.ceil(elapsed / unit - 1e-9) * unit
+
+
+def cost_for(elapsed, rate_per_hour, granularity="second"):
+    """Money for `elapsed` seconds at `rate_per_hour`; None when no rate is known."""
+    if rate_per_hour is None:
+        return None
+    return billable_seconds(elapsed, granularity) / 3600.0 * rate_per_hour
+
+
+def format_money(amount, currency="CNY"):
+    """'¥12.40', '$3.20', '€0.05', '¥1,234' for JPY, '12.40 XYZ' for unknown codes."""
+    if amount is None:
+        return "—"
+    code = (currency or "").upper()
+    digits = 0 if code in NO_DECIMALS else 2
+    text = "{:,.{}f}".format(abs(amount), digits)
+    sign = "-" if amount < 0 and float(text.replace(",", "")) != 0 else ""
+    if code in CURRENCY_SYMBOLS:
+        return sign + CURRENCY_SYMBOLS[code] + text
+    return "%s%s %s" % (sign, text, code or "")
+
+
+def gpus_idle(utils, compute_procs, threshold=5.0):
+    """All GPUs below the threshold and no compute process: money spent for nothing.
+
+    A box without GPUs is never "GPU idle" (there is no GPU to waste).
+    """
+    utils = list(utils)
+    if not utils:
+        return False
+    if any(u is None for u in utils):
+        return False  # unknown is not idle: never accuse on missing data
+    return all(u < threshold for u in utils) and compute_procs == 0
+
+
+class IdleMeter:
+    """Idle GPU seconds from a stream of samples, robust to reconnects and backfill.
+
+    An interval between two consecutive samples counts as idle when both ends are idle.
+    Samples at or before the last one counted are ignored (backfill overlap, app
+    restarts resuming from the ledger's `idle_until`). Gaps longer than `max_gap`
+    (the daemon was not running) count as unknown, not idle.
+    """
+
+    def __init__(self, idle_seconds=0.0, idle_until=None, max_gap=10.0, window=24 * 3600):
+        self.idle_seconds = idle_seconds
+        self.last_t = idle_until
+        self.last_idle = None
+        self.max_gap = max_gap
+        self.window = window
+        self.recent = collections.deque()  # (t_end, seconds) of recent idle intervals
+
+    def add(self, t, idle):
+        if self.last_t is not None and t <= self.last_t:
+            return
+        if self.last_t is not None and self.last_idle and idle:
+            dt = t - self.last_t
+            if dt <= self.max_gap:
+                self.idle_seconds += dt
+                self.recent.append((t, dt))
+                while self.recent and self.recent[0][0] < t - self.window:
+                    self.recent.popleft()
+        self.last_t, self.last_idle = t, idle
+
+    def idle_since(self, t0):
+        """Idle seconds counted after time t0 (for "in the last 2 h")."""
+        return sum(dt for t, dt in self.recent if t > t0)
+
+
+def budget_levels_crossed(cost, budget, already=()):
+    """Budget levels (0.5, 0.8, 1.0) reached by `cost` and not yet warned about."""
+    if not budget or cost is None:
+        return []
+    return [lvl for lvl in BUDGET_LEVELS if cost >= lvl * budget and lvl not in already]
+
+
+def seconds_until_budget(cost, rate_per_hour, budget):
+    """How long until the budget is spent at this rate; 0 if spent, None if never."""
+    if not budget or cost is None or not rate_per_hour:
+        return None
+    if cost >= budget:
+        return 0.0
+    return (budget - cost) / rate_per_hour * 3600.0
+
+
+def projected_cost(start, when, rate_per_hour, granularity="second"):
+    """What the bill will be at time `when` if the box keeps running."""
+    return cost_for(max(0.0, when - start), rate_per_hour, granularity)
+
+
+def storage_cost_per_day(gb, price_per_gb_month):
+    """What keeping the data disk costs per day after the GPU is stopped (30-day month)."""
+    if gb is None or price_per_gb_month is None:
+        return None
+    return gb * price_per_gb_month / 30.0
+
+
+def session_start(config_start, instance_start, first_contact):
+    """When the billing clock starts: the user's override, else the instance's start
+    (container PID 1 / boot, reported by the probe), else the first contact."""
+    for t in (config_start, instance_start, first_contact):
+        if t:
+            return t
+    return None

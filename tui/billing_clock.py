@@ -1,0 +1,142 @@
+"""The live billing meter of one box: ties config, the probe's facts, the idle meter
+and the ledger together. The figures come from the plain functions in billing.py; the
+app only displays what `figures()` returns."""
+
+import dataclasses
+import time
+from typing import Optional
+
+from remote_probe import protocol
+from . import billing, providers
+from .config import HostConfig
+from .ledger import Ledger, LedgerError
+
+PERSIST_EVERY = 10.0  # seconds between ledger writes while live
+IDLE_RECENT = 2 * 3600  # "paid for idle GPUs in the last 2 h"
+
+
+@dataclasses.dataclass
+class Figures:
+    start: Optional[float]
+    elapsed: float
+    cost: Optional[float]
+    rate: Optional[float]
+    currency: str
+    granularity: str
+    idle_seconds: float
+    idle_cost: Optional[float]
+    idle_recent_cost: Optional[float]
+    budget: Optional[float]
+    budget_fraction: Optional[float]
+    budget_left_s: Optional[float]
+    storage_per_day: Optional[float]
+    provider: str
+    release_command: Optional[str]
+    idle_now: bool
+
+
+class BillingClock:
+    def __init__(self, host, host_cfg: HostConfig, ledger: Optional[Ledger] = None,
+                 clock=time.time):
+        self.host = host
+        self.cfg = host_cfg
+        self.ledger = ledger
+        self.clock = clock
+        self.session = None  # the ledger row
+        self.start = None
+        self.idle = billing.IdleMeter()
+        self.idle_now = False
+        self.warned = set()
+        self.preset = providers.resolve({}, host_cfg)
+        self.problem = None  # a ledger problem to show once
+        self._persisted_at = 0.0
+
+    # -- inputs ------------------------------------------------------------------
+    def on_inventory(self, inventory):
+        facts = inventory.get("host") or {}
+        self.preset = providers.resolve(facts.get("provider") or {}, self.cfg)
+        first = self.clock()
+        self.start = billing.session_start(self.cfg.start_epoch(), facts.get("instance_start"), first)
+        gpus = inventory.get("gpus") or []
+        model = gpus[0].get("name") if gpus else None
+        if self.ledger is None:
+            return
+        try:
+            self.session = self.ledger.open_session(
+                self.host, facts.get("boot_id") or "unknown", self.start, gpu_model=model,
+                gpu_count=len(gpus), provider=self.preset.name, rate=self.cfg.rate,
+                currency=self.cfg.currency, granularity=self.cfg.granularity, now=first)
+        except LedgerError as exc:
+            self.problem = str(exc)
+            return
+        # Continue the idle count where the last run of gputui left it.
+        self.idle = billing.IdleMeter(self.session.get("idle_seconds") or 0.0,
+                                      self.session.get("idle_until"))
+        if self.session.get("rate") is not None and self.cfg.rate is None:
+            self.cfg.rate = self.session["rate"]
+
+    def on_sample(self, sample):
+        if sample.get("gpu_error"):
+            return  # unknown is not idle
+        utils = [row[0] for row in sample.get("gpus", ())]
+        compute = sum(1 for row in sample.get("procs", ())
+                      if not row[5] & (protocol.PROC_GRAPHICS | protocol.PROC_FD_ONLY))
+        self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
+        self.idle.add(sample["t"], self.idle_now)
+
+    def set_rate(self, rate, currency=None, granularity=None):
+        self.cfg.rate = rate
+        if currency:
+            self.cfg.currency = currency
+        if granularity:
+            self.cfg.granularity = granularity
+        self.persist(force=True)
+
+    # -- outputs -----------------------------------------------------------------
+    def figures(self, now=None) -> Figures:
+        now = self.clock() if now is None else now
+        cfg = self.cfg
+        elapsed = max(0.0, now - self.start) if self.start else 0.0
+        cost = billing.cost_for(elapsed, cfg.rate, cfg.granularity) if self.start else None
+        idle_cost = cfg.rate * self.idle.idle_seconds / 3600.0 if cfg.rate is not None else None
+        recent = (cfg.rate * self.idle.idle_since(now - IDLE_RECENT) / 3600.0
+                  if cfg.rate is not None else None)
+        budget = cfg.budget_session
+        return Figures(
+            start=self.start, elapsed=elapsed, cost=cost, rate=cfg.rate, currency=cfg.currency,
+            granularity=cfg.granularity, idle_seconds=self.idle.idle_seconds, idle_cost=idle_cost,
+            idle_recent_cost=recent, budget=budget,
+            budget_fraction=(cost / budget) if budget and cost is not None else None,
+            budget_left_s=billing.seconds_until_budget(cost, cfg.rate, budget),
+            storage_per_day=billing.storage_cost_per_day(cfg.storage_gb, cfg.storage_price_gb_month),
+            provider=self.preset.name, release_command=self.preset.release_command,
+            idle_now=self.idle_now,
+        )
+
+    def new_budget_warnings(self, now=None):
+        """Budget levels newly crossed (each warned once per app run)."""
+        f = self.figures(now)
+        levels = billing.budget_levels_crossed(f.cost, f.budget, self.warned)
+        self.warned.update(levels)
+        return levels
+
+    def persist(self, force=False, ended_how=None, checklist=None):
+        now = self.clock()
+        if self.ledger is None or self.session is None:
+            return
+        if not force and now - self._persisted_at < PERSIST_EVERY:
+            return
+        f = self.figures(now)
+        values = dict(cost=f.cost, rate=f.rate, currency=f.currency,
+                      granularity=f.granularity, idle_seconds=f.idle_seconds,
+                      idle_until=self.idle.last_t, idle_cost=f.idle_cost, last_contact=now)
+        if ended_how:  # the session is over (released, or the user said so)
+            values["ended_how"] = ended_how
+            values["end"] = now
+        if checklist is not None:
+            values["checklist"] = checklist
+        try:
+            self.ledger.update(self.session["id"], **values)
+            self._persisted_at = now
+        except LedgerError as exc:
+            self.problem = str(exc)

@@ -1,0 +1,208 @@
+"""Per-host settings in TOML under the platform config dir (platformdirs).
+
+gputui works with no config at all. A broken file is reported with its path and the
+parser's reason, then ignored (defaults apply) and never overwritten; values of the wrong
+type are reported one by one and replaced by defaults.
+
+    [defaults]
+    currency = "CNY"
+    [hosts.mybox]
+    rate = 2.58                # per hour, for the whole box
+    granularity = "hour"       # second | minute | hour (per started hour)
+    budget_session = 50
+    release_command = "shutdown -h now"
+    [hosts.mybox.autostop]
+    allowed = true             # opt-in: the probe may run release_command
+    idle_minutes = 30
+"""
+
+import dataclasses
+import datetime
+import os
+from typing import List, Optional
+
+import platformdirs
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
+
+import tomli_w
+
+APP = "gputui"
+GRANULARITIES = ("second", "minute", "hour")
+
+
+def config_dir():
+    """The one seam tests patch (through GPUTUI_CONFIG_DIR)."""
+    return os.environ.get("GPUTUI_CONFIG_DIR") or platformdirs.user_config_dir(APP)
+
+
+def state_dir():
+    return os.environ.get("GPUTUI_STATE_DIR") or platformdirs.user_state_dir(APP)
+
+
+def config_path():
+    return os.path.join(config_dir(), "config.toml")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclasses.dataclass
+class AutostopConfig:
+    allowed: bool = False  # opt-in per host: nothing is ever stopped unless this is true
+    idle_minutes: Optional[float] = 30.0
+    deadline: Optional[str] = None  # "07:00" local time on the laptop
+    max_hours: Optional[float] = None
+    grace_seconds: float = 120.0
+    idle_threshold: Optional[float] = None
+
+
+@dataclasses.dataclass
+class HostConfig:
+    rate: Optional[float] = None  # money per hour for the box
+    currency: str = "CNY"
+    granularity: str = "second"
+    idle_threshold: float = 5.0  # % GPU utilization under which a GPU is idle
+    budget_session: Optional[float] = None
+    budget_day: Optional[float] = None
+    provider: Optional[str] = None
+    release_command: Optional[str] = None
+    persistent_paths: List[str] = dataclasses.field(default_factory=list)
+    ephemeral_paths: List[str] = dataclasses.field(default_factory=list)
+    artifact_paths: List[str] = dataclasses.field(default_factory=list)
+    storage_gb: Optional[float] = None
+    storage_price_gb_month: Optional[float] = None
+    start: Optional[str] = None  # override of the instance start (ISO 8601)
+    gpus: Optional[int] = None  # how many GPUs were rented (checked by doctor)
+    autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
+
+    def start_epoch(self):
+        if not self.start:
+            return None
+        return datetime.datetime.fromisoformat(self.start).timestamp()
+
+
+_TYPES = {
+    "rate": (int, float), "currency": str, "granularity": str, "idle_threshold": (int, float),
+    "budget_session": (int, float), "budget_day": (int, float), "provider": str,
+    "release_command": str, "persistent_paths": list, "ephemeral_paths": list,
+    "artifact_paths": list, "storage_gb": (int, float), "storage_price_gb_month": (int, float),
+    "start": str, "gpus": int,
+}
+_AUTOSTOP_TYPES = {
+    "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
+    "grace_seconds": (int, float), "idle_threshold": (int, float),
+}
+
+
+def _apply(target, table, types, where, problems):
+    for key, value in table.items():
+        if key not in types:
+            problems.append("%s: unknown setting %r (ignored)" % (where, key))
+            continue
+        if not isinstance(value, types[key]) or (types[key] is int and isinstance(value, bool)):
+            problems.append("%s.%s: expected %s, got %r (default used)"
+                            % (where, key, _type_name(types[key]), value))
+            continue
+        setattr(target, key, value)
+
+
+def _type_name(t):
+    if isinstance(t, tuple):
+        return "a number"
+    return {str: "text", list: "a list", bool: "true/false", int: "a whole number"}[t]
+
+
+def _validate(cfg, where, problems):
+    if cfg.granularity not in GRANULARITIES:
+        problems.append("%s.granularity: %r is not one of %s (using 'second')"
+                        % (where, cfg.granularity, ", ".join(GRANULARITIES)))
+        cfg.granularity = "second"
+    if cfg.rate is not None and cfg.rate < 0:
+        problems.append("%s.rate: negative rate ignored" % where)
+        cfg.rate = None
+    if cfg.start:
+        try:
+            cfg.start_epoch()
+        except ValueError:
+            problems.append("%s.start: %r is not an ISO date-time (ignored)" % (where, cfg.start))
+            cfg.start = None
+
+
+class Config:
+    """The whole file: defaults and per-host tables, plus problems found reading it."""
+
+    def __init__(self, data=None, path=None, problems=None, broken=False):
+        self.data = data or {}
+        self.path = path
+        self.problems = problems or []
+        self.broken = broken  # unreadable: never write over it
+
+    @classmethod
+    def load(cls, path=None):
+        path = path or config_path()
+        if not os.path.exists(path):
+            return cls({}, path)
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            return cls({}, path, ["%s is not valid TOML (%s); using defaults, the file is left "
+                                  "as it is" % (path, exc)], broken=True)
+        except OSError as exc:
+            return cls({}, path, ["cannot read %s: %s; using defaults" % (path, exc.strerror)],
+                       broken=True)
+        problems = []
+        for key in ("defaults", "hosts"):
+            if key in data and not isinstance(data[key], dict):
+                problems.append("%s: [%s] must be a table (ignored)" % (path, key))
+                data[key] = {}
+        return cls(data, path, problems)
+
+    def host(self, name) -> HostConfig:
+        cfg = HostConfig()
+        problems = self.problems
+        for where, table in (("defaults", self.data.get("defaults", {})),
+                             ("hosts.%s" % name, self.data.get("hosts", {}).get(name, {}))):
+            if not isinstance(table, dict):
+                continue
+            table = dict(table)
+            auto = table.pop("autostop", None)
+            _apply(cfg, table, _TYPES, where, problems)
+            if isinstance(auto, dict):
+                _apply(cfg.autostop, auto, _AUTOSTOP_TYPES, where + ".autostop", problems)
+        _validate(cfg, "hosts.%s" % name, problems)
+        # Same problem reported once even if host() is called many times.
+        self.problems = list(dict.fromkeys(problems))
+        return cfg
+
+    def set_host_values(self, name, **values):
+        """Remember values for a host (e.g. a rate typed in the app). Atomic write."""
+        if self.broken:
+            raise ConfigError("%s could not be read, so gputui will not overwrite it; fix or "
+                              "remove it first" % self.path)
+        hosts = self.data.setdefault("hosts", {})
+        table = hosts.setdefault(name, {})
+        for key, value in values.items():
+            if value is None:
+                table.pop(key, None)
+            else:
+                table[key] = value
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        tmp = self.path + ".tmp"
+        try:
+            with open(tmp, "wb") as f:
+                tomli_w.dump(self.data, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise ConfigError("cannot save %s: %s" % (self.path, exc.strerror or exc))

@@ -1,0 +1,93 @@
+"""The billing meter: time, cost, idle cost, budget, storage after release, autostop."""
+
+import datetime
+
+from rich.text import Text
+from textual.widgets import Static
+
+from .. import format as fmt
+from ..billing import format_money
+
+
+def clock_text(f):
+    """The compact meter for the status bar: '⏱ 3:12:05 ¥8.27'."""
+    t = Text()
+    t.append(" ⏱ %s " % fmt.duration(f.elapsed), style="bold")
+    if f.cost is not None:
+        t.append("%s " % format_money(f.cost, f.currency), style="bold yellow")
+    else:
+        t.append("rate? (b) ", style="dim")
+    return t
+
+
+def render_billing(f, autostop=None, now=None):
+    t = Text()
+    money = lambda v: format_money(v, f.currency)  # noqa: E731
+    if f.start:
+        started = datetime.datetime.fromtimestamp(f.start).strftime("%m-%d %H:%M")
+        t.append("since %s  " % started, style="dim")
+    t.append(fmt.duration(f.elapsed) + "\n", style="bold")
+    if f.rate is None:
+        t.append("No rate set: press ", style="yellow")
+        t.append("b", style="bold")
+        t.append(" to enter what this box costs per hour.\n", style="yellow")
+    else:
+        t.append("cost ", style="dim")
+        t.append(money(f.cost), style="bold yellow")
+        t.append("  at %s/h, per %s\n" % (money(f.rate), f.granularity), style="dim")
+        t.append("idle GPUs ", style="dim")
+        t.append(money(f.idle_cost), style="bold red" if f.idle_cost else "")
+        t.append(" (%s)" % fmt.duration(f.idle_seconds), style="dim")
+        if f.idle_recent_cost:
+            t.append("  %s in the last 2 h" % money(f.idle_recent_cost), style="red")
+        t.append("\n")
+        if f.idle_now:
+            t.append("all GPUs idle right now — you are paying for nothing\n", style="bold red")
+    if f.budget:
+        frac = f.budget_fraction or 0.0
+        t.append("budget ", style="dim")
+        t.append(fmt.bar(min(1.0, frac), 10), style=fmt.level_style(frac * 100, 50, 80))
+        t.append(" %d%% of %s" % (round(frac * 100), money(f.budget)))
+        if f.budget_left_s is not None and f.budget_left_s > 0 and now:
+            when = datetime.datetime.fromtimestamp(now + f.budget_left_s).strftime("%H:%M")
+            t.append(", runs out %s" % when, style="dim")
+        t.append("\n")
+    if f.storage_per_day is not None:
+        t.append("disk after release %s/day\n" % money(f.storage_per_day), style="dim")
+    t.append("provider ", style="dim")
+    t.append(f.provider)
+    if f.release_command:
+        t.append("  release: ", style="dim")
+        t.append(f.release_command, style="italic")
+    t.append("\n")
+    t.append_text(autostop_text(autostop))
+    t.rstrip()
+    return t
+
+
+def autostop_text(status):
+    t = Text()
+    armed = (status or {}).get("armed")
+    if not armed:
+        t.append("autostop off", style="dim")
+        t.append("  (a: arm)", style="dim")
+        return t
+    if status.get("grace_left") is not None:
+        t.append("AUTOSTOP in %ds" % status["grace_left"], style="bold reverse red")
+        t.append("  a: cancel", style="bold")
+        return t
+    parts = []
+    if armed.get("idle_seconds") is not None:
+        parts.append("idle %s (now %s)" % (fmt.duration(armed["idle_seconds"]),
+                                          fmt.duration(status.get("idle_for") or 0)))
+    if armed.get("deadline"):
+        parts.append("at %s" % datetime.datetime.fromtimestamp(armed["deadline"]).strftime("%m-%d %H:%M"))
+    t.append("autostop armed: ", style="bold green")
+    t.append(", ".join(parts))
+    return t
+
+
+class BillingPanel(Static):
+    DEFAULT_CSS = """
+    BillingPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
+    """
