@@ -185,7 +185,8 @@ class Autostop:
                    % (why, self.armed["command"], self.armed["grace"], self._path(CANCEL_SCRIPT)))
             self.notify(msg)
             return self.log("grace", reason=reason, seconds=self.armed["grace"],
-                            command=self.armed["command"], message=msg)
+                            command=self.armed["command"], message=msg,
+                            idle_since=self.idle_since)
         if action == "cancel_grace":
             self.grace_until = None
             self.notify("gputui autostop: countdown stopped, a GPU is busy again.")

@@ -154,3 +154,80 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
         await pilot.press("r")  # retry now: a second attempt happens at once
         await wait_for(pilot, lambda: "attempt 2" in app.state.conn_detail, timeout=5)
         await pilot.press("q")
+
+
+def app_with(box, scenario, tmp_path, hosts):
+    from tui.config import Config
+    from tui.ledger import Ledger
+    path = tmp_path / "config.toml"
+    import tomli_w
+    path.write_text(tomli_w.dumps({"hosts": hosts}))
+    return GputuiApp(box.target(), simulate=scenario, stop_daemon_on_exit=True,
+                     config=Config.load(str(path)), ledger=Ledger(str(tmp_path / "l.db"))), path
+
+
+async def test_rate_dialog_sets_the_meter_and_remembers_the_rate(demo_box, tmp_path):
+    from tui.config import Config
+    from tui.screens import RateScreen
+    app, path = app_with(demo_box, "idle", tmp_path, {})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        assert "No rate set" in str(app.query_one("#billing").render())
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, RateScreen))
+        await pilot.press("3", ".", "6", "0", "enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RateScreen))
+        await pilot.pause(1.2)
+        text = str(app.query_one("#billing").render())
+        assert "¥3.60/h" in text
+        # the idle 4090 costs money for nothing; the meter says so
+        assert "all GPUs idle right now" in text
+        assert "¥" in str(app.query_one("#status").render())
+        await pilot.press("q")
+    assert Config.load(str(path)).host(demo_box.target().host).rate == 3.6
+
+
+async def test_autostop_is_opt_in_per_host(demo_box, tmp_path):
+    app, path = app_with(demo_box, "idle", tmp_path, {})
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await pilot.press("a")
+        await pilot.pause(0.2)
+        texts = [n.message for n in app._notifications]
+        assert any("opt-in" in t and "allowed = true" in t and str(path) in t for t in texts)
+        await pilot.press("q")
+
+
+async def test_arming_autostop_shows_the_command_and_fires_on_the_box(demo_box, tmp_path):
+    from tui.screens import AutostopScreen
+    marker = tmp_path / "released"
+    host = demo_box.target().host
+    app, _ = app_with(demo_box, "idle", tmp_path, {host: {
+        "release_command": "touch %s" % marker, "rate": 1.0,
+        "autostop": {"allowed": True, "idle_minutes": 0.05, "grace_seconds": 1}}})
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AutostopScreen))
+        assert "touch %s" % marker in str(app.screen.query_one("#what").render())
+        await pilot.click("#arm")
+        await wait_for(pilot, lambda: (app.autostop or {}).get("armed") is not None)
+        assert "autostop armed" in str(app.query_one("#billing").render())
+        await wait_for(pilot, lambda: marker.exists(), timeout=15)
+        await wait_for(pilot, lambda: any("Autostop ran" in n.message for n in app._notifications))
+        await pilot.press("q")
+
+
+async def test_budget_warning_rings_and_notifies(demo_box, tmp_path):
+    host = demo_box.target().host
+    # the demo box started long ago (it is this machine): a tiny budget is already spent
+    app, _ = app_with(demo_box, "idle", tmp_path, {host: {"rate": 100.0, "budget_session": 0.01}})
+    bells = []
+    app.bell = lambda: bells.append(1)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await pilot.pause(1.5)
+        texts = [n.message for n in app._notifications]
+        assert any("Budget: 100% of ¥0.01" in t for t in texts)
+        assert bells
+        await pilot.press("q")

@@ -188,3 +188,15 @@ async def test_daemon_survives_ssh_drops_and_session_fills_the_gap(sshbox):
     assert drops == 3
     assert rec.states.count(session_mod.RECONNECTING) >= 3
     assert rec.seqs == list(range(rec.seqs[0], rec.seqs[0] + len(rec.seqs))), "gap in samples"
+
+
+def test_status_opens_a_billing_session_in_the_ledger(sshbox):
+    r = gputui("status", "testbox", "--json", "--simulate", "idle", *box_args(sshbox))
+    assert r.returncode == 0, r.stderr
+    bill = json.loads(r.stdout)["billing"]
+    from remote_probe import procfs
+    assert bill["start"] == procfs.pid1_start()  # the instance's start, not our connect
+    rows = json.loads(gputui("ledger", "--json").stdout)
+    assert [(row["host"], row["boot_id"]) for row in rows] == [("testbox", procfs.boot_id())]
+    gputui("status", "testbox", "--simulate", "idle", *box_args(sshbox))
+    assert len(json.loads(gputui("ledger", "--json").stdout)) == 1  # continued, not duplicated

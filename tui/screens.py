@@ -161,7 +161,7 @@ class AutostopScreen(ModalScreen):
         from textual.widgets import Input
         with Vertical():
             yield Label(Text("Arm autostop on %s" % self.host, style="bold yellow"))
-            yield Static(Text.assemble(
+            yield Static(id="what", content=Text.assemble(
                 "The probe on the box will run, as you on the box:\n\n",
                 ("  %s\n\n" % self.command, "bold"),
                 "when a condition below is met, after a %d s warning to every tmux client, "

@@ -98,6 +98,9 @@ def utilization(pattern, t, seed=0):
         if t % every < pattern.get("dip", 3):
             return int(10 + 5 * abs(_noise(seed, t)))
         return max(0, min(100, int(pattern.get("level", 93) + 5 * _noise(seed, t))))
+    if kind == "pulse":
+        # Short busy bursts (an eval job every few minutes): resets idle windows.
+        return 90 if t % pattern.get("every", 3) < pattern.get("busy", 1) else 0
     if kind == "ramp_to_idle":
         # Busy for `busy_for` seconds, then idle: for autostop and checklist scenarios.
         return 95 if t < pattern.get("busy_for", 10) else 0
