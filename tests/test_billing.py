@@ -97,3 +97,21 @@ def test_storage_and_session_start():
     assert billing.session_start(None, 1000.0, 2000.0) == 1000.0  # instance start, not connect
     assert billing.session_start(500.0, 1000.0, 2000.0) == 500.0  # the user's override
     assert billing.session_start(None, None, 2000.0) == 2000.0
+
+
+def test_next_clock_time_is_the_next_occurrence():
+    import datetime
+    now = datetime.datetime(2026, 11, 30, 23, 30).timestamp()
+    assert billing.next_clock_time("07:00", now) == datetime.datetime(2026, 12, 1, 7, 0).timestamp()
+    assert billing.next_clock_time("23:45", now) == datetime.datetime(2026, 11, 30, 23, 45).timestamp()
+    with pytest.raises(ValueError):
+        billing.next_clock_time("25:00", now)
+    with pytest.raises(ValueError):
+        billing.next_clock_time("soon", now)
+
+
+def test_cost_today_counts_only_since_midnight():
+    import datetime
+    now = datetime.datetime(2026, 11, 30, 2, 0).timestamp()
+    start = datetime.datetime(2026, 11, 29, 20, 0).timestamp()
+    assert billing.cost_today(start, now, 10.0, other_sessions_today=1.5) == pytest.approx(21.5)

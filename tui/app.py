@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from remote_probe import protocol
 from . import __version__
+from . import billing
 from .billing import format_money
 from .billing_clock import BillingClock
 from .config import Config, ConfigError
@@ -139,11 +140,12 @@ class GputuiApp(App):
     def tick(self):
         self.refresh_status()
         self.refresh_billing()
-        for level in self.billing.new_budget_warnings():
+        for kind, level, budget in self.billing.new_budget_warnings():
             self.bell()
-            self.notify("Budget: %d%% of %s spent on %s" % (
-                round(level * 100), format_money(self.host_cfg.budget_session, self.host_cfg.currency),
-                self.host_key), severity="error" if level >= 1 else "warning", timeout=20)
+            self.notify("Budget: %d%% of %s spent (%s) on %s" % (
+                round(level * 100), format_money(budget, self.host_cfg.currency),
+                "this session" if kind == "session" else "today", self.host_key),
+                severity="error" if level >= 1 else "warning", timeout=20)
         self.billing.persist()
         if self.billing.problem:
             self.notify(self.billing.problem, severity="error", timeout=20)
@@ -174,7 +176,7 @@ class GputuiApp(App):
         st = self.state
         text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
                              st.data_age(), st.inventory.get("driver"),
-                             st.inventory.get("cuda_driver"))
+                             st.inventory.get("cuda_driver"), self.billing.preset.name)
         text.append_text(clock_text(self.billing.figures()))
         self.query_one("#status", StatusBar).update(text)
 
@@ -296,10 +298,16 @@ class GputuiApp(App):
                         severity="warning", timeout=20)
             return
         answer = await self.push_screen_wait(AutostopScreen(
-            self.host_key, command, auto.idle_minutes, auto.max_hours, auto.grace_seconds))
+            self.host_key, command, auto.idle_minutes, auto.max_hours, auto.grace_seconds,
+            stop_at=auto.deadline))
         if answer is None:
             return
-        deadline = (time.time() + answer["max_hours"] * 3600) if answer["max_hours"] else None
+        deadlines = []
+        if answer["max_hours"]:
+            deadlines.append(time.time() + answer["max_hours"] * 3600)
+        if answer.get("stop_at"):
+            deadlines.append(billing.next_clock_time(answer["stop_at"], time.time()))
+        deadline = min(deadlines) if deadlines else None
         idle = answer["idle_minutes"] * 60 if answer["idle_minutes"] is not None else None
         await self._autostop_request(
             protocol.AUTOSTOP_ARM, command=command, idle_seconds=idle, deadline=deadline,

@@ -127,3 +127,31 @@ def session_start(config_start, instance_start, first_contact):
         if t:
             return t
     return None
+
+
+def next_clock_time(hhmm, now):
+    """Epoch of the next local HH:MM after `now` ("stop at 07:00"). ValueError if malformed."""
+    import datetime
+    hour, _, minute = hhmm.strip().partition(":")
+    hour, minute = int(hour), int(minute or 0)
+    if not (0 <= hour < 24 and 0 <= minute < 60):
+        raise ValueError("not a time of day: %r" % hhmm)
+    base = datetime.datetime.fromtimestamp(now)
+    target = base.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if target.timestamp() <= now:
+        target += datetime.timedelta(days=1)
+    return target.timestamp()
+
+
+def local_midnight(now):
+    import datetime
+    d = datetime.datetime.fromtimestamp(now)
+    return d.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+
+
+def cost_today(start, now, rate_per_hour, other_sessions_today=0.0):
+    """Spend since local midnight: this session's share plus other sessions' costs today."""
+    if rate_per_hour is None or start is None:
+        return None
+    since = max(start, local_midnight(now))
+    return other_sessions_today + max(0.0, now - since) / 3600.0 * rate_per_hour

@@ -29,6 +29,9 @@ class Figures:
     budget: Optional[float]
     budget_fraction: Optional[float]
     budget_left_s: Optional[float]
+    day_cost: Optional[float]
+    budget_day: Optional[float]
+    cost_in_8h: Optional[float]
     storage_per_day: Optional[float]
     provider: str
     release_command: Optional[str]
@@ -102,23 +105,37 @@ class BillingClock:
         recent = (cfg.rate * self.idle.idle_since(now - IDLE_RECENT) / 3600.0
                   if cfg.rate is not None else None)
         budget = cfg.budget_session
+        others = 0.0
+        if self.ledger is not None and self.session is not None:
+            try:
+                others = self.ledger.cost_since(billing.local_midnight(now), self.session["id"])
+            except Exception:  # noqa: BLE001 - a read problem only hides the daily figure
+                others = 0.0
+        day_cost = billing.cost_today(self.start, now, cfg.rate, others)
         return Figures(
             start=self.start, elapsed=elapsed, cost=cost, rate=cfg.rate, currency=cfg.currency,
             granularity=cfg.granularity, idle_seconds=self.idle.idle_seconds, idle_cost=idle_cost,
             idle_recent_cost=recent, budget=budget,
             budget_fraction=(cost / budget) if budget and cost is not None else None,
             budget_left_s=billing.seconds_until_budget(cost, cfg.rate, budget),
+            day_cost=day_cost, budget_day=cfg.budget_day,
+            cost_in_8h=(billing.projected_cost(self.start, now + 8 * 3600, cfg.rate, cfg.granularity)
+                        if self.start else None),
             storage_per_day=billing.storage_cost_per_day(cfg.storage_gb, cfg.storage_price_gb_month),
             provider=self.preset.name, release_command=self.preset.release_command,
             idle_now=self.idle_now,
         )
 
     def new_budget_warnings(self, now=None):
-        """Budget levels newly crossed (each warned once per app run)."""
+        """Budget levels newly crossed, as (kind, level, budget); each warned once per run."""
         f = self.figures(now)
-        levels = billing.budget_levels_crossed(f.cost, f.budget, self.warned)
-        self.warned.update(levels)
-        return levels
+        out = []
+        for kind, spent, budget in (("session", f.cost, f.budget), ("day", f.day_cost, f.budget_day)):
+            done = {lvl for k, lvl in self.warned if k == kind}
+            for level in billing.budget_levels_crossed(spent, budget, done):
+                self.warned.add((kind, level))
+                out.append((kind, level, budget))
+        return out
 
     def persist(self, force=False, ended_how=None, checklist=None):
         now = self.clock()

@@ -161,6 +161,13 @@ class Ledger:
                               (host, boot_id)).fetchone()
         return dict(row) if row else None
 
+    def cost_since(self, t0, exclude_id=None):
+        """Money recorded by sessions in contact since t0 (for the per-day budget)."""
+        row = self.db.execute(
+            "SELECT coalesce(sum(cost), 0) FROM sessions WHERE last_contact >= ? AND id IS NOT ?",
+            (t0, exclude_id)).fetchone()
+        return float(row[0])
+
     def sessions(self):
         out = []
         for row in self.db.execute("SELECT * FROM sessions ORDER BY start"):

@@ -7,6 +7,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from .billing import next_clock_time
+
 
 class HelpScreen(ModalScreen[None]):
     """Every key of the current screen, with what it does."""
@@ -152,9 +154,9 @@ class AutostopScreen(ModalScreen):
     AutostopScreen #error { color: $error; height: auto; }
     """
 
-    def __init__(self, host, command, idle_minutes, max_hours, grace_seconds):
+    def __init__(self, host, command, idle_minutes, max_hours, grace_seconds, stop_at=None):
         super().__init__()
-        self.host, self.command = host, command
+        self.host, self.command, self.stop_at = host, command, stop_at
         self.idle_minutes, self.max_hours, self.grace = idle_minutes, max_hours, grace_seconds
 
     def compose(self) -> ComposeResult:
@@ -173,6 +175,8 @@ class AutostopScreen(ModalScreen):
             yield Label("Stop after at most (hours from now, empty = no deadline):")
             yield Input(value="" if self.max_hours is None else "%g" % self.max_hours,
                         id="hours", type="number")
+            yield Label("Stop at (local time HH:MM, empty = none):")
+            yield Input(value=self.stop_at or "", id="stop_at", placeholder="07:00")
             yield Static(id="error")
             with Horizontal():
                 yield Button("Arm", id="arm", variant="warning")
@@ -187,15 +191,19 @@ class AutostopScreen(ModalScreen):
         def number(widget_id):
             raw = self.query_one(widget_id, Input).value.strip()
             return float(raw) if raw else None
+        stop_at = self.query_one("#stop_at", Input).value.strip() or None
         try:
             idle, hours = number("#idle"), number("#hours")
         except ValueError:
             self.query_one("#error", Static).update("Enter numbers, or leave a field empty.")
             return
-        if idle is None and hours is None:
+        if stop_at and not _is_clock_time(stop_at):
+            self.query_one("#error", Static).update("Stop at: a time like 07:00.")
+            return
+        if idle is None and hours is None and not stop_at:
             self.query_one("#error", Static).update("Give an idle time, a deadline, or both.")
             return
-        self.dismiss({"idle_minutes": idle, "max_hours": hours})
+        self.dismiss({"idle_minutes": idle, "max_hours": hours, "stop_at": stop_at})
 
     def action_cancel(self):
         self.dismiss(None)
@@ -220,3 +228,11 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes):
         self.dismiss(bool(yes))
+
+
+def _is_clock_time(text):
+    try:
+        next_clock_time(text, 0)
+        return True
+    except ValueError:
+        return False

@@ -52,6 +52,13 @@ def render_billing(f, autostop=None, now=None):
             when = datetime.datetime.fromtimestamp(now + f.budget_left_s).strftime("%H:%M")
             t.append(", runs out %s" % when, style="dim")
         t.append("\n")
+    if f.budget_day:
+        frac = (f.day_cost or 0.0) / f.budget_day
+        t.append("today  ", style="dim")
+        t.append(fmt.bar(min(1.0, frac), 10), style=fmt.level_style(frac * 100, 50, 80))
+        t.append(" %d%% of %s/day\n" % (round(frac * 100), money(f.budget_day)))
+    if f.rate is not None and f.cost_in_8h is not None:
+        t.append("if left running 8 h more: %s\n" % money(f.cost_in_8h), style="dim")
     if f.storage_per_day is not None:
         t.append("disk after release %s/day\n" % money(f.storage_per_day), style="dim")
     t.append("provider ", style="dim")

@@ -14,12 +14,14 @@ STATE_STYLE = {
 }
 
 
-def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None):
+def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None):
     t = Text()
     t.append(" gputui ", style="bold reverse")
     t.append(" %s " % host_label, style="bold")
     if model:
         t.append(" %s " % model, style="cyan")
+    if provider and provider != "unknown provider":
+        t.append(" %s " % provider, style="magenta")
     if driver:
         t.append(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""), style="dim")
     dot, style = STATE_STYLE.get(state, ("?", ""))
