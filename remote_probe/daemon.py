@@ -16,7 +16,9 @@ import signal
 import sys
 import time
 
-from . import __version__, protocol
+import zlib
+
+from . import __version__, protection, protocol, tmux
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .sampler import Sampler
@@ -24,9 +26,12 @@ from .sampler import Sampler
 log = logging.getLogger("gputui.probe")
 
 RING_SAMPLES = 3600  # one hour at 1 Hz, full resolution
+DOWNSAMPLE_EVERY = 30  # beyond the hour: one sample in 30, zlib-compressed...
+HISTORY_SAMPLES = 24 * 3600 // DOWNSAMPLE_EVERY  # ...for 24 h
+JOBS_EVERY = 5  # ticks between tmux / unprotected-job scans
 HUNG_CALL_TIMEOUT = 5.0  # a GPU driver call longer than this is reported as hung
 CLIENT_BUFFER_LIMIT = 4 << 20  # a client this far behind is dropped, not buffered forever
-CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop")
+CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop", "tmux", "jobs")
 
 
 def default_state_dir():
@@ -88,6 +93,11 @@ class Daemon:
         self.simulate = simulate
         self.interval = interval
         self.ring = collections.deque(maxlen=ring_size)  # (seq, encoded line)
+        # (seq, zlib(line)) every DOWNSAMPLE_EVERY samples, for the 24 h beyond the ring
+        self.history = collections.deque(maxlen=HISTORY_SAMPLES)
+        self.jobs = None  # the last tmux + unprotected-jobs scan
+        self._jobs_pending = None
+        self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self.seq = 0
         self.clients = set()
         self.started = time.time()
@@ -148,8 +158,11 @@ class Daemon:
                 sample = self._error_sample("GPU driver call hung for over %.0f s" % HUNG_CALL_TIMEOUT)
         self.seq += 1
         sample["seq"] = self.seq
+        self._attach_jobs(sample, loop)
         line = protocol.encode(sample)
         self.ring.append((self.seq, line))
+        if self.seq % DOWNSAMPLE_EVERY == 0:
+            self.history.append((self.seq, zlib.compress(line, 6)))
         self.latest = sample
         if "disks" in sample.get("host", {}):
             # Samples carry disks every few ticks; a newcomer gets the last report here.
@@ -164,6 +177,31 @@ class Daemon:
             if client.subscribed:
                 self.send_meta(client, pids)
                 self.send(client, line=line)
+
+    def _attach_jobs(self, sample, loop):
+        """Every few ticks: tmux sessions and unprotected jobs, scanned off the loop."""
+        pending = self._jobs_pending
+        if pending is not None and pending.done():
+            self._jobs_pending = None
+            try:
+                self.jobs = pending.result()
+                sample["jobs"] = self.jobs
+            except Exception:  # a scan bug must not stop sampling
+                log.exception("jobs scan failed")
+        if self.seq % JOBS_EVERY == 1 and self._jobs_pending is None:
+            gpu_pids = [row[0] for row in sample.get("procs", ())
+                        if not row[5] & protocol.PROC_HOST_PID]
+            self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
+
+    def scan_jobs(self, gpu_pids):
+        return {"tmux": tmux.status(),
+                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids)}
+
+    def backlog(self, since):
+        """Encoded samples after `since`: downsampled history, then the full-res ring."""
+        ring_first = self.ring[0][0] if self.ring else self.seq + 1
+        old = [zlib.decompress(z) for seq, z in self.history if since < seq < ring_first]
+        return old + [line for seq, line in self.ring if seq > since]
 
     def _error_sample(self, reason):
         return {"type": protocol.SAMPLE, "t": round(time.time(), 2), "gpus": [], "procs": [],
@@ -244,18 +282,23 @@ class Daemon:
             if sample is not None and "disks" not in sample.get("host", {}):
                 sample = dict(sample, host=dict(sample.get("host", {}),
                                                 disks=self.inventory.get("disks", [])))
+            jobs = self.jobs
+            if jobs is None:  # a fresh daemon: scan now rather than answer without jobs
+                jobs = await asyncio.get_running_loop().run_in_executor(
+                    self.tmux_pool, self.scan_jobs, [p for p in pids])
             self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
-                               "sample": sample, "proc_meta": self.sampler.proc_meta(pids)})
+                               "sample": sample, "proc_meta": self.sampler.proc_meta(pids),
+                               "jobs": jobs, "autostop": self.autostop.status()})
         elif kind == protocol.SUBSCRIBE:
             since = msg.get("since_seq") or 0
             if not isinstance(since, int):
                 since = 0
-            backlog = [line for seq, line in self.ring if seq > since]
+            backlog = self.backlog(since)
             self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
                                "backlog": len(backlog), "last_seq": self.seq,
                                "first_seq": self.ring[0][0] if self.ring else None,
                                "autostop": self.autostop.status(),
-                               "autostop_events": self.autostop.events()})
+                               "autostop_events": self.autostop.events(), "jobs": self.jobs})
             pids = [row[0] for row in (self.latest or {}).get("procs", ())]
             self.send_meta(client, pids)
             for line in backlog:
@@ -280,6 +323,8 @@ class Daemon:
         elif kind == protocol.AUTOSTOP_STATUS:
             self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": self.autostop.status(),
                                "events": self.autostop.events()})
+        elif kind in protocol.TMUX_REQUESTS:
+            await self.handle_tmux(client, kind, rid, msg)
         elif kind == protocol.SHUTDOWN:
             self.send(client, {"type": protocol.REPLY, "id": rid, "stopping": True})
             await client.writer.drain()
@@ -287,6 +332,46 @@ class Daemon:
         else:
             self.send(client, {"type": protocol.ERROR, "id": rid,
                                "error": "unknown request %r" % kind})
+
+    async def handle_tmux(self, client, kind, rid, msg):
+        """tmux requests run off the event loop: a slow tmux must not stall sampling."""
+        def text(key):
+            value = msg.get(key)
+            if not isinstance(value, str) or not value:
+                raise ValueError("%s: expected a non-empty string" % key)
+            return value
+
+        def work():
+            if kind == protocol.TMUX_LIST:
+                return {"tmux": tmux.status()}
+            if kind == protocol.TMUX_CAPTURE:
+                return {"text": tmux.capture(text("pane"), int(msg.get("lines") or 300))}
+            if kind == protocol.TMUX_NEW:
+                env = msg.get("env") if isinstance(msg.get("env"), dict) else None
+                return tmux.new_job(text("name"), msg.get("command") or "", msg.get("cwd"), env)
+            if kind == protocol.TMUX_INTERRUPT:
+                tmux.interrupt(text("pane"))
+            elif kind == protocol.TMUX_KILL:
+                tmux.kill_session(text("session"))
+            elif kind == protocol.TMUX_RENAME:
+                tmux.rename_session(text("session"), text("name"))
+            elif kind == protocol.TMUX_INSTALL:
+                return {"output": tmux.install()}
+            return {}
+
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(self.tmux_pool, work)
+        except tmux.TmuxMissing as exc:
+            self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc),
+                               "install": exc.install})
+            return
+        except (tmux.TmuxError, ValueError, TypeError) as exc:
+            self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc)})
+            return
+        reply = {"type": protocol.REPLY, "id": rid}
+        reply.update(result or {})
+        self.send(client, reply)
 
     # -- lifetime ---------------------------------------------------------------
     async def serve(self, sock_path):
@@ -313,6 +398,7 @@ class Daemon:
                 pass
             self.backend.close()
             self.pool.shutdown(wait=False)
+            self.tmux_pool.shutdown(wait=False)
 
 
 def run_daemon(state_dir, simulate=None, interval=1.0):

@@ -27,6 +27,15 @@ SHUTDOWN = "shutdown"  # stop the daemon (demo exit, version upgrade)
 AUTOSTOP_ARM = "autostop_arm"  # {command, idle_seconds, deadline, grace, threshold}
 AUTOSTOP_DISARM = "autostop_disarm"  # {reason}
 AUTOSTOP_STATUS = "autostop_status"
+TMUX_LIST = "tmux_list"
+TMUX_CAPTURE = "tmux_capture"  # {pane, lines}
+TMUX_NEW = "tmux_new"  # {name, command, cwd}
+TMUX_INTERRUPT = "tmux_interrupt"  # {pane}: Ctrl-C
+TMUX_KILL = "tmux_kill"  # {session}
+TMUX_RENAME = "tmux_rename"  # {session, name}
+TMUX_INSTALL = "tmux_install"
+TMUX_REQUESTS = frozenset({TMUX_LIST, TMUX_CAPTURE, TMUX_NEW, TMUX_INTERRUPT, TMUX_KILL,
+                           TMUX_RENAME, TMUX_INSTALL})
 REPLY = "reply"
 ERROR = "error"
 SAMPLE = "sample"
@@ -35,7 +44,7 @@ PROC_META = "proc_meta"  # pushed when new processes appear
 AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fires
 
 REQUEST_TYPES = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN,
-                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS})
+                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS}) | TMUX_REQUESTS
 PUSH_TYPES = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES = frozenset({REPLY, ERROR})
 

@@ -23,6 +23,8 @@ from .probe_client import ProbeError
 from .screens import AutostopScreen, ConfirmScreen, HelpScreen, HostKeyScreen, RateScreen
 from .session import FAILED, LIVE, Listener, RemoteSession
 from .state import DashboardState
+from .jobs import unprotected_advice
+from .tmux_screen import TmuxScreen, default_hand_off
 from .widgets.billing_panel import BillingPanel, clock_text, render_billing
 from .widgets.gpu_card import GpuCard
 from .widgets.host_panel import HostPanel
@@ -66,6 +68,11 @@ class _AppListener(Listener):
     def on_autostop(self, status, event=None, events=None):
         self.app.autostop_changed(status, event, events)
 
+    def on_jobs(self, jobs):
+        self.app.state.set_jobs(jobs)
+        self.app.jobs_version += 1
+        self._changed()
+
     def on_proc_meta(self, procs):
         self.app.state.add_proc_meta(procs)
 
@@ -81,6 +88,8 @@ class GputuiApp(App):
         Binding("question_mark", "help", "Help", id="help", tooltip="Show every key"),
         Binding("s", "cycle_sort", "Sort", id="sort", tooltip="Sort processes by the next column"),
         Binding("S", "reverse_sort", "Reverse", id="reverse", tooltip="Reverse the process order"),
+        Binding("t", "tmux", "tmux", id="tmux",
+                tooltip="tmux sessions on the box: new job, attach, Ctrl-C, kill, rename"),
         Binding("b", "rate", "Rate", id="rate", tooltip="Enter what this box costs per hour"),
         Binding("a", "autostop", "Autostop", id="autostop",
                 tooltip="Arm or cancel the probe's autostop (runs the release command when idle)"),
@@ -107,6 +116,10 @@ class GputuiApp(App):
         self.billing = BillingClock(self.host_key, self.host_cfg, ledger)
         self.autostop = None
         self._shown_events = set()
+        self.jobs_version = 0
+        self._jobs_shown = -1
+        # The terminal hand-off for `tmux attach`; tests replace it (suspend() needs a tty).
+        self.hand_off_terminal = default_hand_off
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python)
@@ -167,6 +180,10 @@ class GputuiApp(App):
         self.refresh_notice()
         self.refresh_gpus()
         st = self.state
+        self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
+        if isinstance(self.screen, TmuxScreen) and self._jobs_shown != self.jobs_version:
+            self._jobs_shown = self.jobs_version
+            self.screen.refresh_panes()
         self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse)
         host = dict((st.sample or {}).get("host") or {}, disks=st.disks)
         self.query_one("#host", HostPanel).show(host, st.inventory.get("host") or {},
@@ -211,6 +228,12 @@ class GputuiApp(App):
             text, kind = "✗ " + st.conn_detail + "   (r: try again, q: quit)", "error"
         elif st.conn_state != LIVE and st.conn_detail:
             text, kind = "◌ %s: %s   (r: retry now)" % (st.conn_state, st.conn_detail), "warn"
+        elif st.unprotected():
+            jobs = st.unprotected()
+            text = "⚠ " + unprotected_advice(jobs[0])
+            if len(jobs) > 1:
+                text += "  (+%d more: see t)" % (len(jobs) - 1)
+            kind = "error"
         elif st.no_gpu_reason():
             text, kind = "No GPU data: " + st.no_gpu_reason(), "warn"
         notice.set_class(text is not None, "shown")
@@ -241,6 +264,14 @@ class GputuiApp(App):
     def action_help(self):
         keys = [(self.get_key_display(b), b.description, b.tooltip) for b in self.BINDINGS]
         self.push_screen(HelpScreen(keys, ABOUT))
+
+    def action_tmux(self):
+        self._jobs_shown = self.jobs_version
+        self.push_screen(TmuxScreen())
+
+    def job_env(self):
+        """Environment for jobs started from gputui (the dataloader hook goes here)."""
+        return {}
 
     def action_cycle_sort(self):
         self.state.cycle_sort()

@@ -57,6 +57,9 @@ class Listener:
     def on_autostop(self, status, event=None, events=None):
         pass
 
+    def on_jobs(self, jobs):
+        pass
+
 
 def backoff_delay(attempt, rng=random.random):
     """Seconds before reconnect attempt N (1-based): 1, 2, 4, ... capped, with jitter."""
@@ -136,6 +139,8 @@ class RemoteSession:
                 return  # already have it (backlog overlap after a reconnect)
             self.last_seq = msg["seq"]
             self.listener.on_sample(msg)
+            if msg.get("jobs"):
+                self.listener.on_jobs(msg["jobs"])
         elif kind == protocol.PROC_META:
             self.listener.on_proc_meta(msg["procs"])
         elif kind == protocol.AUTOSTOP:
@@ -216,6 +221,8 @@ class RemoteSession:
             self.inventory = reply.get("inventory")
             if self.inventory:
                 self.listener.on_inventory(self.inventory)
+            if reply.get("jobs"):
+                self.listener.on_jobs(reply["jobs"])
             if "autostop" in reply:
                 self.listener.on_autostop(reply["autostop"], events=reply.get("autostop_events"))
         except BaseException:

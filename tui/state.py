@@ -29,6 +29,7 @@ class ProcRow:
     rss: Optional[int]
     local: bool
     host_pid: Optional[int]
+    unprotected: bool
     user: Optional[str]
     cmd: str
     elapsed: Optional[float]
@@ -72,6 +73,7 @@ class DashboardState:
         self.last_sample_at: Optional[float] = None
         self.samples_seen = 0
         self.seqs: List[int] = []  # kept short; tests read gaps from it
+        self.jobs: Optional[dict] = None  # {"tmux": {...}, "unprotected": [...]}
         self.sort_key = "gpu_mem"
         self.sort_reverse = True
 
@@ -108,6 +110,18 @@ class DashboardState:
         if len(self.proc_meta) > 5000:  # long sessions: forget the oldest
             for pid in list(self.proc_meta)[:1000]:
                 del self.proc_meta[pid]
+
+    def set_jobs(self, jobs):
+        self.jobs = jobs
+
+    def unprotected(self):
+        return (self.jobs or {}).get("unprotected") or []
+
+    def tmux_sessions(self):
+        return ((self.jobs or {}).get("tmux") or {}).get("sessions") or []
+
+    def tmux_error(self):
+        return ((self.jobs or {}).get("tmux") or {}).get("error")
 
     def set_connection(self, state, detail=""):
         self.conn_state, self.conn_detail = state, detail
@@ -147,6 +161,7 @@ class DashboardState:
         if not self.sample:
             return []
         now = self.clock()
+        unprotected = {j["pid"] for j in self.unprotected()}
         rows = []
         for raw in self.sample.get("procs", []):
             p = protocol.proc_dict(raw)
@@ -161,7 +176,7 @@ class DashboardState:
             rows.append(ProcRow(
                 pid=p["pid"], gpu=p["gpu"], gpu_mem=p["gpu_mem"], kind=p["kind"] or "?",
                 cpu=p["cpu"], rss=p["rss"], local=bool(p["local"]), host_pid=meta.get("host_pid"),
-                user=meta.get("user"), cmd=cmd,
+                unprotected=p["pid"] in unprotected, user=meta.get("user"), cmd=cmd,
                 elapsed=(now - start) if start else None,
             ))
         return sort_procs(rows, self.sort_key, self.sort_reverse)

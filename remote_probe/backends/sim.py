@@ -107,6 +107,19 @@ def utilization(pattern, t, seed=0):
     raise BackendError("unknown load pattern %r" % kind)
 
 
+def _pids_matching(marker):
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % name, "rb") as f:
+                    if marker.encode() in f.read():
+                        out.append(int(name))
+            except OSError:
+                continue
+    return sorted(out)
+
+
 class SimBackend:
     name = "sim"
 
@@ -191,6 +204,13 @@ class SimBackend:
             mem_by_gpu[gpu] = mem_by_gpu.get(gpu, 0) + used
             procs.append({"pid": proc.pid, "gpu": gpu, "kind": spec.get("kind", "C"),
                           "gpu_mem": None if spec.get("hide_mem") else used})
+        for spec in self.scenario.get("adopt", []):
+            # Real processes started elsewhere (by a test, from a login shell) whose command
+            # line carries a marker are reported as using the GPU, like NVML would.
+            for pid in _pids_matching(spec["match"]):
+                gpu = spec.get("gpu", 0)
+                procs.append({"pid": pid, "gpu": gpu, "kind": "C", "gpu_mem": spec.get("gpu_mem", 1024)})
+                mem_by_gpu[gpu] = mem_by_gpu.get(gpu, 0) + spec.get("gpu_mem", 1024)
         for spec in self.scenario.get("host_pids", []):
             # Processes NVML reports but this container cannot see (host pid namespace).
             procs.append({"pid": spec["pid"], "gpu": spec.get("gpu", 0), "kind": "C",

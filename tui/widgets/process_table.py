@@ -8,7 +8,8 @@ from ..state import PROC_COLUMNS
 
 
 def row_cells(r):
-    pid = Text(str(r.pid), style="" if r.local else "yellow")
+    pid = Text(("⚠ " if r.unprotected else "") + str(r.pid),
+               style="bold red" if r.unprotected else ("" if r.local else "yellow"))
     return (
         pid,
         r.user or ("host" if not r.local else "?"),

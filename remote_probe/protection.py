@@ -1,0 +1,91 @@
+"""Which jobs die if the SSH connection drops: tied to an SSH login terminal, not in
+tmux/screen, not nohup'd or setsid-detached."""
+
+import os
+import time
+
+from . import procfs
+
+SIGHUP_BIT = 1 << 0  # SIGHUP is signal 1 -> bit 0 of SigIgn
+MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
+LONG_RUNNING = 60.0  # seconds before a python process counts as a job
+
+
+def ancestry(pid, proc=procfs.PROC):
+    """[(pid, comm, tty_nr, sighup_ignored)] from pid up to (not including) pid 1."""
+    chain, seen = [], set()
+    while pid and pid > 1 and pid not in seen:
+        seen.add(pid)
+        stat = procfs.read_text("%s/%d/stat" % (proc, pid))
+        end = stat.rfind(")")
+        if end < 0:
+            break
+        comm = stat[stat.find("(") + 1:end]
+        fields = stat[end + 2:].split()
+        try:
+            ppid, tty_nr = int(fields[1]), int(fields[4])
+        except (IndexError, ValueError):
+            break
+        sigign = 0
+        for line in procfs.read_text("%s/%d/status" % (proc, pid)).splitlines():
+            if line.startswith("SigIgn:"):
+                sigign = int(line.split()[1], 16)
+        chain.append((pid, comm, tty_nr, bool(sigign & SIGHUP_BIT)))
+        pid = ppid
+    return chain
+
+
+def verdict(chain):
+    """(protected, reason) for a process given its ancestry. Plain function, table-tested."""
+    if not chain:
+        return True, "gone"
+    _pid, _comm, tty_nr, hup_ignored = chain[0]
+    for _p, comm, _t, _h in chain[1:]:
+        if comm.startswith(MULTIPLEXERS):
+            return True, "runs in %s" % comm.split(":")[0]
+    if hup_ignored:
+        return True, "ignores hangups (nohup)"
+    if tty_nr == 0:
+        return True, "detached from any terminal"
+    for _p, comm, _t, _h in chain[1:]:
+        if comm.startswith("sshd"):
+            return False, "will die if this SSH connection drops"
+    return True, "not started from SSH"
+
+
+def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC):
+    """pids of long-running python processes of this user (all users when root)."""
+    now = time.time() if now is None else now
+    uid = os.getuid()
+    btime = procfs.boot_time() or 0
+    out = []
+    for pid in procfs.list_pids():
+        stat = procfs.parse_pid_stat(procfs.read_text("%s/%d/stat" % (proc, pid)))
+        if stat is None:
+            continue
+        if now - (btime + stat[3] / float(procfs.CLK_TCK)) < min_age:
+            continue
+        cmd = procfs.read_cmdline(pid)
+        head = os.path.basename(cmd.split(" ", 1)[0]) if cmd else ""
+        if not head.startswith("python"):
+            continue
+        if uid != 0:
+            owner = procfs.parse_status_uid(procfs.read_text("%s/%d/status" % (proc, pid)))
+            if owner != uid:
+                continue
+        out.append(pid)
+    return out
+
+
+def unprotected_jobs(gpu_pids, own_pids=()):
+    """[{pid, cmd, gpu, reason}] for jobs that would die with the SSH connection."""
+    out = []
+    gpu_pids = set(gpu_pids)
+    for pid in sorted(gpu_pids | set(python_jobs())):
+        if pid in own_pids:
+            continue
+        protected, reason = verdict(ancestry(pid))
+        if not protected:
+            out.append({"pid": pid, "cmd": procfs.read_cmdline(pid)[:200], "gpu": pid in gpu_pids,
+                        "reason": reason})
+    return out

@@ -1,0 +1,173 @@
+"""tmux on the box: list sessions and panes, capture a pane, start/kill/rename jobs.
+
+Every call is an argv list (never a shell), and sessions and panes are targeted by their
+ids ($3, %7), so a session called `it's "mine" ☃` is just data.
+"""
+
+import os
+import shutil
+import subprocess
+
+TIMEOUT = 5.0
+SEP = "\x1f"  # unit separator: cannot appear in names typed by a user
+SHELLS = frozenset(("bash", "zsh", "sh", "dash", "fish", "ksh", "tcsh", "csh", "login", "tmux"))
+PANE_FORMAT = SEP.join((
+    "#{session_id}", "#{session_name}", "#{session_attached}", "#{session_created}",
+    "#{window_id}", "#{window_index}", "#{window_name}", "#{pane_id}", "#{pane_index}",
+    "#{pane_pid}", "#{pane_current_command}", "#{pane_current_path}", "#{pane_active}",
+    "#{pane_dead}"))
+
+
+class TmuxError(Exception):
+    """A tmux command failed; str() is tmux's own message."""
+
+
+class TmuxMissing(TmuxError):
+    def __init__(self):
+        self.install = install_command()
+        super().__init__("tmux is not installed on the box")
+
+
+def install_command():
+    """How this box could install tmux: {"argv", "can_run", "why"}."""
+    root = os.geteuid() == 0
+    for tool, argv in (("apt-get", ["apt-get", "install", "-y", "tmux"]),
+                       ("dnf", ["dnf", "install", "-y", "tmux"]),
+                       ("yum", ["yum", "install", "-y", "tmux"]),
+                       ("apk", ["apk", "add", "tmux"]),
+                       ("pacman", ["pacman", "-S", "--noconfirm", "tmux"]),
+                       ("zypper", ["zypper", "--non-interactive", "install", "tmux"])):
+        if shutil.which(tool):
+            return {"argv": argv, "can_run": root,
+                    "why": None if root else "needs root (you are not root on the box)"}
+    if shutil.which("conda"):  # works without root, into the base env
+        return {"argv": ["conda", "install", "-y", "-c", "conda-forge", "tmux"], "can_run": True,
+                "why": None}
+    return {"argv": None, "can_run": False, "why": "no known package manager on the box"}
+
+
+def _tmux():
+    path = shutil.which("tmux")
+    if not path:
+        raise TmuxMissing()
+    return path
+
+
+def run(*args, timeout=TIMEOUT):
+    try:
+        out = subprocess.run([_tmux()] + list(args), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TmuxError("tmux did not answer within %.0f s" % timeout)
+    except OSError as exc:
+        raise TmuxError("tmux could not run: %s" % exc)
+    if out.returncode != 0:
+        msg = out.stderr.decode("utf-8", "replace").strip()
+        raise TmuxError(msg or "tmux exited with %d" % out.returncode)
+    return out.stdout.decode("utf-8", "replace")
+
+
+def parse_panes(text):
+    """`list-panes -a -F PANE_FORMAT` output -> sessions with windows with panes."""
+    sessions = {}
+    for line in text.splitlines():
+        f = line.split(SEP)
+        if len(f) != 14:
+            continue
+        (sid, sname, attached, created, wid, widx, wname, pid_, pidx, ppid, cmd, path,
+         active, dead) = f
+        s = sessions.setdefault(sid, {"id": sid, "name": sname, "attached": int(attached or 0),
+                                      "created": int(created or 0), "windows": []})
+        if not s["windows"] or s["windows"][-1]["id"] != wid:
+            s["windows"].append({"id": wid, "index": int(widx), "name": wname, "panes": []})
+        s["windows"][-1]["panes"].append({
+            "id": pid_, "index": int(pidx), "pid": int(ppid or 0), "command": cmd, "path": path,
+            "active": active == "1", "dead": dead == "1",
+            "running": bool(cmd) and cmd not in SHELLS and dead != "1",
+        })
+    return list(sessions.values())
+
+
+def list_sessions():
+    """-> list of sessions; [] when tmux has no server running."""
+    try:
+        return parse_panes(run("list-panes", "-a", "-F", PANE_FORMAT))
+    except TmuxError as exc:
+        if isinstance(exc, TmuxMissing):
+            raise
+        text = str(exc)
+        if "no server running" in text or "error connecting" in text or "No such file" in text:
+            return []
+        raise
+
+
+def capture(pane_id, lines=300):
+    """The pane's recent output with its colours (ANSI escapes)."""
+    return run("capture-pane", "-p", "-e", "-J", "-t", pane_id, "-S", "-%d" % int(lines))
+
+
+def new_job(name, command, cwd=None, env=None):
+    """Start `command` in a new detached session that outlives any SSH connection.
+
+    The command is typed into the session's shell, so when it ends the pane stays with
+    its output, and attaching later shows what happened.
+    """
+    args = ["new-session", "-d", "-P", "-F", "#{session_id}" + SEP + "#{pane_id}", "-s", name]
+    if cwd:
+        args += ["-c", os.path.expanduser(cwd)]
+    for key, value in sorted((env or {}).items()):
+        args += ["-e", "%s=%s" % (key, value)]
+    sid, _, pane = run(*args).strip().partition(SEP)
+    if command:
+        run("send-keys", "-t", pane, "-l", command)
+        run("send-keys", "-t", pane, "Enter")
+    return {"session": sid, "pane": pane}
+
+
+def interrupt(pane_id):
+    run("send-keys", "-t", pane_id, "C-c")
+
+
+def kill_session(session_id):
+    run("kill-session", "-t", session_id)
+
+
+def rename_session(session_id, name):
+    run("rename-session", "-t", session_id, name)
+
+
+def install():
+    cmd = install_command()
+    if not cmd["can_run"]:
+        raise TmuxError("cannot install tmux here: %s" % cmd["why"])
+    try:
+        out = subprocess.run(cmd["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise TmuxError("installing tmux failed: %s" % exc)
+    text = out.stdout.decode("utf-8", "replace")
+    if out.returncode != 0:
+        raise TmuxError("installing tmux failed (exit %d): %s" % (out.returncode, text[-500:]))
+    return text[-2000:]
+
+
+def _add_start_times(sessions):
+    """When each pane's process started (epoch), from /proc: "how long it has run"."""
+    from . import procfs
+    btime = procfs.boot_time() or 0
+    for s in sessions:
+        for w in s["windows"]:
+            for p in w["panes"]:
+                stat = procfs.parse_pid_stat(procfs.read_text("/proc/%d/stat" % p["pid"]))
+                p["started"] = round(btime + stat[3] / float(procfs.CLK_TCK), 1) if stat else None
+    return sessions
+
+
+def status():
+    """The jobs block of a sample: sessions, or why there are none."""
+    try:
+        return {"sessions": _add_start_times(list_sessions()), "error": None}
+    except TmuxMissing as exc:
+        return {"sessions": [], "error": str(exc), "missing": True, "install": exc.install}
+    except TmuxError as exc:
+        return {"sessions": [], "error": str(exc)}

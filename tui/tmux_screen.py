@@ -1,0 +1,287 @@
+"""The tmux panel: sessions and panes on the box, a live preview, and job actions."""
+
+import subprocess
+import time
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+
+from remote_probe import protocol
+from .jobs import attach_argv, pane_rows, safe_session_name, unprotected_advice
+from .probe_client import ProbeError
+from .screens import ConfirmScreen
+
+PREVIEW_EVERY = 1.0
+COLUMNS = (("session", "SESSION"), ("window", "WINDOW"), ("pane", "PANE"),
+           ("command", "COMMAND"), ("elapsed", "RUNNING"), ("attached", "ATT"))
+
+
+def default_hand_off(app, argv):
+    """Give the real terminal to `argv` (ssh ... tmux attach) and take it back after.
+
+    Textual's suspend() cannot run headless, so tests replace this function.
+    """
+    with app.suspend():
+        return subprocess.call(argv)
+
+
+class JobScreen(ModalScreen):
+    """New job: name, working directory, command."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="job.cancel")]
+    DEFAULT_CSS = """
+    JobScreen { align: center middle; }
+    JobScreen > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    JobScreen Input { margin-bottom: 1; }
+    JobScreen #error { color: $error; height: auto; }
+    """
+
+    def __init__(self, title="New job in tmux", name="", cwd="~", command="", rename=False):
+        super().__init__()
+        self.title_text, self.rename = title, rename
+        self.values = (name, cwd, command)
+
+    def compose(self) -> ComposeResult:
+        name, cwd, command = self.values
+        with Vertical():
+            yield Label(Text(self.title_text, style="bold"))
+            yield Label("Session name:")
+            yield Input(value=name, id="name")
+            if not self.rename:
+                yield Label("Working directory on the box:")
+                yield Input(value=cwd, id="cwd")
+                yield Label("Command (runs detached; survives any disconnect):")
+                yield Input(value=command, id="command", placeholder="python train.py --epochs 90")
+            yield Static(id="error")
+            with Horizontal():
+                yield Button("OK", id="ok", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_input_submitted(self, _event):
+        self._ok()
+
+    def on_button_pressed(self, event):
+        if event.button.id == "ok":
+            self._ok()
+        else:
+            self.dismiss(None)
+
+    def _ok(self):
+        name, problem = safe_session_name(self.query_one("#name", Input).value)
+        if problem:
+            self.query_one("#error", Static).update(problem)
+            return
+        if self.rename:
+            self.dismiss({"name": name})
+            return
+        command = self.query_one("#command", Input).value.strip()
+        if not command:
+            self.query_one("#error", Static).update("what should the job run?")
+            return
+        self.dismiss({"name": name, "cwd": self.query_one("#cwd", Input).value.strip() or "~",
+                      "command": command})
+
+    def action_cancel(self):
+        self.dismiss(None)
+
+
+class TmuxScreen(Screen):
+    BINDINGS = [
+        Binding("escape,t", "app.pop_screen", "Back", id="tmux.back", tooltip="Back to the dashboard"),
+        Binding("n", "new_job", "New job", id="tmux.new", tooltip="Start a command in a new detached tmux session"),
+        Binding("enter", "attach", "Attach", id="tmux.attach", tooltip="Hand the terminal to tmux attach; detach (C-b d) to come back"),
+        Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip="Send Ctrl-C to the selected pane"),
+        Binding("k", "kill", "Kill", id="tmux.kill", tooltip="Kill the selected session"),
+        Binding("R", "rename", "Rename", id="tmux.rename", tooltip="Rename the selected session"),
+        Binding("i", "install", "Install tmux", id="tmux.install", show=False,
+                tooltip="Install tmux on the box (when it is missing)"),
+    ]
+    DEFAULT_CSS = """
+    TmuxScreen #tmux-left { width: 1fr; }
+    TmuxScreen #panes { height: 1fr; border: round $primary-darken-1; }
+    TmuxScreen #tmux-notice { height: auto; padding: 0 1; }
+    TmuxScreen #preview-box { width: 1fr; border: round $primary-darken-1; }
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.selected = None  # pane id
+        self.preview_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="tmux-notice")
+        with Horizontal():
+            with Vertical(id="tmux-left"):
+                yield DataTable(id="panes", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="preview-box"):
+                yield Static(id="preview")
+        yield Footer()
+
+    def on_mount(self):
+        table = self.query_one("#panes", DataTable)
+        for key, title in COLUMNS:
+            table.add_column(title, key=key)
+        table.border_title = "tmux sessions on %s" % self.app.state.host_label
+        self.query_one("#preview-box").border_title = "preview"
+        self.refresh_panes()
+        self.set_interval(PREVIEW_EVERY, self.refresh_preview)
+        self.refresh_preview()
+
+    # -- display -----------------------------------------------------------------
+    def refresh_panes(self):
+        st = self.app.state
+        table = self.query_one("#panes", DataTable)
+        rows = pane_rows(st.tmux_sessions(), time.time())
+        table.clear()
+        for r in rows:
+            table.add_row(r["session"], r["window"], r["pane"],
+                          Text(r["command"], style="bold" if r["running"] else "dim"),
+                          r["elapsed"], r["attached"], key=r["key"])
+        if rows:
+            keys = [r["key"] for r in rows]
+            if self.selected not in keys:
+                self.selected = keys[0]
+            table.move_cursor(row=keys.index(self.selected))
+        else:
+            self.selected = None
+        self.refresh_notice()
+
+    def refresh_notice(self):
+        st = self.app.state
+        t = Text()
+        error = st.tmux_error()
+        if error:
+            t.append("%s. " % error, style="bold yellow")
+            install = ((st.jobs or {}).get("tmux") or {}).get("install") or {}
+            if install.get("argv"):
+                t.append("Install with `%s`" % " ".join(install["argv"]))
+                t.append(" — press i" if install.get("can_run") else " (%s)" % install.get("why"),
+                         style="bold" if install.get("can_run") else "dim")
+            t.append("\n")
+        elif not st.tmux_sessions():
+            t.append("No tmux sessions on the box. Press n to start a job that survives disconnects.\n",
+                     style="dim")
+        for job in st.unprotected():
+            t.append("⚠ " + unprotected_advice(job) + "\n", style="bold red")
+        t.rstrip()
+        self.query_one("#tmux-notice", Static).update(t)
+
+    @on(DataTable.RowHighlighted)
+    def row_highlighted(self, event):
+        if event.row_key is not None and event.row_key.value != self.selected:
+            self.selected = event.row_key.value
+            self.refresh_preview()
+
+    @work(exclusive=True, group="tmux-preview", exit_on_error=False)
+    async def refresh_preview(self):
+        if self.selected is None:
+            self.query_one("#preview", Static).update(Text("(no pane)", style="dim"))
+            return
+        try:
+            reply = await self.app.session.request(protocol.TMUX_CAPTURE, pane=self.selected, lines=300)
+        except (ProbeError, Exception) as exc:  # noqa: BLE001 - shown, never raised
+            self.query_one("#preview", Static).update(Text("preview unavailable: %s" % exc, style="dim"))
+            return
+        self.preview_text = reply.get("text", "")
+        box = self.query_one("#preview-box", VerticalScroll)
+        at_bottom = box.scroll_y >= box.max_scroll_y - 1
+        self.query_one("#preview", Static).update(Text.from_ansi(self.preview_text.rstrip("\n")))
+        self.query_one("#preview-box").border_title = "preview of %s" % self.selected
+        if at_bottom:
+            box.call_after_refresh(box.scroll_end, animate=False)
+
+    # -- actions -----------------------------------------------------------------
+    def _session_of(self, pane):
+        for s in self.app.state.tmux_sessions():
+            for w in s["windows"]:
+                if any(p["id"] == pane for p in w["panes"]):
+                    return s
+        return None
+
+    async def _request(self, kind, done=None, **params):
+        try:
+            reply = await self.app.session.request(kind, **params)
+        except ProbeError as exc:
+            self.app.notify("tmux: %s" % exc, severity="error", timeout=10)
+            return None
+        except Exception as exc:  # noqa: BLE001 - e.g. a timeout: one notice
+            self.app.notify("tmux: %s" % exc, severity="error", timeout=10)
+            return None
+        if done:
+            self.app.notify(done, timeout=5)
+        await self.reload()
+        return reply
+
+    async def reload(self):
+        try:
+            reply = await self.app.session.request(protocol.TMUX_LIST)
+        except Exception:  # noqa: BLE001 - the next sample brings the list anyway
+            return
+        jobs = dict(self.app.state.jobs or {})
+        jobs["tmux"] = reply["tmux"]
+        self.app.state.set_jobs(jobs)
+        self.refresh_panes()
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_new_job(self):
+        answer = await self.app.push_screen_wait(JobScreen())
+        if answer:
+            reply = await self._request(protocol.TMUX_NEW, done="Started %s" % answer["name"],
+                                        **answer, env=self.app.job_env())
+            if reply:
+                self.selected = reply.get("pane")
+                self.refresh_panes()
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_attach(self):
+        s = self._session_of(self.selected)
+        if s is None:
+            return
+        argv = attach_argv(self.app.session.target, s["id"])
+        try:
+            code = self.app.hand_off_terminal(self.app, argv)
+        except Exception as exc:  # noqa: BLE001 - e.g. no ssh binary
+            self.app.notify("Attach failed: %s" % exc, severity="error", timeout=10)
+            return
+        if code not in (0, None):
+            self.app.notify("`%s` exited with %s" % (" ".join(argv), code), severity="warning")
+        await self.reload()
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_interrupt(self):
+        s = self._session_of(self.selected)
+        if s and await self.app.push_screen_wait(ConfirmScreen(
+                "Send Ctrl-C to pane %s of session '%s'?" % (self.selected, s["name"]))):
+            await self._request(protocol.TMUX_INTERRUPT, done="Ctrl-C sent", pane=self.selected)
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_kill(self):
+        s = self._session_of(self.selected)
+        if s and await self.app.push_screen_wait(ConfirmScreen(
+                "Kill tmux session '%s' and everything running in it?" % s["name"])):
+            await self._request(protocol.TMUX_KILL, done="Killed %s" % s["name"], session=s["id"])
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_rename(self):
+        s = self._session_of(self.selected)
+        if s is None:
+            return
+        answer = await self.app.push_screen_wait(JobScreen("Rename session", name=s["name"], rename=True))
+        if answer:
+            await self._request(protocol.TMUX_RENAME, done="Renamed to %s" % answer["name"],
+                                session=s["id"], name=answer["name"])
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_install(self):
+        install = ((self.app.state.jobs or {}).get("tmux") or {}).get("install") or {}
+        if not install.get("argv") or not install.get("can_run"):
+            return
+        if await self.app.push_screen_wait(ConfirmScreen(
+                "Run `%s` on the box?" % " ".join(install["argv"]))):
+            self.app.notify("Installing tmux…", timeout=5)
+            await self._request(protocol.TMUX_INSTALL, done="tmux installed")
