@@ -97,6 +97,7 @@ class Daemon:
         self.history = collections.deque(maxlen=HISTORY_SAMPLES)
         self.jobs = None  # the last tmux + unprotected-jobs scan
         self._jobs_pending = None
+        self._jobs_fresh = False
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self.seq = 0
         self.clients = set()
@@ -180,6 +181,9 @@ class Daemon:
 
     def _attach_jobs(self, sample, loop):
         """Every few ticks: tmux sessions and unprotected jobs, scanned off the loop."""
+        if self._jobs_fresh:
+            self._jobs_fresh = False
+            sample["jobs"] = self.jobs
         pending = self._jobs_pending
         if pending is not None and pending.done():
             self._jobs_pending = None
@@ -282,10 +286,10 @@ class Daemon:
             if sample is not None and "disks" not in sample.get("host", {}):
                 sample = dict(sample, host=dict(sample.get("host", {}),
                                                 disks=self.inventory.get("disks", [])))
-            jobs = self.jobs
-            if jobs is None:  # a fresh daemon: scan now rather than answer without jobs
-                jobs = await asyncio.get_running_loop().run_in_executor(
-                    self.tmux_pool, self.scan_jobs, [p for p in pids])
+            # a one-shot answer deserves a fresh scan, not one up to JOBS_EVERY ticks old
+            jobs = await asyncio.get_running_loop().run_in_executor(
+                self.tmux_pool, self.scan_jobs, list(pids))
+            self.jobs = jobs
             self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
                                "sample": sample, "proc_meta": self.sampler.proc_meta(pids),
                                "jobs": jobs, "autostop": self.autostop.status()})
@@ -359,9 +363,18 @@ class Daemon:
                 return {"output": tmux.install()}
             return {}
 
+        def work_then_rescan():
+            result = work()
+            if kind != protocol.TMUX_CAPTURE and kind != protocol.TMUX_LIST:
+                # the change shows in the next sample, not up to JOBS_EVERY ticks later
+                pids = [row[0] for row in (self.latest or {}).get("procs", ())]
+                self.jobs = self.scan_jobs(pids)
+                self._jobs_fresh = True
+            return result
+
         loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(self.tmux_pool, work)
+            result = await loop.run_in_executor(self.tmux_pool, work_then_rescan)
         except tmux.TmuxMissing as exc:
             self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc),
                                "install": exc.install})

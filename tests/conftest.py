@@ -76,6 +76,7 @@ UsePAM no
 AllowUsers {user}
 Subsystem sftp internal-sftp
 LogLevel VERBOSE
+SetEnv TMUX_TMPDIR={root}
 {extra_config}
 """)
     os.makedirs("/run/sshd", exist_ok=True)  # privilege separation dir on Debian
@@ -106,6 +107,8 @@ Host testbox
 
 
 def stop_sshd(box):
+    subprocess.run(["tmux", "kill-server"], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, TMUX_TMPDIR=str(box.root)))
     box.proc.terminate()
     try:
         box.proc.wait(5)

@@ -73,6 +73,9 @@ def status_json(reply, host):
         "cuda_driver": inv.get("cuda_driver"), "no_gpu_reason": inv.get("reason"),
         "gpu_error": sample.get("gpu_error"), "box": inv.get("host"),
         "gpus": gpus, "processes": procs, "host_metrics": sample.get("host"),
+        "tmux": (reply.get("jobs") or {}).get("tmux"),
+        "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
+        "autostop": reply.get("autostop"),
     }
 
 
@@ -113,6 +116,16 @@ def status_text(doc):
         elapsed = fmt.duration(now - p["start"]) if p.get("start") else "n/a"
         lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
             p["pid"], (p.get("user") or "-")[:10], p["gpu"], fmt.mib(p.get("gpu_mem")), elapsed, cmd[:80]))
+    for job in doc.get("unprotected_jobs") or []:
+        lines.append("⚠ pid %d `%s` %s" % (job["pid"], job["cmd"][:60], job["reason"]))
+    tmux = doc.get("tmux") or {}
+    if tmux.get("error"):
+        lines.append("tmux: %s" % tmux["error"])
+    for s in tmux.get("sessions") or []:
+        panes = [p for w in s["windows"] for p in w["panes"]]
+        lines.append("tmux session %-16s %d pane%s, %s%s" % (
+            s["name"], len(panes), "" if len(panes) == 1 else "s",
+            ", ".join(p["command"] for p in panes), " (attached)" if s["attached"] else ""))
     h = doc.get("host_metrics") or {}
     box = doc.get("box") or {}
     lines.append("")

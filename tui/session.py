@@ -266,8 +266,34 @@ class RemoteSession:
     def retry_now(self):
         self._retry_now.set()
 
+    async def _port_watch(self, was_down):
+        """During a backoff wait: cut it short as soon as sshd accepts again.
+
+        Probing the TCP port every 0.5 s is nearly free and gets live data back within a
+        second of the link returning instead of at the next backoff step. Not used
+        through a ProxyJump/ProxyCommand, where the port is not ours to probe.
+        """
+        try:
+            options = self.target.options()
+        except Exception:  # noqa: BLE001 - no watch, plain backoff
+            return
+        if options.tunnel or options.proxy_command:
+            return
+        while True:
+            await asyncio.sleep(0.5)
+            try:
+                _, writer = await asyncio.wait_for(
+                    asyncio.open_connection(options.host, options.port or 22), 1.0)
+                writer.close()
+                if was_down:
+                    self._retry_now.set()
+                    return
+            except (OSError, asyncio.TimeoutError):
+                was_down = True
+
     async def run(self):
         """Stay connected until close(); FatalError ends the loop in state FAILED."""
+        lost_live = False
         while not self._closing:
             try:
                 await self.open()
@@ -275,6 +301,7 @@ class RemoteSession:
                 if self._closing:
                     break
                 detail = "connection lost"
+                lost_live = True
             except FatalError as exc:
                 self._set_state(FAILED, str(exc))
                 return
@@ -282,14 +309,20 @@ class RemoteSession:
                     asyncio.TimeoutError) as exc:
                 detail = str(exc) or exc.__class__.__name__
             self.attempt += 1
-            delay = backoff_delay(self.attempt)
+            # A link that was live a moment ago gets one immediate retry (sshd restarted,
+            # Wi-Fi changed); after that, capped exponential backoff with jitter.
+            delay = 0.2 if lost_live else backoff_delay(self.attempt)
+            lost_live = False
             self._set_state(RECONNECTING, "%s - attempt %d, next in %.0fs"
                             % (detail, self.attempt, delay))
             self._retry_now.clear()
+            watcher = asyncio.ensure_future(self._port_watch(was_down=False))
             try:
                 await asyncio.wait_for(self._retry_now.wait(), delay)
             except asyncio.TimeoutError:
                 pass
+            finally:
+                watcher.cancel()
         self._set_state(CLOSED)
 
     async def close(self, stop_daemon=False):

@@ -177,6 +177,12 @@ class TmuxScreen(Screen):
             self.selected = event.row_key.value
             self.refresh_preview()
 
+    @on(DataTable.RowSelected)
+    def row_selected(self, event):
+        # enter on the table (which has focus) means attach, like the footer says
+        self.selected = event.row_key.value
+        self.action_attach()
+
     @work(exclusive=True, group="tmux-preview", exit_on_error=False)
     async def refresh_preview(self):
         if self.selected is None:
