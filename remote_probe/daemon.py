@@ -12,6 +12,7 @@ import fcntl
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -199,7 +200,8 @@ class Daemon:
 
     def scan_jobs(self, gpu_pids):
         return {"tmux": tmux.status(),
-                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids)}
+                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids),
+                "reptyr": shutil.which("reptyr") is not None}
 
     def backlog(self, since):
         """Encoded samples after `since`: downsampled history, then the full-res ring."""

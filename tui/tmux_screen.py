@@ -13,7 +13,6 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
 from .jobs import attach_argv, pane_rows, safe_session_name, unprotected_advice
-from .probe_client import ProbeError
 from .screens import ConfirmScreen
 
 PREVIEW_EVERY = 1.0
@@ -98,6 +97,8 @@ class TmuxScreen(Screen):
         Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip="Send Ctrl-C to the selected pane"),
         Binding("k", "kill", "Kill", id="tmux.kill", tooltip="Kill the selected session"),
         Binding("R", "rename", "Rename", id="tmux.rename", tooltip="Rename the selected session"),
+        Binding("m", "move", "Move into tmux", id="tmux.move", show=False,
+                tooltip="Move an unprotected job into a new tmux session with reptyr"),
         Binding("i", "install", "Install tmux", id="tmux.install", show=False,
                 tooltip="Install tmux on the box (when it is missing)"),
     ]
@@ -168,6 +169,10 @@ class TmuxScreen(Screen):
                      style="dim")
         for job in st.unprotected():
             t.append("⚠ " + unprotected_advice(job) + "\n", style="bold red")
+        if st.unprotected() and (st.jobs or {}).get("reptyr"):
+            t.append("reptyr is installed on the box: press m to move pid %d into a new tmux "
+                     "session (needs ptrace: root, or kernel.yama.ptrace_scope = 0).\n"
+                     % st.unprotected()[0]["pid"])
         t.rstrip()
         self.query_one("#tmux-notice", Static).update(t)
 
@@ -190,7 +195,7 @@ class TmuxScreen(Screen):
             return
         try:
             reply = await self.app.session.request(protocol.TMUX_CAPTURE, pane=self.selected, lines=300)
-        except (ProbeError, Exception) as exc:  # noqa: BLE001 - shown, never raised
+        except Exception as exc:  # noqa: BLE001 - shown in the preview, never raised
             self.query_one("#preview", Static).update(Text("preview unavailable: %s" % exc, style="dim"))
             return
         self.preview_text = reply.get("text", "")
@@ -212,10 +217,7 @@ class TmuxScreen(Screen):
     async def _request(self, kind, done=None, **params):
         try:
             reply = await self.app.session.request(kind, **params)
-        except ProbeError as exc:
-            self.app.notify("tmux: %s" % exc, severity="error", timeout=10)
-            return None
-        except Exception as exc:  # noqa: BLE001 - e.g. a timeout: one notice
+        except Exception as exc:  # noqa: BLE001 - refused, lost or timed out: one notice
             self.app.notify("tmux: %s" % exc, severity="error", timeout=10)
             return None
         if done:
@@ -281,6 +283,19 @@ class TmuxScreen(Screen):
         if answer:
             await self._request(protocol.TMUX_RENAME, done="Renamed to %s" % answer["name"],
                                 session=s["id"], name=answer["name"])
+
+    @work(exclusive=True, group="tmux-action")
+    async def action_move(self):
+        jobs = self.app.state.unprotected()
+        if not jobs or not (self.app.state.jobs or {}).get("reptyr"):
+            self.app.notify("Nothing to move (no unprotected job, or reptyr is not on the box)")
+            return
+        pid = jobs[0]["pid"]
+        if await self.app.push_screen_wait(ConfirmScreen(
+                "Move pid %d (`%s`) into a new tmux session with reptyr? reptyr attaches with "
+                "ptrace; the job keeps running, now safe from disconnects." % (pid, jobs[0]["cmd"][:50]))):
+            await self._request(protocol.TMUX_NEW, done="Moving pid %d into tmux" % pid,
+                                name="moved-%d" % pid, command="reptyr %d" % pid)
 
     @work(exclusive=True, group="tmux-action")
     async def action_install(self):
