@@ -19,7 +19,7 @@ import time
 
 import zlib
 
-from . import __version__, protection, protocol, tmux
+from . import __version__, dataloader, protection, protocol, tmux
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .sampler import Sampler
@@ -99,6 +99,7 @@ class Daemon:
         self.jobs = None  # the last tmux + unprotected-jobs scan
         self._jobs_pending = None
         self._jobs_fresh = False
+        self.loaders = dataloader.LoaderWatch()
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self.seq = 0
         self.clients = set()
@@ -161,6 +162,9 @@ class Daemon:
         self.seq += 1
         sample["seq"] = self.seq
         self._attach_jobs(sample, loop)
+        hooked = dataloader.read_hook_stats(dataloader.dl_dir(self.state_dir))
+        if hooked:
+            sample["dl"] = hooked
         line = protocol.encode(sample)
         self.ring.append((self.seq, line))
         if self.seq % DOWNSAMPLE_EVERY == 0:
@@ -199,7 +203,7 @@ class Daemon:
             self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
 
     def scan_jobs(self, gpu_pids):
-        return {"tmux": tmux.status(),
+        return {"tmux": tmux.status(), "loaders": self.loaders.scan(),
                 "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids),
                 "reptyr": shutil.which("reptyr") is not None}
 
@@ -353,7 +357,9 @@ class Daemon:
             if kind == protocol.TMUX_CAPTURE:
                 return {"text": tmux.capture(text("pane"), int(msg.get("lines") or 300))}
             if kind == protocol.TMUX_NEW:
-                env = msg.get("env") if isinstance(msg.get("env"), dict) else None
+                env = dict(msg.get("env")) if isinstance(msg.get("env"), dict) else {}
+                if msg.get("dlhook"):
+                    env.update(dlhook_env(self.state_dir, os.environ.get("PYTHONPATH")))
                 return tmux.new_job(text("name"), msg.get("command") or "", msg.get("cwd"), env)
             if kind == protocol.TMUX_INTERRUPT:
                 tmux.interrupt(text("pane"))
@@ -416,6 +422,35 @@ class Daemon:
             self.tmux_pool.shutdown(wait=False)
 
 
+def install_dlhook(state_dir):
+    """Copy the dataloader hook out of the zipapp to a stable path, so jobs started by
+    hand need one line: export PYTHONPATH=$HOME/.cache/gputui/dlhook${PYTHONPATH:+:$PYTHONPATH}"""
+    import pkgutil
+    target = os.path.join(state_dir, "dlhook")
+    os.makedirs(target, exist_ok=True)
+    os.makedirs(dataloader.dl_dir(state_dir), mode=0o700, exist_ok=True)
+    for name in ("sitecustomize.py", "gputui_dlhook.py"):
+        data = pkgutil.get_data("remote_probe", "dlhook_site/" + name)
+        path = os.path.join(target, name)
+        try:
+            with open(path, "rb") as f:
+                if f.read() == data:
+                    continue
+        except OSError:
+            pass
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+    return target
+
+
+def dlhook_env(state_dir, base_pythonpath=None):
+    """Environment that turns the hook on for a job gputui starts."""
+    hook = os.path.join(state_dir, "dlhook")
+    path = hook + (os.pathsep + base_pythonpath if base_pythonpath else "")
+    return {"PYTHONPATH": path, "GPUTUI_DLHOOK_DIR": dataloader.dl_dir(state_dir)}
+
+
 def run_daemon(state_dir, simulate=None, interval=1.0):
     """Entry point of ``probe daemon``. Returns an exit code."""
     rdir = runtime_dir(state_dir)
@@ -431,6 +466,10 @@ def run_daemon(state_dir, simulate=None, interval=1.0):
     lock.truncate()
     lock.write(json.dumps({"pid": os.getpid(), "started": time.time()}))
     lock.flush()
+    try:
+        install_dlhook(state_dir)
+    except OSError as exc:
+        log.warning("dataloader hook not installed: %s", exc)
     try:
         daemon = Daemon(state_dir, simulate=simulate, interval=interval)
     except BackendError as exc:

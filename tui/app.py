@@ -269,10 +269,6 @@ class GputuiApp(App):
         self._jobs_shown = self.jobs_version
         self.push_screen(TmuxScreen())
 
-    def job_env(self):
-        """Environment for jobs started from gputui (the dataloader hook goes here)."""
-        return {}
-
     def action_cycle_sort(self):
         self.state.cycle_sort()
         self.refresh_view()

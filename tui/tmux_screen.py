@@ -240,7 +240,7 @@ class TmuxScreen(Screen):
         answer = await self.app.push_screen_wait(JobScreen())
         if answer:
             reply = await self._request(protocol.TMUX_NEW, done="Started %s" % answer["name"],
-                                        **answer, env=self.app.job_env())
+                                        dlhook=True, **answer)
             if reply:
                 self.selected = reply.get("pane")
                 self.refresh_panes()

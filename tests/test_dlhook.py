@@ -1,0 +1,160 @@
+"""The DataLoader hook against a real PyTorch DataLoader (CPU torch), in subprocesses
+started exactly like a job gputui launches: the hook directory on PYTHONPATH."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from remote_probe import dataloader, daemon
+
+torch = pytest.importorskip("torch")
+
+TRAIN = r"""
+import sys, time, torch
+from torch.utils.data import DataLoader, Dataset
+
+class Slow(Dataset):
+    def __init__(self, delay): self.delay = delay
+    def __len__(self): return 10**6
+    def __getitem__(self, i):
+        if self.delay: time.sleep(self.delay)
+        return torch.zeros(8)
+
+delay, workers, step, seconds = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+loader = DataLoader(Slow(delay), batch_size=4, num_workers=workers, prefetch_factor=4 if workers else None)
+end = time.time() + seconds
+for batch in loader:
+    t = time.time()
+    while time.time() - t < step:  # "GPU" compute of the training step
+        pass
+    if time.time() > end:
+        break
+print("done", flush=True)
+"""
+
+
+@pytest.fixture
+def hook_env(tmp_path):
+    state = tmp_path / "state"
+    site = daemon.install_dlhook(str(state))
+    env = dict(os.environ)
+    env.update(daemon.dlhook_env(str(state), env.get("PYTHONPATH")))
+    return env, dataloader.dl_dir(str(state)), site
+
+
+def run_training(env, delay, workers, step=0.005, seconds=3.0):
+    script = os.path.join(os.path.dirname(env["GPUTUI_DLHOOK_DIR"]), "train.py")
+    with open(script, "w") as f:
+        f.write(TRAIN)
+    p = subprocess.Popen([sys.executable, script, str(delay), str(workers), str(step), str(seconds)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    while p.poll() is None:
+        time.sleep(0.3)
+        seen.extend(dataloader.read_hook_stats(env["GPUTUI_DLHOOK_DIR"]))
+    out, err = p.communicate()
+    assert p.returncode == 0 and "done" in out, err
+    return p.pid, seen
+
+
+def test_slow_dataset_without_workers_waits_most_of_the_time(hook_env):
+    env, directory, _ = hook_env
+    pid, seen = run_training(env, delay=0.005, workers=0)
+    last = [s for s in seen if s["pid"] == pid][-1]
+    assert last["wait_fraction"] > 0.6
+    assert last["num_workers"] == 0 and last["batches"] > 10
+    assert last["samples"] == last["batches"] * 4
+    assert last["wait_p50_ms"] >= 15  # 4 samples x 5 ms
+    assert last["samples_per_s"] and last["batches_per_s"]
+
+
+def test_slow_dataset_with_one_worker_still_starves(hook_env):
+    env, _, _ = hook_env
+    pid, seen = run_training(env, delay=0.005, workers=1)
+    last = [s for s in seen if s["pid"] == pid][-1]
+    assert last["wait_fraction"] > 0.4
+    assert last["num_workers"] == 1 and len(last["worker_pids"]) == 1
+
+
+def test_fast_dataset_with_workers_barely_waits(hook_env):
+    env, _, _ = hook_env
+    pid, seen = run_training(env, delay=0.0, workers=2, step=0.01, seconds=4.0)
+    last = [s for s in seen if s["pid"] == pid][-1]
+    assert last["wait_fraction"] < 0.2
+    assert last["prefetch_factor"] == 4
+
+
+def test_disabled_hook_writes_nothing(hook_env):
+    env, directory, _ = hook_env
+    env = dict(env, GPUTUI_DLHOOK="0")
+    run_training(env, delay=0.0, workers=0, seconds=1.5)
+    assert not [n for n in os.listdir(directory) if n.startswith("dl-")]
+
+
+def test_stats_of_dead_processes_are_dropped(hook_env):
+    env, directory, _ = hook_env
+    pid, seen = run_training(env, delay=0.0, workers=0, seconds=1.5)
+    assert seen
+    assert dataloader.read_hook_stats(directory) == []
+    assert not os.path.exists(os.path.join(directory, "dl-%d.json" % pid))
+
+
+def test_hook_survives_a_torch_without_the_private_attributes(hook_env):
+    """A future torch that renamed everything: the hook does nothing, training runs."""
+    env, directory, site = hook_env
+    code = (
+        "import sys, types\n"
+        "m = types.ModuleType('torch.utils.data.dataloader')\n"
+        "sys.path.insert(0, %r)\n"
+        "import gputui_dlhook\n"
+        "print(gputui_dlhook.patch(m))\n"  # no _BaseDataLoaderIter: not patched
+        "class It:\n"
+        "    def __next__(self): return [1, 2]\n"
+        "m._BaseDataLoaderIter = It\n"
+        "print(gputui_dlhook.patch(m))\n"
+        "print(next(It()), next(It()))\n"  # no _num_workers, no _workers: still fine
+        "print(gputui_dlhook.snapshot()['batches'], gputui_dlhook.snapshot()['num_workers'])\n"
+    ) % site
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:4] == ["False", "True", "[1, 2] [1, 2]", "2 None"]
+
+
+def test_hook_never_imports_torch(hook_env):
+    env, _, _ = hook_env
+    out = subprocess.run([sys.executable, "-c", "import sys; print('torch' in sys.modules, "
+                          "any(type(f).__name__ == '_Finder' for f in sys.meta_path))"],
+                         stdout=subprocess.PIPE, text=True, env=env)
+    assert out.stdout.strip() == "False True"
+
+
+def test_outside_view_finds_real_workers(hook_env):
+    env, _, _ = hook_env
+    script = os.path.join(os.path.dirname(env["GPUTUI_DLHOOK_DIR"]), "train.py")
+    with open(script, "w") as f:
+        f.write(TRAIN)
+    p = subprocess.Popen([sys.executable, script, "0.002", "2", "0.01", "6"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        watch = dataloader.LoaderWatch()
+        found = None
+        end = time.time() + 20
+        while time.time() < end and not found:
+            time.sleep(0.5)
+            view = watch.scan()
+            found = [t for t in view["trainers"] if t["pid"] == p.pid]
+        assert found and len(found[0]["workers"]) == 2
+        comms = {open("/proc/%d/comm" % w["pid"]).read().strip() for w in found[0]["workers"]}
+        assert comms == {"pt_data_worker"}
+        time.sleep(1)
+        view = watch.scan()
+        workers = [t for t in view["trainers"] if t["pid"] == p.pid][0]["workers"]
+        assert all(w["cpu"] is not None for w in workers)
+    finally:
+        p.kill()
+        p.wait()
