@@ -27,7 +27,10 @@ from .jobs import unprotected_advice
 from .tmux_screen import TmuxScreen, default_hand_off
 from .widgets.billing_panel import BillingPanel, clock_text, render_billing
 from .widgets.gpu_card import GpuCard
+from .diagnosis import orphaned_workers
+from .state import loader_views
 from .widgets.host_panel import HostPanel
+from .widgets.loader_panel import LoaderPanel
 from .widgets.process_table import ProcessTable
 from .widgets.status_bar import StatusBar, render_status
 
@@ -133,6 +136,7 @@ class GputuiApp(App):
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield VerticalScroll(id="gpus")
+                yield LoaderPanel(id="loaders")
                 yield ProcessTable(id="procs")
             with VerticalScroll(id="right"):
                 yield BillingPanel(id="billing")
@@ -143,6 +147,7 @@ class GputuiApp(App):
         self.query_one("#procs", ProcessTable).border_title = "GPU processes"
         self.query_one("#host", HostPanel).border_title = "Host"
         self.query_one("#billing", BillingPanel).border_title = "Billing"
+        self.query_one("#loaders", LoaderPanel).border_title = "DataLoaders"
         for notice in self.startup_notices:
             self.notify(notice, severity="warning", timeout=15)
         self.refresh_view()
@@ -181,6 +186,8 @@ class GputuiApp(App):
         self.refresh_gpus()
         st = self.state
         self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
+        orphans = orphaned_workers(((st.jobs or {}).get("loaders") or {}).get("orphans") or [])
+        self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans)
         if isinstance(self.screen, TmuxScreen) and self._jobs_shown != self.jobs_version:
             self._jobs_shown = self.jobs_version
             self.screen.refresh_panes()

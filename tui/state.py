@@ -73,7 +73,9 @@ class DashboardState:
         self.last_sample_at: Optional[float] = None
         self.samples_seen = 0
         self.seqs: List[int] = []  # kept short; tests read gaps from it
-        self.jobs: Optional[dict] = None  # {"tmux": {...}, "unprotected": [...]}
+        self.jobs: Optional[dict] = None  # {"tmux": {...}, "unprotected": [...], "loaders": {...}}
+        self.dl: Dict[int, dict] = {}  # hook stats by trainer pid (latest)
+        self.dl_history: Dict[int, collections.deque] = {}  # wait fraction history by pid
         self.sort_key = "gpu_mem"
         self.sort_reverse = True
 
@@ -98,6 +100,17 @@ class DashboardState:
             used = g.get("mem_used")
             self.mem_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(
                 100.0 * used / total if used is not None and total else 0)
+        if "dl" in sample or sample.get("gpus") is not None:
+            seen = set()
+            for st in sample.get("dl", ()):
+                pid = st["pid"]
+                seen.add(pid)
+                self.dl[pid] = st
+                self.dl_history.setdefault(pid, collections.deque(maxlen=HISTORY)).append(
+                    st.get("wait_fraction") or 0.0)
+            for pid in list(self.dl):
+                if pid not in seen:
+                    del self.dl[pid]
         host = sample.get("host") or {}
         if "disks" in host:
             self.disks = host["disks"]
@@ -192,3 +205,33 @@ class DashboardState:
         else:
             self.sort_key = key
             self.sort_reverse = key in ("gpu_mem", "cpu", "rss", "elapsed")
+
+
+def loader_views(state):
+    """One view per training process: hook stats + outside workers + diagnosis."""
+    from .diagnosis import LoaderFacts, diagnose
+    loaders = (state.jobs or {}).get("loaders") or {}
+    outside = {t["pid"]: t["workers"] for t in loaders.get("trainers", ())}
+    gpu_of = {}
+    for raw in (state.sample or {}).get("procs", ()):
+        gpu_of.setdefault(raw[0], raw[1])
+    host = (state.sample or {}).get("host") or {}
+    facts_host = (state.inventory.get("host") or {})
+    ncpu = facts_host.get("cpu_limit") or facts_host.get("ncpu")
+    views = []
+    for pid in sorted(set(state.dl) | set(outside)):
+        st = state.dl.get(pid, {})
+        workers = outside.get(pid, [])
+        gpu = gpu_of.get(pid)
+        util = list(state.gpu_history.get(gpu, ()))[-30:] if gpu is not None else []
+        facts = LoaderFacts(
+            wait_fraction=st.get("wait_fraction"), num_workers=st.get("num_workers", len(workers) if workers else None),
+            gpu_util=util, worker_cpu=[w.get("cpu") for w in workers],
+            worker_states=[w.get("state") or "?" for w in workers], ncpu=ncpu, box_cpu=host.get("cpu"),
+            disk_busy=(loaders.get("disk") or {}).get("busy"),
+            io_pressure=(loaders.get("psi") or {}).get("io"), pin_memory=st.get("pin_memory"))
+        meta = state.proc_meta.get(pid, {})
+        views.append({"pid": pid, "stats": st, "workers": workers, "gpu": gpu,
+                      "cmd": short_cmd(meta.get("cmd") or ""), "wait_history": list(state.dl_history.get(pid, ())),
+                      "gpu_history": util, "diagnosis": diagnose(facts)})
+    return views

@@ -1,0 +1,63 @@
+"""Dataloader stats per training process, with the starvation diagnosis."""
+
+from rich.text import Text
+from textual.widgets import Static
+
+from .. import format as fmt
+
+VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
+
+
+def render_loaders(views, orphans=(), width=80):
+    t = Text()
+    for v in views:
+        st = v["stats"]
+        t.append("pid %d " % v["pid"], style="bold")
+        if v["cmd"]:
+            t.append(v["cmd"][:40] + " ", style="cyan")
+        if v["gpu"] is not None:
+            t.append("GPU %d " % v["gpu"], style="dim")
+        if st:
+            t.append(" %s batch/s  %s samples/s  " % (fmt.na(st.get("batches_per_s"), "%.1f"),
+                                                      fmt.na(st.get("samples_per_s"), "%.0f")))
+            wf = st.get("wait_fraction")
+            t.append("waiting %s" % fmt.pct(None if wf is None else wf * 100),
+                     style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
+            t.append("  p50 %s p95 %s max %s ms" % (fmt.na(st.get("wait_p50_ms"), "%.0f"),
+                                                    fmt.na(st.get("wait_p95_ms"), "%.0f"),
+                                                    fmt.na(st.get("wait_max_ms"), "%.0f")), style="dim")
+            t.append("\n  num_workers=%s pin_memory=%s prefetch_factor=%s persistent_workers=%s" % (
+                st.get("num_workers"), st.get("pin_memory"), st.get("prefetch_factor"),
+                st.get("persistent_workers")), style="dim")
+        t.append("\n")
+        if v["workers"]:
+            t.append("  workers: " + "  ".join(
+                "%d %s%% %s" % (w["pid"], fmt.na(w.get("cpu"), "%.0f"), w.get("state") or "?")
+                for w in v["workers"][:12]) + "\n", style="dim")
+        if v["wait_history"]:
+            half = max(10, (width - 16) // 2)
+            t.append("  wait ", style="dim")
+            t.append(fmt.graph([x * 100 for x in v["wait_history"]], half, 1)[0], style="red")
+            if v["gpu_history"]:
+                t.append("  gpu ", style="dim")
+                t.append(fmt.graph(v["gpu_history"], half, 1)[0], style="green")
+            t.append("\n")
+        d = v["diagnosis"]
+        t.append("  → " + d.line + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
+    for o in orphans:
+        t.append("orphaned DataLoader worker pid %d (trainer gone) holds %s%% CPU, %s\n" % (
+            o["pid"], fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
+    t.rstrip()
+    return t
+
+
+class LoaderPanel(Static):
+    DEFAULT_CSS = """
+    LoaderPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: 14; display: none; }
+    LoaderPanel.shown { display: block; }
+    """
+
+    def show(self, views, orphans):
+        self.set_class(bool(views or orphans), "shown")
+        if views or orphans:
+            self.update(render_loaders(views, orphans, max(40, self.size.width - 4)))
