@@ -333,6 +333,8 @@ class Daemon:
         elif kind == protocol.AUTOSTOP_STATUS:
             self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": self.autostop.status(),
                                "events": self.autostop.events()})
+        elif kind == protocol.PREFLIGHT:
+            asyncio.ensure_future(self.preflight(client, rid, msg))
         elif kind in protocol.TMUX_REQUESTS:
             await self.handle_tmux(client, kind, rid, msg)
         elif kind == protocol.SHUTDOWN:
@@ -342,6 +344,24 @@ class Daemon:
         else:
             self.send(client, {"type": protocol.ERROR, "id": rid,
                                "error": "unknown request %r" % kind})
+
+    async def preflight(self, client, rid, msg):
+        """Slow (a matmul per GPU): runs in its own thread, the connection stays live."""
+        from . import preflight
+        urls = msg.get("urls")
+        if not (isinstance(urls, list) and all(isinstance(u, str) for u in urls)):
+            urls = list(preflight.DEFAULT_URLS)
+        python = msg.get("python") if isinstance(msg.get("python"), str) else None
+        loop = asyncio.get_running_loop()
+        try:
+            facts = await loop.run_in_executor(
+                None, lambda: preflight.collect(python, bool(msg.get("smoke", True)), urls))
+        except Exception as exc:  # a bug in a check: say so, keep the daemon
+            log.exception("preflight failed")
+            self.send(client, {"type": protocol.ERROR, "id": rid, "error": "preflight failed: %s" % exc})
+            return
+        facts["inventory"] = self.inventory
+        self.send(client, {"type": protocol.REPLY, "id": rid, "facts": facts})
 
     async def handle_tmux(self, client, kind, rid, msg):
         """tmux requests run off the event loop: a slow tmux must not stall sampling."""

@@ -27,6 +27,7 @@ SHUTDOWN = "shutdown"  # stop the daemon (demo exit, version upgrade)
 AUTOSTOP_ARM = "autostop_arm"  # {command, idle_seconds, deadline, grace, threshold}
 AUTOSTOP_DISARM = "autostop_disarm"  # {reason}
 AUTOSTOP_STATUS = "autostop_status"
+PREFLIGHT = "preflight"  # {python, smoke, urls}: facts for `gputui doctor`
 TMUX_LIST = "tmux_list"
 TMUX_CAPTURE = "tmux_capture"  # {pane, lines}
 TMUX_NEW = "tmux_new"  # {name, command, cwd}
@@ -44,7 +45,8 @@ PROC_META = "proc_meta"  # pushed when new processes appear
 AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fires
 
 REQUEST_TYPES = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN,
-                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS}) | TMUX_REQUESTS
+                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
+                           PREFLIGHT}) | TMUX_REQUESTS
 PUSH_TYPES = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES = frozenset({REPLY, ERROR})
 

@@ -231,3 +231,20 @@ async def test_budget_warning_rings_and_notifies(demo_box, tmp_path):
         assert any("Budget: 100% of ¥0.01" in t for t in texts)
         assert bells
         await pilot.press("q")
+
+
+async def test_preflight_runs_after_connect_and_on_d(demo_box, tmp_path):
+    from tui.doctor_screen import DoctorScreen
+    app, _ = app_with(demo_box, "a100x2", tmp_path, {demo_box.target().host: {
+        "gpus": 4, "net_check_urls": ["http://127.0.0.1:9/"]}})
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.preflight_checks is not None, timeout=60)
+        assert any(n.message.startswith("Preflight:") for n in app._notifications)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, DoctorScreen))
+        await pilot.pause(0.3)
+        table = app.screen.query_one("#checks")
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        count = [r for r in rows if r[1] == "GPU count"][0]
+        assert count[0] == "✗" and "2 GPUs visible but 4 were rented" in count[2]
+        await pilot.press("escape", "q")

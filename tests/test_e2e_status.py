@@ -200,3 +200,36 @@ def test_status_opens_a_billing_session_in_the_ledger(sshbox):
     assert [(row["host"], row["boot_id"]) for row in rows] == [("testbox", procfs.boot_id())]
     gputui("status", "testbox", "--simulate", "idle", *box_args(sshbox))
     assert len(json.loads(gputui("ledger", "--json").stdout)) == 1  # continued, not duplicated
+
+
+def test_doctor_exit_codes_and_json(sshbox, isolated_dirs):
+    import http.server
+    import threading
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cfg_dir = isolated_dirs / "config"
+    cfg_dir.mkdir(exist_ok=True)
+    url = "http://127.0.0.1:%d/" % server.server_address[1]
+    (cfg_dir / "config.toml").write_text(
+        '[hosts.testbox]\ngpus = 2\npython = "%s"\nnet_check_urls = ["%s", "http://127.0.0.1:9/"]\n'
+        % (sys.executable, url))
+    try:
+        r = gputui("doctor", "testbox", "--json", "--simulate", "a100x2", *box_args(sshbox))
+        doc = json.loads(r.stdout)
+        by_name = {c["name"]: c for c in doc["checks"]}
+        # the venv's torch is a CPU build: on a box with GPUs that is a failure -> exit 2
+        assert by_name["torch build"]["verdict"] == "fail" and "+cpu" in by_name["torch build"]["reason"]
+        assert by_name["GPU count"]["verdict"] == "pass"
+        assert by_name["reach 127.0.0.1:%d" % server.server_address[1]]["verdict"] == "pass"
+        assert by_name["reach 127.0.0.1:9"]["verdict"] == "warn"
+        assert r.returncode == 2
+        # a CPU-only box says "no GPU" clearly, and still fails
+        r = gputui("doctor", "testbox", "--simulate", "cpu-only", "--no-smoke", *box_args(sshbox))
+        assert r.returncode == 2 and "no NVIDIA GPU" in r.stdout
+        # only warnings (a consumer card, a python without torch) -> exit 1
+        (cfg_dir / "config.toml").write_text(
+            '[hosts.testbox]\ngpus = 1\npython = "/usr/bin/python3"\nnet_check_urls = ["%s"]\n' % url)
+        r = gputui("doctor", "testbox", "--simulate", "idle", *box_args(sshbox))
+        assert "no torch" in r.stdout and r.returncode == 1, r.stdout
+    finally:
+        server.shutdown()

@@ -61,6 +61,7 @@ class _AppListener(Listener):
     def on_inventory(self, inventory):
         self.app.state.set_inventory(inventory)
         self.app.billing.on_inventory(inventory)
+        self.app.first_contact()
         self._changed()
 
     def on_sample(self, sample):
@@ -93,6 +94,8 @@ class GputuiApp(App):
         Binding("S", "reverse_sort", "Reverse", id="reverse", tooltip="Reverse the process order"),
         Binding("t", "tmux", "tmux", id="tmux",
                 tooltip="tmux sessions on the box: new job, attach, Ctrl-C, kill, rename"),
+        Binding("d", "doctor", "Doctor", id="doctor",
+                tooltip="Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks"),
         Binding("b", "rate", "Rate", id="rate", tooltip="Enter what this box costs per hour"),
         Binding("a", "autostop", "Autostop", id="autostop",
                 tooltip="Arm or cancel the probe's autostop (runs the release command when idle)"),
@@ -120,6 +123,8 @@ class GputuiApp(App):
         self.autostop = None
         self._shown_events = set()
         self.jobs_version = 0
+        self.preflight_checks = None
+        self._preflight_started = False
         self._jobs_shown = -1
         # The terminal hand-off for `tmux attach`; tests replace it (suspend() needs a tty).
         self.hand_off_terminal = default_hand_off
@@ -271,6 +276,41 @@ class GputuiApp(App):
     def action_help(self):
         keys = [(self.get_key_display(b), b.description, b.tooltip) for b in self.BINDINGS]
         self.push_screen(HelpScreen(keys, ABOUT))
+
+    def first_contact(self):
+        """Right after the first connect: a quick preflight (no matmul) in the background."""
+        if not self._preflight_started:
+            self._preflight_started = True
+            self.quick_preflight()
+
+    @work(exclusive=True, group="preflight", exit_on_error=False)
+    async def quick_preflight(self):
+        checks = await self.run_preflight(smoke=False)
+        if checks:
+            from .doctor_screen import summary
+            from .preflight import worst
+            verdict = worst(checks)
+            self.notify(summary(checks), severity={"pass": "information", "warn": "warning",
+                                                   "fail": "error"}[verdict], timeout=15)
+
+    async def run_preflight(self, smoke=True):
+        from .cli import doctor_request
+        from .preflight import run_checks
+        # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs
+        busy = any(r.kind == "C" for r in self.state.proc_rows())
+        try:
+            reply = await self.session.request(protocol.PREFLIGHT, timeout=240,
+                                               **doctor_request(self.host_cfg, smoke and not busy))
+        except Exception as exc:  # noqa: BLE001 - one notice, the dashboard goes on
+            self.notify("Preflight failed: %s" % exc, severity="error", timeout=10)
+            return None
+        dyn = dict(enumerate(self.state.gpus))
+        self.preflight_checks = run_checks(reply["facts"], self.host_cfg, self.billing.preset, dyn)
+        return self.preflight_checks
+
+    def action_doctor(self):
+        from .doctor_screen import DoctorScreen
+        self.push_screen(DoctorScreen())
 
     def action_tmux(self):
         self._jobs_shown = self.jobs_version

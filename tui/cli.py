@@ -37,6 +37,10 @@ def build_parser():
     p = sub.add_parser("status", help="print one snapshot of a box and exit")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser("doctor", help="preflight a freshly rented box: is it what you paid for?")
+    add_box_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--no-smoke", action="store_true", help="skip the matmul on each GPU")
     p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session")
     p.add_argument("--scenario", default="a100x2", help="simulator scenario (default a100x2)")
     sub.add_parser("scenarios", help="list the simulator scenarios")
@@ -195,6 +199,50 @@ def record_contact(host, inventory):
             "release_command": f.release_command}
 
 
+def doctor_request(host_cfg, smoke=True):
+    req = {"smoke": smoke}
+    if host_cfg.python:
+        req["python"] = host_cfg.python
+    if host_cfg.net_check_urls:
+        req["urls"] = host_cfg.net_check_urls
+    return req
+
+
+def cmd_doctor(args):
+    from .config import Config
+    from .preflight import exit_code, run_checks, worst
+    from .providers import resolve
+    cfg = Config.load()
+    host_cfg = cfg.host(args.host)
+    t0 = time.time()
+    try:
+        reply = asyncio.run(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                                     ask_trust=_terminal_trust, remote_python=args.remote_python,
+                                     preflight=doctor_request(host_cfg, not args.no_smoke)))
+    except (ssh.ConnectError, FatalError) as exc:
+        print("gputui: %s" % exc, file=sys.stderr)
+        return EXIT_CONNECT
+    except Exception as exc:  # timeouts and probe errors: one line, not a traceback
+        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+        return EXIT_CONNECT
+    record_contact(args.host, reply["inventory"])
+    facts = reply["preflight"]
+    preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
+    sample = reply.get("sample") or {}
+    dyn = {i: protocol.gpu_dict(row) for i, row in enumerate(sample.get("gpus", []))}
+    checks = run_checks(facts, host_cfg, preset, dyn)
+    code = exit_code(checks)
+    if args.json:
+        print(json.dumps({"host": args.host, "verdict": worst(checks), "seconds": round(time.time() - t0, 1),
+                          "checks": [c.__dict__ for c in checks], "facts": facts}, indent=1))
+    else:
+        marks = {"pass": "✓", "warn": "!", "fail": "✗"}
+        for c in checks:
+            print(" %s %-28s %s" % (marks[c.verdict], c.name[:28], c.reason))
+        print("%s: %s (%.1f s)" % (args.host, worst(checks).upper(), time.time() - t0))
+    return code
+
+
 def cmd_ledger(args):
     from .ledger import Ledger, ledger_csv, ledger_table
     ledger = Ledger()
@@ -237,7 +285,7 @@ def main(argv=None):
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
-                "scenarios": cmd_scenarios, "ledger": cmd_ledger}
+                "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE

@@ -78,6 +78,10 @@ class HostConfig:
     storage_price_gb_month: Optional[float] = None
     start: Optional[str] = None  # override of the instance start (ISO 8601)
     gpus: Optional[int] = None  # how many GPUs were rented (checked by doctor)
+    python: Optional[str] = None  # the training environment's python (default: python3)
+    net_check_urls: List[str] = dataclasses.field(default_factory=list)
+    min_cores_per_gpu: float = 8.0
+    min_ram_gb_per_gpu: float = 64.0
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
 
     def start_epoch(self):
@@ -91,7 +95,8 @@ _TYPES = {
     "budget_session": (int, float), "budget_day": (int, float), "provider": str,
     "release_command": str, "persistent_paths": list, "ephemeral_paths": list,
     "artifact_paths": list, "storage_gb": (int, float), "storage_price_gb_month": (int, float),
-    "start": str, "gpus": int,
+    "start": str, "gpus": int, "python": str, "net_check_urls": list,
+    "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),

@@ -23,6 +23,7 @@ from .probe_client import ProbeClient, ProbeError
 log = logging.getLogger("gputui.session")
 
 PING_EVERY = 5.0
+PREFLIGHT_TIMEOUT = 240.0  # a matmul per GPU in the training env, each step with its own timeout
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
 
@@ -343,9 +344,11 @@ class RemoteSession:
                 pass
 
 
-async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None):
+async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None,
+                   preflight=None):
     """One-shot: connect, start the probe, return the snapshot reply
-    (inventory, sample, proc_meta)."""
+    (inventory, sample, proc_meta, jobs); with `preflight` (request params) also the
+    preflight facts under "preflight"."""
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
                             remote_python=remote_python)
     session.conn = await session._connect_ssh()
@@ -361,6 +364,10 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
             await asyncio.sleep(1.0)
             reply = await session.client.request(protocol.SNAPSHOT)
         session._note_rtt(t0)
+        if preflight is not None:
+            facts = await session.client.request(protocol.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
+                                                 **preflight)
+            reply["preflight"] = facts["facts"]
         return reply
     finally:
         await session.close()
