@@ -1,0 +1,91 @@
+"""The dataloader hook on a real GPU: a small model trained from a slow dataset with
+num_workers=0 (starved) and then with workers (fed), NVML utilization sampled alongside,
+and the diagnosis gputui would show. Writes a JSON report.
+
+    python bench/dl_gpu.py out.json      (needs a CUDA GPU and torch)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from remote_probe import daemon, dataloader  # noqa: E402
+from remote_probe.backends.nvml import NvmlBackend  # noqa: E402
+from tui.diagnosis import LoaderFacts, diagnose  # noqa: E402
+
+TRAIN = r"""
+import sys, time, torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+class Images(Dataset):
+    def __init__(self, delay): self.delay = delay
+    def __len__(self): return 10**7
+    def __getitem__(self, i):
+        t = time.perf_counter()
+        while time.perf_counter() - t < self.delay:  # decode/augment cost, CPU-bound
+            pass
+        return torch.randn(3, 64, 64), i % 10
+workers, seconds = int(sys.argv[1]), float(sys.argv[2])
+model = nn.Sequential(nn.Conv2d(3, 256, 3, padding=1), nn.ReLU(), nn.Conv2d(256, 256, 3, padding=1),
+                      nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10)).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = DataLoader(Images(0.002), batch_size=64, num_workers=workers, pin_memory=True,
+                    persistent_workers=workers > 0)
+end = time.time() + seconds
+for x, y in loader:
+    x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    torch.cuda.synchronize()
+    if time.time() > end:
+        break
+"""
+
+
+def run(workers, seconds, state):
+    env = dict(os.environ)
+    env.update(daemon.dlhook_env(state, env.get("PYTHONPATH")))
+    script = os.path.join(state, "train.py")
+    with open(script, "w") as f:
+        f.write(TRAIN)
+    nv = NvmlBackend()
+    util, stats = [], []
+    p = subprocess.Popen([sys.executable, script, str(workers), str(seconds)], env=env)
+    while p.poll() is None:
+        time.sleep(1.0)
+        gpus, _ = nv.sample()
+        util.append(gpus[0]["util"])
+        stats.extend(s for s in dataloader.read_hook_stats(dataloader.dl_dir(state)) if s["pid"] == p.pid)
+    nv.close()
+    last = stats[-1] if stats else {}
+    facts = LoaderFacts(wait_fraction=last.get("wait_fraction"), num_workers=last.get("num_workers"),
+                        gpu_util=util[-10:], ncpu=os.cpu_count(), box_cpu=None,
+                        pin_memory=last.get("pin_memory"))
+    d = diagnose(facts)
+    return {"workers": workers, "exit": p.returncode, "gpu_util": util, "last_stats": last,
+            "diagnosis": {"verdict": d.verdict, "cause": d.cause, "line": d.line}}
+
+
+def main(out):
+    state = tempfile.mkdtemp(prefix="gputui-dl-")
+    daemon.install_dlhook(state)
+    report = {"starved": run(0, 25, state), "fed": run(12, 25, state)}
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    for k, r in report.items():
+        s = r["last_stats"]
+        print("%s: workers=%d wait=%s batches/s=%s gpu util mean=%.0f%% -> %s" % (
+            k, r["workers"], s.get("wait_fraction"), s.get("batches_per_s"),
+            sum(r["gpu_util"][-10:]) / max(1, len(r["gpu_util"][-10:])), r["diagnosis"]["line"]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
