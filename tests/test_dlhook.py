@@ -158,3 +158,17 @@ def test_outside_view_finds_real_workers(hook_env):
     finally:
         p.kill()
         p.wait()
+
+
+def test_a_loop_stuck_waiting_shows_as_waiting(hook_env, monkeypatch):
+    env, directory, site = hook_env
+    monkeypatch.syspath_prepend(site)
+    import gputui_dlhook
+    monkeypatch.setattr(gputui_dlhook, "STATS", gputui_dlhook.Stats())
+    s = gputui_dlhook.STATS
+    s.first, s.batches, s.wait = 100.0, 10, 1.0
+    s.history.append((100.0, 0, 0, 0.0))
+    s.entered = 104.0  # blocked in __next__ since t=104
+    snap = gputui_dlhook.snapshot(now=110.0)
+    assert snap["waiting_now_s"] == 6.0
+    assert snap["wait_fraction"] == 0.7  # (1 s counted + 6 s ongoing) / 10 s

@@ -122,3 +122,25 @@ def test_persistent_data_disk_of_the_provider_is_checked():
                                        ("NVIDIA L40S", 46068), ("NVIDIA A10", 23028)])
 def test_spec_table(name, mem):
     assert spec_for(name)["mem_total"] == mem
+
+
+def test_facts_recorded_on_the_real_h200_pass():
+    """bench/gpu_check2.sh on the lent H200: torch 2.11+cu130, a bf16 matmul at 792 TFLOPS."""
+    with open(os.path.join(DATA, "preflight_h200.json")) as f:
+        real = json.load(f)
+    checks = run_checks(real, HostConfig(gpus=1))
+    assert worst(checks) == PASS, [(c.name, c.verdict, c.reason) for c in checks]
+    assert "80% of the NVIDIA H200 spec" in verdict_of(checks, "matmul GPU 0")[0][1]
+
+
+def test_dataloader_report_from_the_real_h200_is_diagnosed_as_starved():
+    """bench/dl_gpu.py on the H200: num_workers=0 waited 95% of the time at ~5% GPU util."""
+    from tui.diagnosis import LoaderFacts, diagnose
+    with open(os.path.join(DATA, "dl_gpu_h200.json")) as f:
+        report = json.load(f)
+    s = report["starved"]["last_stats"]
+    d = diagnose(LoaderFacts(s["wait_fraction"], s["num_workers"], report["starved"]["gpu_util"][-10:],
+                             ncpu=16, pin_memory=s["pin_memory"]))
+    assert (d.verdict, d.cause) == ("starved", "no_workers")
+    fed = report["fed"]
+    assert fed["last_stats"]["batches"] > 10 * s["batches"]  # workers fed the GPU 12x faster

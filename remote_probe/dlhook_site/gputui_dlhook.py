@@ -45,6 +45,7 @@ class Stats:
         self.batch_size = None
         self.loader = {}
         self.first = None
+        self.entered = None  # perf_counter when the loop started waiting, while it waits
         self.history = collections.deque()  # (t, batches, samples, wait)
         self.thread = None
 
@@ -85,7 +86,11 @@ def _describe(it):
 def _wrap_next(original):
     def __next__(self):
         t0 = _perf()
-        batch = original(self)
+        STATS.entered = t0
+        try:
+            batch = original(self)
+        finally:
+            STATS.entered = None
         t1 = _perf()
         try:
             s = STATS
@@ -134,6 +139,9 @@ def snapshot(now=None):
     while len(s.history) > 2 and now - s.history[0][0] > WINDOW:
         s.history.popleft()
     t0, b0, n0, w0 = s.history[0]
+    # a loop stuck waiting right now (a 30 s stall) shows as waiting, not as idle
+    entered = s.entered
+    ongoing = (now - max(entered, t0)) if entered is not None else 0.0
     span = now - t0 if now > t0 else 0.0
     if span <= 0 and s.first is not None:
         t0, b0, n0, w0, span = s.first, 0, 0, 0.0, now - s.first
@@ -145,7 +153,8 @@ def snapshot(now=None):
         "pid": os.getpid(), "t": time.time(), "batches": s.batches, "samples": s.samples,
         "batches_per_s": round((s.batches - b0) / span, 2) if span > 0 else None,
         "samples_per_s": round((s.samples - n0) / span, 1) if span > 0 else None,
-        "wait_fraction": round(min(1.0, (s.wait - w0) / span), 3) if span > 0 else None,
+        "wait_fraction": round(min(1.0, (s.wait - w0 + ongoing) / span), 3) if span > 0 else None,
+        "waiting_now_s": round(now - entered, 2) if entered is not None else 0.0,
         "wait_p50_ms": pct(0.5), "wait_p95_ms": pct(0.95),
         "wait_max_ms": round(waits[-1] * 1000, 2) if waits else None,
     }
