@@ -20,14 +20,28 @@ from . import BackendError
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
 # of CPU so the process table shows a realistic CPU column.
 WORKER = r'''
-import os, sys, time
+import json, os, sys, time
 ppid = os.getppid()
 busy = float(os.environ.get("GPUTUI_SIM_CPU", "0"))
+dl = json.loads(os.environ.get("GPUTUI_SIM_DL") or "null")  # simulated dataloader stats
+out = os.environ.get("GPUTUI_DLHOOK_DIR")
+n = 0
 while os.getppid() == ppid:
     t = time.time()
     while busy and time.time() - t < busy * 0.5:
         pass
     time.sleep(0.5 * (1 - busy))
+    n += 1
+    if dl and out and n % 2 == 0:
+        stats = dict(dl, pid=os.getpid(), t=time.time(), batches=n * 5, samples=n * 5 * dl.get("batch", 64))
+        try:
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, "dl-%d.json.tmp" % os.getpid()), "w") as f:
+                json.dump(stats, f)
+            os.replace(os.path.join(out, "dl-%d.json.tmp" % os.getpid()),
+                       os.path.join(out, "dl-%d.json" % os.getpid()))
+        except OSError:
+            pass
 '''
 
 
@@ -155,6 +169,9 @@ class SimBackend:
                     with open(script, "w") as f:
                         f.write(WORKER)
                 env = dict(os.environ, GPUTUI_SIM_CPU=str(spec.get("cpu", 0)))
+                if spec.get("dataloader") and self.state_dir:
+                    env["GPUTUI_SIM_DL"] = json.dumps(spec["dataloader"])
+                    env["GPUTUI_DLHOOK_DIR"] = os.path.join(self.state_dir, "run", "dl")
                 # Relative script name + cwd: the command line reads like a real job's.
                 proc = subprocess.Popen([sys.executable,
                                          os.path.basename(script)] + list(argv[1:]), env=env,
