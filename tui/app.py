@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker, WorkerState
 
 from remote_probe import protocol
 from . import __version__
@@ -323,6 +324,13 @@ class GputuiApp(App):
     def action_reverse_sort(self):
         self.state.sort_reverse = not self.state.sort_reverse
         self.refresh_view()
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event):
+        """One place turns a failed background action into a notice (like harlequin)."""
+        if event.state == WorkerState.ERROR and event.worker.group != "session":
+            self.notify("%s failed: %s" % (event.worker.name or "action", event.worker.error),
+                        severity="error", timeout=15)
 
     @on(DataTable.HeaderSelected)
     def sort_by_header(self, event):

@@ -134,7 +134,13 @@ class TmuxScreen(Screen):
         self.refresh_preview()
 
     # -- display -----------------------------------------------------------------
+    def is_open(self):
+        """False once the user left the screen while a request was still in flight."""
+        return self in self.app.screen_stack
+
     def refresh_panes(self):
+        if not self.is_open():
+            return  # closed while a request was in flight
         st = self.app.state
         table = self.query_one("#panes", DataTable)
         rows = pane_rows(st.tmux_sessions(), time.time())
@@ -190,6 +196,8 @@ class TmuxScreen(Screen):
 
     @work(exclusive=True, group="tmux-preview", exit_on_error=False)
     async def refresh_preview(self):
+        if not self.is_open():
+            return
         if self.selected is None:
             self.query_one("#preview", Static).update(Text("(no pane)", style="dim"))
             return
@@ -199,6 +207,8 @@ class TmuxScreen(Screen):
             self.query_one("#preview", Static).update(Text("preview unavailable: %s" % exc, style="dim"))
             return
         self.preview_text = reply.get("text", "")
+        if not self.is_open():
+            return
         box = self.query_one("#preview-box", VerticalScroll)
         at_bottom = box.scroll_y >= box.max_scroll_y - 1
         self.query_one("#preview", Static).update(Text.from_ansi(self.preview_text.rstrip("\n")))
@@ -235,7 +245,7 @@ class TmuxScreen(Screen):
         self.app.state.set_jobs(jobs)
         self.refresh_panes()
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_new_job(self):
         answer = await self.app.push_screen_wait(JobScreen())
         if answer:
@@ -245,7 +255,7 @@ class TmuxScreen(Screen):
                 self.selected = reply.get("pane")
                 self.refresh_panes()
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_attach(self):
         s = self._session_of(self.selected)
         if s is None:
@@ -260,21 +270,21 @@ class TmuxScreen(Screen):
             self.app.notify("`%s` exited with %s" % (" ".join(argv), code), severity="warning")
         await self.reload()
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_interrupt(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
                 "Send Ctrl-C to pane %s of session '%s'?" % (self.selected, s["name"]))):
             await self._request(protocol.TMUX_INTERRUPT, done="Ctrl-C sent", pane=self.selected)
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_kill(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
                 "Kill tmux session '%s' and everything running in it?" % s["name"])):
             await self._request(protocol.TMUX_KILL, done="Killed %s" % s["name"], session=s["id"])
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_rename(self):
         s = self._session_of(self.selected)
         if s is None:
@@ -284,7 +294,7 @@ class TmuxScreen(Screen):
             await self._request(protocol.TMUX_RENAME, done="Renamed to %s" % answer["name"],
                                 session=s["id"], name=answer["name"])
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_move(self):
         jobs = self.app.state.unprotected()
         if not jobs or not (self.app.state.jobs or {}).get("reptyr"):
@@ -297,7 +307,7 @@ class TmuxScreen(Screen):
             await self._request(protocol.TMUX_NEW, done="Moving pid %d into tmux" % pid,
                                 name="moved-%d" % pid, command="reptyr %d" % pid)
 
-    @work(exclusive=True, group="tmux-action")
+    @work(exclusive=True, group="tmux-action", exit_on_error=False)
     async def action_install(self):
         install = ((self.app.state.jobs or {}).get("tmux") or {}).get("install") or {}
         if not install.get("argv") or not install.get("can_run"):
