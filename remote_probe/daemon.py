@@ -335,6 +335,9 @@ class Daemon:
                                "events": self.autostop.events()})
         elif kind == protocol.PREFLIGHT:
             asyncio.ensure_future(self.preflight(client, rid, msg))
+        elif kind in (protocol.CHECKLIST, protocol.SHA256, protocol.KILL, protocol.DELETE,
+                      protocol.ENV_CAPTURE, protocol.RELEASE):
+            asyncio.ensure_future(self.checklist_request(client, kind, rid, msg))
         elif kind in protocol.TMUX_REQUESTS:
             await self.handle_tmux(client, kind, rid, msg)
         elif kind == protocol.SHUTDOWN:
@@ -362,6 +365,57 @@ class Daemon:
             return
         facts["inventory"] = self.inventory
         self.send(client, {"type": protocol.REPLY, "id": rid, "facts": facts})
+
+    async def checklist_request(self, client, kind, rid, msg):
+        """Slow or destructive work for the shutdown checklist, off the event loop.
+
+        Destructive requests only arrive after the user confirmed them in the app and
+        enabled them for the host in the config; the probe still checks the arguments.
+        """
+        from . import autostop, checklist
+
+        def strings(key):
+            value = msg.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError("%s: expected a list of strings" % key)
+            return value
+
+        def work():
+            if kind == protocol.CHECKLIST:
+                temp = strings("temp_dirs") if "temp_dirs" in msg else None
+                caches = strings("cache_dirs") if "cache_dirs" in msg else None
+                return {"facts": checklist.collect(strings("roots") or None, strings("artifact_paths"),
+                                                   temp, caches)}
+            if kind == protocol.SHA256:
+                return {"sha256": {p: checklist.sha256_of(p) for p in strings("paths")}}
+            if kind == protocol.KILL:
+                pid = msg.get("pid")
+                if not isinstance(pid, int) or pid <= 1 or pid in self.sampler.own_pids:
+                    raise ValueError("refusing to kill pid %r" % pid)
+                return {"result": checklist.kill(pid)}
+            if kind == protocol.DELETE:
+                return {"deleted": checklist.delete(strings("paths"), strings("allowed"))}
+            if kind == protocol.ENV_CAPTURE:
+                python = msg.get("python") if isinstance(msg.get("python"), str) else None
+                return checklist.env_capture(python)
+            if kind == protocol.RELEASE:
+                command = msg.get("command")
+                if not isinstance(command, str) or not command.strip():
+                    raise ValueError("no release command")
+                self.autostop.log("release", command=command)
+                code, output = autostop.run_release(command)
+                self.autostop.log("released", command=command, exit=code, output=output[-2000:])
+                return {"exit": code, "output": output[-4000:]}
+            return {}
+
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(None, work)
+        except (ValueError, OSError) as exc:
+            self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc)})
+            return
+        reply = {"type": protocol.REPLY, "id": rid}
+        reply.update(result)
+        self.send(client, reply)
 
     async def handle_tmux(self, client, kind, rid, msg):
         """tmux requests run off the event loop: a slow tmux must not stall sampling."""

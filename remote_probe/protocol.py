@@ -28,6 +28,12 @@ AUTOSTOP_ARM = "autostop_arm"  # {command, idle_seconds, deadline, grace, thresh
 AUTOSTOP_DISARM = "autostop_disarm"  # {reason}
 AUTOSTOP_STATUS = "autostop_status"
 PREFLIGHT = "preflight"  # {python, smoke, urls}: facts for `gputui doctor`
+CHECKLIST = "checklist"  # {roots, artifact_paths}: facts for the shutdown checklist
+SHA256 = "sha256"  # {paths}
+KILL = "kill"  # {pid}
+DELETE = "delete"  # {paths, allowed}
+ENV_CAPTURE = "env_capture"  # {python}
+RELEASE = "release"  # {command}
 TMUX_LIST = "tmux_list"
 TMUX_CAPTURE = "tmux_capture"  # {pane, lines}
 TMUX_NEW = "tmux_new"  # {name, command, cwd}
@@ -46,7 +52,7 @@ AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fire
 
 REQUEST_TYPES = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN,
                            AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
-                           PREFLIGHT}) | TMUX_REQUESTS
+                           PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE, RELEASE}) | TMUX_REQUESTS
 PUSH_TYPES = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES = frozenset({REPLY, ERROR})
 

@@ -138,6 +138,7 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     base = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("GPUTUI_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("GPUTUI_STATE_DIR", str(base / "state"))
+    monkeypatch.setenv("GPUTUI_DATA_DIR", str(base / "data"))
     return base
 
 

@@ -97,6 +97,8 @@ class GputuiApp(App):
                 tooltip="tmux sessions on the box: new job, attach, Ctrl-C, kill, rename"),
         Binding("d", "doctor", "Doctor", id="doctor",
                 tooltip="Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks"),
+        Binding("R", "release", "Release", id="release",
+                tooltip="Shutdown checklist: jobs, VRAM, downloads, code, temp files, bill; then release"),
         Binding("b", "rate", "Rate", id="rate", tooltip="Enter what this box costs per hour"),
         Binding("a", "autostop", "Autostop", id="autostop",
                 tooltip="Arm or cancel the probe's autostop (runs the release command when idle)"),
@@ -308,6 +310,10 @@ class GputuiApp(App):
         dyn = dict(enumerate(self.state.gpus))
         self.preflight_checks = run_checks(reply["facts"], self.host_cfg, self.billing.preset, dyn)
         return self.preflight_checks
+
+    def action_release(self):
+        from .release_screen import ReleaseScreen
+        self.push_screen(ReleaseScreen())
 
     def action_doctor(self):
         from .doctor_screen import DoctorScreen

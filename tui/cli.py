@@ -41,6 +41,9 @@ def build_parser():
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--no-smoke", action="store_true", help="skip the matmul on each GPU")
+    p = sub.add_parser("checklist", help="the shutdown checklist: is it safe to release the box?")
+    add_box_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session")
     p.add_argument("--scenario", default="a100x2", help="simulator scenario (default a100x2)")
     sub.add_parser("scenarios", help="list the simulator scenarios")
@@ -243,6 +246,82 @@ def cmd_doctor(args):
     return code
 
 
+def procs_from(sample, meta):
+    meta = {m["pid"]: m for m in meta or []}
+    out = []
+    for row in sample.get("procs", []):
+        p = protocol.proc_dict(row)
+        p["cmd"] = meta.get(p["pid"], {}).get("cmd")
+        out.append(p)
+    return out
+
+
+async def checklist_run(args, host_cfg):
+    from .billing_clock import BillingClock
+    from .ledger import Ledger, LedgerError
+    from .providers import resolve
+    from .release import Release
+    from .session import RemoteSession
+    session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                            ask_trust=_terminal_trust, remote_python=args.remote_python)
+    await session.open()
+    try:
+        snap = await session.request(protocol.SNAPSHOT)
+        for _ in range(3):
+            if (snap.get("sample") or {}).get("host", {}).get("cpu") is not None:
+                break
+            await asyncio.sleep(1.0)
+            snap = await session.request(protocol.SNAPSHOT)
+        inv = snap["inventory"]
+        try:
+            ledger = Ledger()
+        except (LedgerError, OSError):
+            ledger = None
+        clock = BillingClock(args.host, host_cfg, ledger)
+        clock.on_inventory(inv)
+        clock.persist(force=True)
+        preset = resolve((inv.get("host") or {}).get("provider") or {}, host_cfg)
+        key = (clock.session or {}).get("id") or (inv.get("host") or {}).get("boot_id") or "unknown"
+        rel = Release(args.host, session, host_cfg, preset, "session-%s" % key)
+        await rel.gather()
+        sample = snap.get("sample") or {}
+        gpus = [protocol.gpu_dict(r) for r in sample.get("gpus", [])]
+        tmux_sessions = ((snap.get("jobs") or {}).get("tmux") or {}).get("sessions") or []
+        items = rel.items(gpus, procs_from(sample, snap.get("proc_meta")), tmux_sessions,
+                          snap.get("autostop"), clock.figures())
+        return items, rel
+    finally:
+        await session.close()
+
+
+def cmd_checklist(args):
+    from .checklist import exit_code, verdict
+    from .config import Config
+    host_cfg = Config.load().host(args.host)
+    t0 = time.time()
+    try:
+        items, rel = asyncio.run(checklist_run(args, host_cfg))
+    except (ssh.ConnectError, FatalError) as exc:
+        print("gputui: %s" % exc, file=sys.stderr)
+        return EXIT_CONNECT
+    except Exception as exc:  # timeouts and probe errors: one line, not a traceback
+        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+        return EXIT_CONNECT
+    if args.json:
+        print(json.dumps({"host": args.host, "verdict": verdict(items), "seconds": round(time.time() - t0, 2),
+                          "download_dir": rel.base, "items": [i.__dict__ for i in items]}, indent=1))
+    else:
+        marks = {"pass": "✓", "warn": "!", "fail": "✗"}
+        for i in items:
+            print(" %s %-28s %s" % (marks[i.verdict], i.name, i.reason))
+            for d in i.details[:8]:
+                print("      %s" % d)
+        print("%s: %s — %s (%.1f s)" % (args.host, verdict(items).upper(),
+                                        "safe to release" if verdict(items) == "pass" else
+                                        "not safe to release yet", time.time() - t0))
+    return exit_code(items)
+
+
 def cmd_ledger(args):
     from .ledger import Ledger, ledger_csv, ledger_table
     ledger = Ledger()
@@ -285,7 +364,8 @@ def main(argv=None):
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
-                "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor}
+                "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
+                "checklist": cmd_checklist}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE

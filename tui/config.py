@@ -43,6 +43,11 @@ def state_dir():
     return os.environ.get("GPUTUI_STATE_DIR") or platformdirs.user_state_dir(APP)
 
 
+def data_dir():
+    """Downloads and captured environments live here."""
+    return os.environ.get("GPUTUI_DATA_DIR") or platformdirs.user_data_dir(APP)
+
+
 def config_path():
     return os.path.join(config_dir(), "config.toml")
 
@@ -82,6 +87,11 @@ class HostConfig:
     net_check_urls: List[str] = dataclasses.field(default_factory=list)
     min_cores_per_gpu: float = 8.0
     min_ram_gb_per_gpu: float = 64.0
+    search_paths: List[str] = dataclasses.field(default_factory=list)  # checklist: where to look
+    temp_dirs: List[str] = dataclasses.field(default_factory=list)  # checklist: big leftovers here
+    cache_dirs: List[str] = dataclasses.field(default_factory=list)  # checklist: caches billed as storage
+    allow_kill: bool = False  # the checklist may kill processes (after confirming)
+    allow_delete: bool = False  # the checklist may delete temp files (after confirming)
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
 
     def start_epoch(self):
@@ -97,6 +107,8 @@ _TYPES = {
     "artifact_paths": list, "storage_gb": (int, float), "storage_price_gb_month": (int, float),
     "start": str, "gpus": int, "python": str, "net_check_urls": list,
     "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),
+    "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
+    "cache_dirs": list,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),

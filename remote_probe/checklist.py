@@ -1,0 +1,231 @@
+"""Facts for the shutdown checklist: artifacts, git repos, temp files, environment.
+
+Discovery is bounded in depth, file count and time so a box with millions of small
+files still answers in seconds; anything cut short says so ("truncated").
+"""
+
+import fnmatch
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+ARTIFACT_GLOBS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.bin", "*.onnx",
+                  "events.out.tfevents.*", "*.log")
+ARTIFACT_DIRS = ("wandb", "lightning_logs", "runs", "outputs", "checkpoints")
+SKIP_DIRS = (".cache", ".git", "__pycache__", "site-packages", "node_modules", ".conda", "miniconda3",
+             "anaconda3", ".local", "proc", "sys", "dev")
+MAX_DEPTH = 7
+MAX_FILES = 50000  # entries looked at
+TIME_BUDGET = 8.0  # seconds for the whole walk
+BIG_TEMP = 512 * 1024 * 1024  # bytes: a temp file worth mentioning
+CACHE_DIRS = ("~/.cache/pip", "~/.cache/huggingface", "~/.cache/torch", "~/.conda/pkgs",
+              "/opt/conda/pkgs", "~/miniconda3/pkgs", "~/.nv/ComputeCache", "~/.triton/cache")
+
+
+def default_roots():
+    home = os.path.expanduser("~")
+    roots = [home]
+    for extra in ("/workspace", "/root/autodl-tmp", "/root/autodl-fs", "/data", "/mnt"):
+        if os.path.isdir(extra) and not extra.startswith(home + os.sep):
+            roots.append(extra)
+    return roots
+
+
+def find_artifacts(roots, max_depth=MAX_DEPTH, max_files=MAX_FILES, budget=TIME_BUDGET):
+    """Likely artifacts under `roots`: [{"path", "size", "mtime"}], plus whether it was cut short."""
+    t0 = time.monotonic()
+    seen, out, truncated = 0, [], False
+    visited = set()
+    for root in roots:
+        root = os.path.abspath(os.path.expanduser(root))
+        stack = [(root, 0, False)]
+        while stack:
+            path, depth, inside_artifact_dir = stack.pop()
+            if time.monotonic() - t0 > budget or seen > max_files:
+                truncated = True
+                stack = []
+                break
+            try:
+                entries = list(os.scandir(path))
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                try:
+                    if e.is_symlink():
+                        continue
+                    if e.is_dir():
+                        key = e.inode()
+                        if e.name in SKIP_DIRS or key in visited or depth >= max_depth:
+                            continue
+                        visited.add(key)
+                        stack.append((e.path, depth + 1, inside_artifact_dir or e.name in ARTIFACT_DIRS))
+                    elif e.is_file():
+                        if inside_artifact_dir or any(fnmatch.fnmatch(e.name, g) for g in ARTIFACT_GLOBS):
+                            st = e.stat()
+                            out.append({"path": e.path, "size": st.st_size, "mtime": st.st_mtime})
+                except OSError:
+                    continue
+    return {"files": sorted(out, key=lambda f: f["path"]), "truncated": truncated, "looked_at": seen,
+            "seconds": round(time.monotonic() - t0, 2)}
+
+
+def git_repos(roots, max_depth=4, budget=4.0):
+    """Repos with uncommitted changes or commits no remote has."""
+    git = shutil.which("git")
+    if not git:
+        return {"repos": [], "error": "git is not installed"}
+    t0 = time.monotonic()
+    repos = []
+    for root in roots:
+        root = os.path.abspath(os.path.expanduser(root))
+        for dirpath, dirnames, _files in os.walk(root):
+            if time.monotonic() - t0 > budget:
+                break
+            depth = dirpath[len(root):].count(os.sep)
+            if ".git" in dirnames:
+                repos.append(dirpath)
+                dirnames[:] = []
+                continue
+            if depth >= max_depth:
+                dirnames[:] = []
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+    out = []
+    for repo in sorted(set(repos)):
+        def run(*args):
+            try:
+                r = subprocess.run([git, "-C", repo] + list(args), stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, timeout=10)
+                return r.stdout.decode("utf-8", "replace")
+            except (OSError, subprocess.TimeoutExpired):
+                return ""
+        dirty = [l for l in run("status", "--porcelain").splitlines() if l.strip()]
+        unpushed = [l for l in run("log", "--branches", "--not", "--remotes", "--oneline").splitlines() if l]
+        out.append({"path": repo, "dirty": len(dirty), "dirty_files": [l[3:] for l in dirty[:10]],
+                    "unpushed": len(unpushed), "unpushed_commits": unpushed[:10]})
+    return {"repos": out, "error": None}
+
+
+def _dir_size(path, budget=3.0):
+    t0, total, blocks = time.monotonic(), 0, 0
+    for dirpath, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(dirpath, f))
+            except OSError:
+                continue
+            total += st.st_size
+            blocks += st.st_blocks * 512
+        if time.monotonic() - t0 > budget:
+            break
+    return total, blocks
+
+
+def temp_files(temp_dirs=None, cache_dirs=None):
+    """Caches and leftovers billed as storage: [{"path", "size", "on_disk", "kind"}]."""
+    out = []
+    for d in (CACHE_DIRS if cache_dirs is None else cache_dirs):
+        path = os.path.expanduser(d)
+        if os.path.isdir(path):
+            size, on_disk = _dir_size(path)
+            if size:
+                out.append({"path": path, "size": size, "on_disk": on_disk, "kind": "cache"})
+    for d in (("/tmp", "/var/tmp") if temp_dirs is None else temp_dirs):
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    if st.st_size >= BIG_TEMP:
+                        out.append({"path": e.path, "size": st.st_size, "on_disk": st.st_blocks * 512,
+                                    "kind": "temp"})
+            except OSError:
+                continue
+    home = os.path.expanduser("~")
+    for name in ("core",):
+        for d in ((home, "/tmp", "/workspace") if temp_dirs is None else temp_dirs):
+            p = os.path.join(d, name)
+            if os.path.isfile(p):
+                st = os.stat(p)
+                out.append({"path": p, "size": st.st_size, "on_disk": st.st_blocks * 512, "kind": "core dump"})
+    return sorted(out, key=lambda f: -f["size"])
+
+
+def collect(roots=None, artifact_paths=(), temp_dirs=None, cache_dirs=None):
+    roots = list(roots or default_roots())
+    configured = [os.path.expanduser(p) for p in artifact_paths]
+    arts = find_artifacts(configured + [r for r in roots if r not in configured])
+    return {"roots": roots, "artifact_paths": configured, "artifacts": arts,
+            "git": git_repos(configured + roots), "temp": temp_files(temp_dirs, cache_dirs)}
+
+
+def sha256_of(path, limit_seconds=600):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def kill(pid, grace=5.0):
+    """SIGTERM, then SIGKILL after `grace` seconds. -> how it ended."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return "already gone"
+    end = time.time() + grace
+    while time.time() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return "terminated"
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return "terminated"
+    return "killed"
+
+
+def delete(paths, allowed_prefixes):
+    """Delete files/dirs, only under the given prefixes (what the checklist listed)."""
+    done = []
+    for p in paths:
+        real = os.path.realpath(p)
+        if not any(real == a or real.startswith(a.rstrip("/") + "/") for a in allowed_prefixes):
+            raise ValueError("refusing to delete %s: not one of the listed temp files" % p)
+        if os.path.isdir(real):
+            shutil.rmtree(real)
+        elif os.path.exists(real):
+            os.unlink(real)
+        done.append(p)
+    return done
+
+
+def env_capture(python=None):
+    """pip freeze (and conda env export when conda is there) of the training environment."""
+    python = python or shutil.which("python3") or "python3"
+    out = {"python": python}
+    try:
+        r = subprocess.run([python, "-m", "pip", "freeze"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        out["pip_freeze"] = r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+        if r.returncode != 0:
+            out["pip_error"] = r.stderr.decode("utf-8", "replace")[-300:]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        out["pip_freeze"], out["pip_error"] = None, str(exc)
+    conda = shutil.which("conda")
+    if conda:
+        try:
+            r = subprocess.run([conda, "env", "export"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, timeout=120)
+            out["conda_env"] = r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired):
+            out["conda_env"] = None
+    return out

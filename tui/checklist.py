@@ -1,0 +1,206 @@
+"""The shutdown checklist: one verdict per hazard, from facts the probe collected and
+what is already on the laptop. Plain functions; the Release screen and `gputui
+checklist` only display what `build` returns."""
+
+import dataclasses
+import os
+from typing import List, Optional
+
+from . import format as fmt
+from .config import data_dir
+from .preflight import FAIL, ORDER, PASS, WARN
+from .transfer import RefusedPath, local_path_for, local_state, safe_component
+
+VRAM_FREE_MIB = 300  # below this a GPU counts as released (driver contexts use a little)
+TEMP_WARN_BYTES = 1 << 30
+
+
+@dataclasses.dataclass
+class Item:
+    key: str
+    name: str
+    verdict: str
+    reason: str
+    details: List[str] = dataclasses.field(default_factory=list)
+    fix: Optional[str] = None  # what the user can press
+    waived: bool = False
+
+
+def download_base(host, session_key):
+    return os.path.join(data_dir(), "downloads", safe_component(host), safe_component(str(session_key)))
+
+
+def check_jobs(compute_procs, tmux_sessions):
+    running = []
+    for p in compute_procs:
+        running.append("GPU %s: pid %d %s" % (p.get("gpu"), p["pid"], (p.get("cmd") or "")[:60]))
+    for s in tmux_sessions:
+        for w in s["windows"]:
+            for pane in w["panes"]:
+                if pane.get("running"):
+                    running.append("tmux '%s' pane %s: %s" % (s["name"], pane["id"], pane["command"]))
+    if not running:
+        return Item("jobs", "Jobs finished", PASS, "no GPU compute process, no job running in tmux")
+    return Item("jobs", "Jobs finished", FAIL, "%d still running" % len(running), running,
+                "t: tmux panel (Ctrl-C a pane) · k: kill the GPU process")
+
+
+def check_vram(gpus, procs):
+    held = []
+    for i, g in enumerate(gpus):
+        used = g.get("mem_used") or 0
+        if used > VRAM_FREE_MIB:
+            owners = [p for p in procs if p.get("gpu") == i]
+            who = ", ".join("pid %d %s (%s)" % (p["pid"], (p.get("cmd") or "?")[:40], fmt.mib(p.get("gpu_mem")))
+                            for p in owners) or "no process listed (a leftover context, or another container)"
+            held.append("GPU %d: %s in use by %s" % (i, fmt.mib(used), who))
+    if not held:
+        return Item("vram", "VRAM released", PASS, "every GPU's memory is free")
+    return Item("vram", "VRAM released", FAIL, "%d GPU%s still hold memory" % (len(held), "" if len(held) == 1 else "s"),
+                held, "k: kill the holder")
+
+
+def artifact_status(files, base):
+    """Each artifact with its local state: missing / same / stale / newer local / refused."""
+    out = []
+    for f in files:
+        try:
+            local = local_path_for(base, f["path"])
+            state = local_state(local, f["size"], f["mtime"])
+        except RefusedPath:
+            local, state = None, "refused"
+        out.append(dict(f, local=local, state=state))
+    return out
+
+
+def check_artifacts(statuses, truncated=False, corrupt=()):
+    missing = [s for s in statuses if s["state"] in ("missing", "stale")]
+    refused = [s for s in statuses if s["state"] == "refused"]
+    newer = [s for s in statuses if s["state"] == "newer local"]
+    bad = [s for s in statuses if s["path"] in set(corrupt)]
+    details = ["%s %s (%s)" % ({"missing": "not downloaded:", "stale": "changed on the box:"}[s["state"]],
+                                s["path"], fmt.mib(s["size"] / 1048576.0)) for s in missing]
+    details += ["corrupt local copy (sha256 differs): %s" % s["path"] for s in bad]
+    details += ["refused (unsafe name): %r" % s["path"] for s in refused]
+    details += ["local copy is newer, kept: %s" % s["local"] for s in newer]
+    if truncated:
+        details.append("discovery was cut short (many files): set artifact_paths for this host")
+    total = sum(s["size"] for s in missing)
+    if missing or bad:
+        return Item("artifacts", "Artifacts downloaded", FAIL, "%d of %d not on this laptop (%s)%s" % (
+            len(missing) + len(bad), len(statuses), fmt.mib(total / 1048576.0),
+            "; %d corrupt" % len(bad) if bad else ""), details, "g: download · v: verify sha256")
+    if refused or truncated:
+        return Item("artifacts", "Artifacts downloaded", WARN, "all safe files are here; %s" % (
+            "%d refused" % len(refused) if refused else "discovery was cut short"), details, "v: verify sha256")
+    return Item("artifacts", "Artifacts downloaded", PASS, "%d file%s, all on this laptop" % (
+        len(statuses), "" if len(statuses) == 1 else "s"), details, "v: verify sha256")
+
+
+def _under(path, prefixes):
+    return any(path == p or path.startswith(p.rstrip("/") + "/") or p == "/" for p in prefixes)
+
+
+def check_ephemeral(statuses, preset):
+    if preset is None:
+        return Item("ephemeral", "Nothing on vanishing disks", PASS, "provider unknown: no ephemeral paths")
+    persistent = [p for p in preset.persistent_paths if p != "/"]
+    at_risk = [s for s in statuses if _under(s["path"], preset.ephemeral_paths)
+               and not _under(s["path"], persistent)]
+    if not at_risk:
+        return Item("ephemeral", "Nothing on vanishing disks", PASS, "no artifact on a path %s wipes at release"
+                    % preset.name)
+    details = ["%s%s" % (s["path"], " (downloaded)" if s["state"] == "same" else " (NOT downloaded)")
+               for s in at_risk]
+    return Item("ephemeral", "Nothing on vanishing disks", WARN, "%d artifact%s on disks %s wipes at release%s"
+                % (len(at_risk), "" if len(at_risk) == 1 else "s", preset.name,
+                   " (persistent: %s)" % ", ".join(persistent) if persistent else ""), details, "g: download")
+
+
+def check_code(git):
+    repos = [r for r in (git or {}).get("repos", []) if r["dirty"] or r["unpushed"]]
+    if (git or {}).get("error"):
+        return Item("code", "Code committed and pushed", WARN, git["error"])
+    if not repos:
+        return Item("code", "Code committed and pushed", PASS, "%d repo%s clean and pushed" % (
+            len((git or {}).get("repos", [])), "" if len((git or {}).get("repos", [])) == 1 else "s"))
+    details = []
+    for r in repos:
+        if r["dirty"]:
+            details.append("%s: %d uncommitted change%s (%s)" % (r["path"], r["dirty"], "" if r["dirty"] == 1 else "s",
+                                                                ", ".join(r["dirty_files"][:3])))
+        if r["unpushed"]:
+            details.append("%s: %d commit%s no remote has" % (r["path"], r["unpushed"], "" if r["unpushed"] == 1 else "s"))
+    return Item("code", "Code committed and pushed", FAIL, "%d repo%s with work not on a remote" % (
+        len(repos), "" if len(repos) == 1 else "s"), details, "t: open a shell in tmux to commit and push")
+
+
+def check_temp(temp):
+    big = [t for t in temp or [] if t["size"] >= TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
+    if not big:
+        return Item("temp", "Temp files cleaned", PASS, "no large caches or leftovers")
+    total = sum(t["size"] for t in big)
+    details = ["%s %s (%s%s)" % (t["kind"], t["path"], fmt.mib(t["size"] / 1048576.0),
+                                 ", %s on disk, sparse" % fmt.mib(t["on_disk"] / 1048576.0)
+                                 if t.get("on_disk") is not None and t["on_disk"] < t["size"] / 2 else "")
+               for t in big]
+    return Item("temp", "Temp files cleaned", WARN, "%s in caches and leftovers billed as storage" %
+                fmt.mib(total / 1048576.0), details, "x: delete (shows the paths first)")
+
+
+def check_env(env_dir):
+    files = [f for f in ("pip-freeze.txt", "conda-env.yml") if os.path.exists(os.path.join(env_dir, f))]
+    if "pip-freeze.txt" in files:
+        return Item("env", "Environment captured", PASS, "saved in %s" % env_dir, files)
+    return Item("env", "Environment captured", WARN, "no pip freeze saved: the box could not be rebuilt",
+                [], "e: capture pip freeze / conda env")
+
+
+def check_protection(autostop):
+    armed = (autostop or {}).get("armed")
+    return Item("protection", "Protection", PASS, "autostop %s; the probe daemon stops at release" %
+                ("armed (%s)" % armed.get("command") if armed else "off"))
+
+
+def check_bill(figures, currency_fmt):
+    if figures is None or figures.rate is None:
+        return Item("bill", "Bill", WARN, "no rate set: the final bill cannot be computed", [], "b: enter the rate")
+    details = ["elapsed %s" % fmt.duration(figures.elapsed), "cost %s" % currency_fmt(figures.cost),
+               "idle GPUs %s" % currency_fmt(figures.idle_cost)]
+    if figures.storage_per_day is not None:
+        details.append("disk after release %s/day" % currency_fmt(figures.storage_per_day))
+    return Item("bill", "Bill", PASS, "%s over %s (idle %s)%s" % (
+        currency_fmt(figures.cost), fmt.duration(figures.elapsed), currency_fmt(figures.idle_cost),
+        "; storage %s/day after release" % currency_fmt(figures.storage_per_day)
+        if figures.storage_per_day is not None else ""), details)
+
+
+def verdict(items):
+    live = [i for i in items if not i.waived]
+    return max((i.verdict for i in live), key=ORDER.get, default=PASS)
+
+
+def exit_code(items):
+    return ORDER[verdict(items)]
+
+
+def build(facts, gpus, procs, tmux_sessions, base, preset, autostop, figures, currency_fmt,
+          corrupt=(), waived=()):
+    """Every checklist item, in the order the Release screen shows them."""
+    statuses = artifact_status(facts["artifacts"]["files"], base)
+    compute = [p for p in procs if p.get("kind", "C") == "C"]
+    items = [
+        check_jobs(compute, tmux_sessions),
+        check_vram(gpus, procs),
+        check_artifacts(statuses, facts["artifacts"].get("truncated"), corrupt),
+        check_ephemeral(statuses, preset),
+        check_code(facts.get("git")),
+        check_temp(facts.get("temp")),
+        check_env(os.path.join(base, "env")),
+        check_protection(autostop),
+        check_bill(figures, currency_fmt),
+    ]
+    for item in items:
+        if item.key in waived and item.verdict != PASS:
+            item.waived = True
+    return items, statuses

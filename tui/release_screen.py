@@ -1,0 +1,308 @@
+"""The Release screen: the shutdown checklist, its fixes, and the release itself."""
+
+import json
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, LoadingIndicator, ProgressBar, Static
+
+from remote_probe import protocol
+from .checklist import verdict
+from .release import Release
+from .screens import ConfirmScreen
+
+MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
+
+
+class TypeToConfirm(ModalScreen):
+    """Release: shows the command and wants the host name typed."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="release.cancel")]
+    DEFAULT_CSS = """
+    TypeToConfirm { align: center middle; }
+    TypeToConfirm > Vertical { width: 84; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, host, command, problems):
+        super().__init__()
+        self.host, self.command, self.problems = host, command, problems
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text("Release %s" % self.host, style="bold red"))
+            text = Text.assemble("This runs on the box:\n\n", ("  %s\n\n" % self.command, "bold"))
+            if self.problems:
+                text.append("Waived or open items: %s\n\n" % ", ".join(self.problems), style="yellow")
+            text.append("Type the host name (%s) to confirm:" % self.host)
+            yield Static(text, id="what")
+            yield Input(id="confirm-name")
+            with Horizontal():
+                yield Button("Release", id="go", variant="error")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_input_submitted(self, _e):
+        self._go()
+
+    def on_button_pressed(self, event):
+        if event.button.id == "go":
+            self._go()
+        else:
+            self.dismiss(False)
+
+    def _go(self):
+        if self.query_one("#confirm-name", Input).value.strip() == self.host:
+            self.dismiss(True)
+        else:
+            self.query_one("#what", Static).update(Text("The name does not match %r." % self.host, style="bold red"))
+
+    def action_cancel(self):
+        self.dismiss(False)
+
+
+class ReleaseScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="rel.back"),
+        Binding("r", "recheck", "Re-check", id="rel.recheck", tooltip="Look at the box again"),
+        Binding("g", "download", "Download", id="rel.download", tooltip="Download missing artifacts (resumable, sha256-verified)"),
+        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box"),
+        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment"),
+        Binding("k", "kill", "Kill", id="rel.kill", tooltip="Kill the GPU process of the selected item (confirm)"),
+        Binding("x", "delete_temp", "Delete temp", id="rel.delete", tooltip="Delete the listed caches and leftovers (confirm)"),
+        Binding("w", "waive", "Waive", id="rel.waive", tooltip="Accept the selected failing item knowingly (recorded)"),
+        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code"),
+        Binding("R", "release", "Release", id="rel.release", tooltip="Run the provider's release command"),
+        Binding("m", "manual", "Released by hand", id="rel.manual",
+                tooltip="I'll release it in the provider console: close the billing session"),
+    ]
+    DEFAULT_CSS = """
+    ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
+    ReleaseScreen #details { height: 12; border: round $primary-darken-1; }
+    ReleaseScreen #rel-head { height: auto; padding: 0 1; }
+    ReleaseScreen #progress { height: auto; display: none; padding: 0 1; }
+    ReleaseScreen #progress.shown { display: block; }
+    ReleaseScreen LoadingIndicator { height: 2; }
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.release = None
+        self.items = []
+        self.selected = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="rel-head")
+        yield LoadingIndicator(id="rel-busy")
+        with Vertical(id="progress"):
+            yield Label("", id="file-label")
+            yield ProgressBar(id="file-progress", show_eta=True)
+            yield Label("total", id="total-label")
+            yield ProgressBar(id="total-progress", show_eta=True)
+        yield DataTable(id="items", cursor_type="row")
+        with VerticalScroll(id="details"):
+            yield Static(id="details-text")
+        yield Footer()
+
+    def on_mount(self):
+        table = self.query_one("#items", DataTable)
+        table.add_columns("", "CHECK", "RESULT", "FIX")
+        table.border_title = "Before releasing %s" % self.app.state.host_label
+        app = self.app
+        key = (app.billing.session or {}).get("id") or (app.state.inventory.get("host") or {}).get("boot_id")
+        self.release = Release(app.host_key, app.session, app.host_cfg, app.billing.preset,
+                               "session-%s" % key)
+        self.action_recheck()
+        self.set_interval(2.0, self.refresh_items)  # jobs and VRAM follow the live samples
+
+    # -- display -----------------------------------------------------------------
+    def refresh_items(self):
+        if self.release is None or self.release.facts is None or self not in self.app.screen_stack:
+            return
+        app = self.app
+        procs = [{"pid": r.pid, "gpu": r.gpu, "gpu_mem": r.gpu_mem, "kind": r.kind, "cmd": r.cmd}
+                 for r in app.state.proc_rows()]
+        self.items = self.release.items(app.state.gpus, procs, app.state.tmux_sessions(),
+                                        app.autostop, app.billing.figures())
+        table = self.query_one("#items", DataTable)
+        row = table.cursor_row
+        table.clear()
+        for i in self.items:
+            mark, style = MARK[i.verdict]
+            if i.waived:
+                mark, style = "~", "dim"
+            table.add_row(Text(mark, style=style), i.name,
+                          Text(i.reason + (" (waived)" if i.waived else ""), style=style if i.verdict != "pass" else ""),
+                          Text(i.fix or "", style="dim"), key=i.key)
+        if row is not None and row < table.row_count:
+            table.move_cursor(row=row)
+        v = verdict(self.items)
+        self.query_one("#rel-head", Static).update(Text(
+            {"pass": "Safe to release: every check passes (R releases)",
+             "warn": "Only warnings left: review them, then R releases",
+             "fail": "Not safe to release yet: fix or waive (w) the failing checks"}[v], style=MARK[v][1]))
+        self.show_details()
+
+    def show_details(self):
+        table = self.query_one("#items", DataTable)
+        if not self.items or table.cursor_row is None or table.cursor_row >= len(self.items):
+            return
+        item = self.items[table.cursor_row]
+        self.selected = item
+        t = Text()
+        t.append(item.name + ": ", style="bold")
+        t.append(item.reason + "\n")
+        for d in item.details:
+            t.append("  " + d + "\n")
+        self.query_one("#details-text", Static).update(t)
+
+    @on(DataTable.RowHighlighted)
+    def highlighted(self, _e):
+        self.show_details()
+
+    def busy(self, on, text=None):
+        self.query_one("#rel-busy").display = on
+        if text:
+            self.query_one("#rel-head", Static).update(text)
+
+    # -- actions -----------------------------------------------------------------
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_recheck(self):
+        self.busy(True, "Looking at the box: artifacts, repos, temp files…")
+        try:
+            await self.release.gather()
+        except Exception as exc:  # noqa: BLE001 - one notice, keep the screen
+            self.app.notify("Checklist: %s" % exc, severity="error", timeout=15)
+            return
+        finally:
+            self.busy(False)
+        self.refresh_items()
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_download(self):
+        todo = self.release.to_download()
+        if not todo:
+            self.app.notify("Nothing to download")
+            return
+        box = self.query_one("#progress")
+        box.add_class("shown")
+        file_bar = self.query_one("#file-progress", ProgressBar)
+        total_bar = self.query_one("#total-progress", ProgressBar)
+
+        def progress(i, n, path, done, size, total_done, total):
+            self.query_one("#file-label", Label).update("file %d of %d: %s" % (i + 1, n, path))
+            file_bar.update(total=max(1, size), progress=done)
+            total_bar.update(total=max(1, total), progress=total_done)
+        try:
+            results = await self.release.download_missing(progress)
+        except Exception as exc:  # noqa: BLE001 - interrupted: the .part files resume next time
+            self.app.notify("Download stopped: %s (press g to resume)" % exc, severity="error", timeout=15)
+            return
+        finally:
+            box.remove_class("shown")
+        bad = [r for r in results if r.status not in ("downloaded", "resumed", "up to date")]
+        for r in bad:
+            self.app.notify("%s: %s %s" % (r.remote, r.status, r.detail), severity="warning", timeout=15)
+        self.app.notify("Downloaded %d file%s to %s" % (len(results) - len(bad), "" if len(results) - len(bad) == 1 else "s",
+                                                       self.release.base), timeout=10)
+        await self.release.gather()
+        self.refresh_items()
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_verify(self):
+        self.busy(True, "Comparing sha256 of every downloaded artifact with the box…")
+        try:
+            bad = await self.release.verify()
+        finally:
+            self.busy(False)
+        self.app.notify("%d corrupt local cop%s" % (len(bad), "y" if len(bad) == 1 else "ies") if bad
+                        else "Every downloaded artifact matches the box", severity="warning" if bad else "information")
+        self.refresh_items()
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_capture_env(self):
+        try:
+            saved = await self.release.capture_env()
+        except Exception as exc:  # noqa: BLE001
+            self.app.notify("Capture failed: %s" % exc, severity="error", timeout=15)
+            return
+        self.app.notify("Saved %s" % ", ".join(saved))
+        self.refresh_items()
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_kill(self):
+        rows = [r for r in self.app.state.proc_rows() if r.local]
+        if not rows:
+            self.app.notify("No GPU process to kill")
+            return
+        target = rows[0]
+        if not await self.app.push_screen_wait(ConfirmScreen(
+                "Kill pid %d `%s` (GPU %s, %s)?" % (target.pid, target.cmd[:50], target.gpu, target.gpu_mem))):
+            return
+        try:
+            result = await self.release.kill(target.pid)
+        except Exception as exc:  # noqa: BLE001 - includes "off in config"
+            self.app.notify(str(exc), severity="error", timeout=15)
+            return
+        self.app.notify("pid %d %s" % (target.pid, result))
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_delete_temp(self):
+        paths = self.release.temp_paths()
+        if not paths:
+            self.app.notify("No temp files listed")
+            return
+        if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
+            return
+        try:
+            deleted = await self.release.delete_temp(paths)
+        except Exception as exc:  # noqa: BLE001
+            self.app.notify(str(exc), severity="error", timeout=15)
+            return
+        self.app.notify("Deleted %d path%s" % (len(deleted), "" if len(deleted) == 1 else "s"))
+        await self.release.gather()
+        self.refresh_items()
+
+    def action_waive(self):
+        item = self.selected
+        if item is None or item.verdict == "pass":
+            return
+        if item.key in self.release.waived:
+            self.release.waived.discard(item.key)
+        else:
+            self.release.waived.add(item.key)
+        self.refresh_items()
+
+    def _summary(self):
+        return {"items": self.release.summary(self.items), "verdict": verdict(self.items),
+                "downloads": self.release.base}
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_release(self):
+        command = self.release.preset.release_command if self.release.preset else None
+        if not command:
+            self.app.notify("No release command for this provider: set release_command in the config, "
+                            "or press m after releasing in the provider console", severity="warning", timeout=15)
+            return
+        open_items = [i.name for i in self.items if i.verdict != "pass"]
+        if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):
+            return
+        try:
+            result = await self.release.release()
+        except Exception as exc:  # noqa: BLE001 - e.g. the box went down mid-command
+            self.app.notify("Release: %s" % exc, severity="error", timeout=20)
+            return
+        self.app.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
+                                 checklist=json.dumps(self._summary()))
+        self.app.notify("Release command exited with %s: %s" % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
+                        severity="information" if result.get("exit") == 0 else "error", timeout=30)
+
+    @work(exclusive=True, group="release", exit_on_error=False)
+    async def action_manual(self):
+        if await self.app.push_screen_wait(ConfirmScreen(
+                "Close the billing session of %s? (You release it in the provider console.)" % self.app.host_key)):
+            self.app.billing.persist(force=True, ended_how="released in the provider console",
+                                     checklist=json.dumps(self._summary()))
+            self.app.notify("Billing session closed")
