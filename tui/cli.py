@@ -206,7 +206,7 @@ def doctor_request(host_cfg, smoke=True):
     req = {"smoke": smoke}
     if host_cfg.python:
         req["python"] = host_cfg.python
-    if host_cfg.net_check_urls:
+    if host_cfg.net_check_urls is not None:
         req["urls"] = host_cfg.net_check_urls
     return req
 

@@ -84,7 +84,7 @@ class HostConfig:
     start: Optional[str] = None  # override of the instance start (ISO 8601)
     gpus: Optional[int] = None  # how many GPUs were rented (checked by doctor)
     python: Optional[str] = None  # the training environment's python (default: python3)
-    net_check_urls: List[str] = dataclasses.field(default_factory=list)
+    net_check_urls: Optional[List[str]] = None  # None: PyPI and the HF hub; []: no network checks
     min_cores_per_gpu: float = 8.0
     min_ram_gb_per_gpu: float = 64.0
     search_paths: List[str] = dataclasses.field(default_factory=list)  # checklist: where to look

@@ -59,7 +59,10 @@ class DemoBox:
         return Target.parse(DEMO_ALIAS, ssh_config=self.ssh_config)
 
     async def _run_command(self, process):
-        env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()))
+        # The demo box's tmux is its own server (TMUX_TMPDIR), not the user's sessions.
+        env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()),
+                   TMUX_TMPDIR=self.dir)
+        env.pop("TMUX", None)
         try:
             child = await asyncio.create_subprocess_exec(
                 "/bin/sh", "-c", process.command or "exec $SHELL", cwd=self.home, env=env,
@@ -82,6 +85,9 @@ class DemoBox:
                 child.terminate()
 
     async def stop(self):
+        import subprocess
+        subprocess.run(["tmux", "kill-server"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=dict(os.environ, TMUX_TMPDIR=self.dir or "/nonexistent"))
         for child in list(self.children):
             if child.returncode is None:
                 child.terminate()
@@ -126,6 +132,7 @@ def demo_config(path):
     return Config({"hosts": {DEMO_ALIAS: {
         "rate": 11.96, "currency": "CNY", "granularity": "second", "budget_session": 50.0,
         "storage_gb": 200, "storage_price_gb_month": 0.3, "provider": "autodl",
+        "net_check_urls": [],  # the demo box is this machine: no point probing the internet
         "autostop": {"allowed": True, "idle_minutes": 30, "grace_seconds": 60},
         "release_command": "echo 'demo: this is where shutdown -h now would run'"}}},
         path=path)
