@@ -141,14 +141,18 @@ class Autostop:
                  grace=grace)
         return self.status()
 
-    def disarm(self, reason="cancelled"):
-        was = self.armed is not None
+    def _clear(self):
+        """Not armed any more, in memory and on disk."""
         self.armed = None
         self.grace_until = None
         try:
             os.unlink(self._path(STATE_FILE))
         except OSError:
             pass
+
+    def disarm(self, reason="cancelled"):
+        was = self.armed is not None
+        self._clear()
         if was:
             self.log("disarmed", reason=reason)
             self.notify("gputui: autostop %s." % reason)
@@ -197,12 +201,7 @@ class Autostop:
 
     def fire(self, reason):
         command = self.armed["command"]
-        self.armed = None
-        self.grace_until = None
-        try:
-            os.unlink(self._path(STATE_FILE))
-        except OSError:
-            pass
+        self._clear()
         self.notify("gputui autostop: running `%s` now." % command)
         code, output = run_release(command)
         return self.log("fired", reason=reason, command=command, exit=code, output=output[-2000:])

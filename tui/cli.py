@@ -155,16 +155,21 @@ async def _terminal_trust(exc):
     return answer.strip().lower() in ("y", "yes")
 
 
-def cmd_status(args):
+def run_remote(coro):
+    """Run one remote operation; any failure becomes one line on stderr and None."""
     try:
-        reply = asyncio.run(snapshot(target_of(args), simulate=args.simulate,
-                                     remote_dir=args.remote_dir, ask_trust=_terminal_trust,
-                                     remote_python=args.remote_python))
+        return asyncio.run(coro)
     except (ssh.ConnectError, FatalError) as exc:
         print("gputui: %s" % exc, file=sys.stderr)
-        return EXIT_CONNECT
     except Exception as exc:  # probe errors and timeouts: one line, not a traceback
         print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+    return None
+
+
+def cmd_status(args):
+    reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                                ask_trust=_terminal_trust, remote_python=args.remote_python))
+    if reply is None:
         return EXIT_CONNECT
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"])
@@ -218,15 +223,10 @@ def cmd_doctor(args):
     cfg = Config.load()
     host_cfg = cfg.host(args.host)
     t0 = time.time()
-    try:
-        reply = asyncio.run(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-                                     ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                     preflight=doctor_request(host_cfg, not args.no_smoke)))
-    except (ssh.ConnectError, FatalError) as exc:
-        print("gputui: %s" % exc, file=sys.stderr)
-        return EXIT_CONNECT
-    except Exception as exc:  # timeouts and probe errors: one line, not a traceback
-        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+    reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                                ask_trust=_terminal_trust, remote_python=args.remote_python,
+                                preflight=doctor_request(host_cfg, not args.no_smoke)))
+    if reply is None:
         return EXIT_CONNECT
     record_contact(args.host, reply["inventory"])
     facts = reply["preflight"]
@@ -299,14 +299,10 @@ def cmd_checklist(args):
     from .config import Config
     host_cfg = Config.load().host(args.host)
     t0 = time.time()
-    try:
-        items, rel = asyncio.run(checklist_run(args, host_cfg))
-    except (ssh.ConnectError, FatalError) as exc:
-        print("gputui: %s" % exc, file=sys.stderr)
+    result = run_remote(checklist_run(args, host_cfg))
+    if result is None:
         return EXIT_CONNECT
-    except Exception as exc:  # timeouts and probe errors: one line, not a traceback
-        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
-        return EXIT_CONNECT
+    items, rel = result
     if args.json:
         print(json.dumps({"host": args.host, "verdict": verdict(items), "seconds": round(time.time() - t0, 2),
                           "download_dir": rel.base, "items": [i.__dict__ for i in items]}, indent=1))
@@ -369,7 +365,11 @@ def main(argv=None):
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE
-    return handlers[args.cmd](args)
+    try:
+        return handlers[args.cmd](args)
+    except KeyboardInterrupt:
+        print("gputui: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
