@@ -417,6 +417,15 @@ class GputuiApp(App):
         await self.session.close(stop_daemon=self.stop_daemon_on_exit)
         self.exit()
 
+    # (tmux and rate stay: the Release screen offers them as fixes)
+    DASHBOARD_ONLY = frozenset({"cycle_sort", "reverse_sort", "doctor", "release", "autostop", "retry"})
+
+    def check_action(self, action, parameters):
+        """Dashboard keys stay out of the sub-screens' footers (they have their own)."""
+        if action in self.DASHBOARD_ONLY and len(self.screen_stack) > 1:
+            return False
+        return True
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:

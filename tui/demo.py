@@ -86,8 +86,13 @@ class DemoBox:
 
     async def stop(self):
         import subprocess
-        subprocess.run(["tmux", "kill-server"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       env=dict(os.environ, TMUX_TMPDIR=self.dir or "/nonexistent"))
+        tmux = shutil.which("tmux")
+        if tmux and self.dir:  # the demo's own tmux server, with any job started in it
+            try:
+                subprocess.run([tmux, "kill-server"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=dict(os.environ, TMUX_TMPDIR=self.dir), timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         for child in list(self.children):
             if child.returncode is None:
                 child.terminate()
