@@ -151,6 +151,9 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
         await pilot.pause(0.1)
         notice = str(app.query_one("#notice").render())
         assert "Connection refused" in notice and "attempt 1" in notice and "r: retry now" in notice
+        app.refresh_status()
+        status = str(app.query_one("#status").render())
+        assert "reconnecting — attempt 1, next in" in status
         await pilot.press("r")  # retry now: a second attempt happens at once
         await wait_for(pilot, lambda: "attempt 2" in app.state.conn_detail, timeout=5)
         await pilot.press("q")

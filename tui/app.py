@@ -206,9 +206,12 @@ class GputuiApp(App):
 
     def refresh_status(self):
         st = self.state
+        reconnect = None
+        if self.session.next_attempt_at is not None:
+            reconnect = (self.session.attempt, self.session.next_attempt_at - time.monotonic())
         text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
                              st.data_age(), st.inventory.get("driver"),
-                             st.inventory.get("cuda_driver"), self.billing.preset.name)
+                             st.inventory.get("cuda_driver"), self.billing.preset.name, reconnect)
         text.append_text(clock_text(self.billing.figures()))
         self.query_one("#status", StatusBar).update(text)
 

@@ -125,6 +125,7 @@ class RemoteSession:
         self.attempt = 0
         self.connects = 0
         self.rtt_ms = None
+        self.next_attempt_at = None  # monotonic time of the next reconnect attempt
         self._retry_now = asyncio.Event()
         self._closing = False
 
@@ -231,6 +232,7 @@ class RemoteSession:
             raise
         self.connects += 1
         self.attempt = 0
+        self.next_attempt_at = None
         self._set_state(LIVE)
 
     def _note_rtt(self, t0):
@@ -314,6 +316,7 @@ class RemoteSession:
             # Wi-Fi changed); after that, capped exponential backoff with jitter.
             delay = 0.2 if lost_live else backoff_delay(self.attempt)
             lost_live = False
+            self.next_attempt_at = time.monotonic() + delay
             self._set_state(RECONNECTING, "%s - attempt %d, next in %.0fs"
                             % (detail, self.attempt, delay))
             self._retry_now.clear()

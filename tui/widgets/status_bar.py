@@ -14,7 +14,8 @@ STATE_STYLE = {
 }
 
 
-def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None):
+def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None,
+                  reconnect=None):
     t = Text()
     t.append(" gputui ", style="bold reverse")
     t.append(" %s " % host_label, style="bold")
@@ -25,7 +26,12 @@ def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None,
     if driver:
         t.append(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""), style="dim")
     dot, style = STATE_STYLE.get(state, ("?", ""))
-    t.append(" %s %s " % (dot, state), style=style)
+    if state == "reconnecting" and reconnect:
+        attempt, left = reconnect
+        t.append(" %s reconnecting — attempt %d, next in %ds (r: now) " % (dot, attempt, max(0, round(left))),
+                 style=style)
+    else:
+        t.append(" %s %s " % (dot, state), style=style)
     if rtt_ms is not None and state == "live":
         t.append(" rtt %.0f ms " % rtt_ms, style="dim")
     if age is not None and (state != "live" or age > 5):
