@@ -106,9 +106,16 @@ Host testbox
     return SshBox(root, port, proc, user_key, host_key, str(ssh_config), known, log)
 
 
+def box_tmux_env(box):
+    """Environment that reaches the test box's tmux server, never the developer's own."""
+    env = dict(os.environ, TMUX_TMPDIR=str(box.root))
+    env.pop("TMUX", None)
+    return env
+
+
 def stop_sshd(box):
     subprocess.run(["tmux", "kill-server"], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   env=dict(os.environ, TMUX_TMPDIR=str(box.root)))
+                   env=box_tmux_env(box))
     box.proc.terminate()
     try:
         box.proc.wait(5)

@@ -61,7 +61,8 @@ def host_config(box, work, tmp, marker):
 
 def start_gpu_job(box, marker_arg):
     """A 'training job' the simulator treats as using GPU 0, running in tmux on the box."""
-    env = dict(os.environ, TMUX_TMPDIR=str(box.root))
+    from .conftest import box_tmux_env
+    env = box_tmux_env(box)
     subprocess.run(["tmux", "new-session", "-d", "-s", "train",
                     "exec python3 -c 'import time; time.sleep(600)' GPUTUI_SIM_GPU_JOB %s" % marker_arg],
                    check=True, env=env)

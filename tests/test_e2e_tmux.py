@@ -26,8 +26,9 @@ def target(box):
 
 
 def tmux(box, *args):
+    from .conftest import box_tmux_env
     return subprocess.run(["tmux", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=dict(os.environ, TMUX_TMPDIR=str(box.root)))
+                          env=box_tmux_env(box))
 
 
 def make_app(box, scenario, tmp_path):

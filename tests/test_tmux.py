@@ -25,8 +25,9 @@ def tmux_server(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     binary = shutil.which("tmux")
     yield tmp_path
-    subprocess.run([binary, "kill-server"], stderr=subprocess.DEVNULL,
-                   env=dict(os.environ, TMUX_TMPDIR=str(tmp_path)))
+    env = dict(os.environ, TMUX_TMPDIR=str(tmp_path))
+    env.pop("TMUX", None)  # never the developer's own tmux server
+    subprocess.run([binary, "kill-server"], stderr=subprocess.DEVNULL, env=env)
 
 
 def wait_for(pred, timeout=10):

@@ -88,9 +88,12 @@ class DemoBox:
         import subprocess
         tmux = shutil.which("tmux")
         if tmux and self.dir:  # the demo's own tmux server, with any job started in it
+            # -S names the socket: with $TMUX set (demo run inside tmux) a bare kill-server
+            # would kill the user's own tmux.
+            socket_path = os.path.join(self.dir, "tmux-%d" % os.getuid(), "default")
             try:
-                subprocess.run([tmux, "kill-server"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=dict(os.environ, TMUX_TMPDIR=self.dir), timeout=10)
+                subprocess.run([tmux, "-S", socket_path, "kill-server"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 pass
         for child in list(self.children):
