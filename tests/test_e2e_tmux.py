@@ -187,3 +187,20 @@ async def test_tmux_missing_on_the_box_is_explained(monkeypatch, tmp_path):
             await pilot.press("escape", "q")
     finally:
         await box.stop()
+
+
+async def test_demo_run_inside_tmux_leaves_the_users_tmux_alone(tmp_path, monkeypatch):
+    """gputui demo started from inside the user's tmux must not kill that tmux on exit."""
+    from tui.demo import DemoBox
+    outer_dir = tmp_path / "outer"
+    outer_dir.mkdir()
+    env = dict(os.environ, TMUX_TMPDIR=str(outer_dir))
+    env.pop("TMUX", None)
+    subprocess.run(["tmux", "new-session", "-d", "-s", "users-own", "sleep 300"], env=env, check=True)
+    socket_path = str(outer_dir / ("tmux-%d" % os.getuid()) / "default")
+    monkeypatch.setenv("TMUX", "%s,1,0" % socket_path)  # as inside that tmux
+    box = await DemoBox().start()
+    await box.stop()
+    alive = subprocess.run(["tmux", "-S", socket_path, "has-session", "-t", "users-own"])
+    subprocess.run(["tmux", "-S", socket_path, "kill-server"])
+    assert alive.returncode == 0
