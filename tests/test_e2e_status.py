@@ -233,3 +233,23 @@ def test_doctor_exit_codes_and_json(sshbox, isolated_dirs):
         assert "no torch" in r.stdout and r.returncode == 1, r.stdout
     finally:
         server.shutdown()
+
+
+def test_status_through_a_proxyjump_alias(sshbox, tmp_path):
+    """A ~/.ssh/config alias with ProxyJump, like a bastion in front of a GPU box."""
+    cfg = tmp_path / "cfg"
+    cfg.write_text(open(sshbox.ssh_config).read() + """
+Host gpu-behind-bastion
+  HostName 127.0.0.1
+  Port %d
+  User %s
+  IdentityFile %s
+  UserKnownHostsFile %s
+  ProxyJump testbox
+""" % (sshbox.port, os.environ.get("USER") or "root", sshbox.user_key, sshbox.known_hosts))
+    r = gputui("status", "gpu-behind-bastion", "--json", "--simulate", "idle", "--ssh-config", str(cfg),
+               "--remote-dir", sshbox.remote_dir)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["gpus"][0]["name"] == "NVIDIA GeForce RTX 4090"
+    # two logins: the bastion hop, and the box reached through its forwarded channel
+    assert sshbox.log.read_text().count("Accepted publickey") == 2

@@ -165,7 +165,10 @@ async def connect(target: Target):
     where = host_port(options.host, options.port)
     client = _Client()
     try:
-        conn, _ = await asyncssh.create_connection(lambda: client, options=options)
+        # config= again: asyncssh opens ProxyJump hops with the call's config, not the options'
+        conn, _ = await asyncssh.create_connection(
+            lambda: client, options=options,
+            config=[target.ssh_config] if target.ssh_config else ())
         return conn
     except asyncssh.HostKeyNotVerifiable as exc:
         if client.offered is None:
