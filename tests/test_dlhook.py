@@ -172,3 +172,28 @@ def test_a_loop_stuck_waiting_shows_as_waiting(hook_env, monkeypatch):
     snap = gputui_dlhook.snapshot(now=110.0)
     assert snap["waiting_now_s"] == 6.0
     assert snap["wait_fraction"] == 0.7  # (1 s counted + 6 s ongoing) / 10 s
+
+
+def test_orphaned_worker_is_found_and_flagged():
+    """A pt_data_worker whose trainer died (reparented) that still burns CPU."""
+    from tui.diagnosis import orphaned_workers
+    code = ("import os, sys, time\n"
+            "if os.fork(): sys.exit(0)\n"  # the 'trainer' exits; the worker is left behind
+            "open('/proc/self/comm', 'w').write('pt_data_worker')\n"
+            "t = time.time()\n"
+            "while time.time() - t < 20: pass\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    watch = dataloader.LoaderWatch()
+    end = time.time() + 10
+    orphans = []
+    while time.time() < end and not orphans:
+        watch.scan()
+        time.sleep(0.5)
+        orphans = [o for o in watch.scan()["orphans"]
+                   if open("/proc/%d/comm" % o["pid"]).read().strip() == "pt_data_worker"]
+    try:
+        assert orphans, "orphaned worker not found"
+        assert orphaned_workers(orphans)  # it holds CPU: flagged
+    finally:
+        for o in orphans:
+            os.kill(o["pid"], 9)
