@@ -70,7 +70,6 @@ async def restoration_time(box, outage, use_watch):
 
 async def backfill_bytes(box, minutes=10):
     """Run a fast daemon (20 Hz) to collect 600 samples, then measure one backfill."""
-    target = ssh.Target.parse("testbox", ssh_config=box.ssh_config)
     state = box.remote_dir
     stop_daemon(state)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
@@ -81,7 +80,7 @@ async def backfill_bytes(box, minutes=10):
     proc = subprocess.Popen([sys.executable, "-m", "remote_probe", "attach", "--state-dir", state,
                              "--simulate", "h100x8"], env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE)
-    hello = proc.stdout.readline()
+    proc.stdout.readline()  # the hello
     proc.stdin.write(protocol.encode({"type": "subscribe", "id": 1,
                                       "since_seq": 0}))
     proc.stdin.flush()

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from . import __version__, protocol
+from . import protocol
 from .daemon import config_key, ensure_private_dir, runtime_dir, self_command, socket_path
 
 SPAWN_WAIT = 10.0

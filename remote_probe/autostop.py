@@ -13,7 +13,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 
 STATE_FILE = "autostop.json"

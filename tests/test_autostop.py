@@ -1,6 +1,5 @@
 """Autostop decisions (table) and the daemon-side state machine with a fake clock."""
 
-import json
 import os
 
 import pytest
@@ -86,7 +85,7 @@ def test_armed_state_survives_a_restart(tmp_path):
 
 
 def test_cancel_script_is_written_and_quoted(tmp_path):
-    box = Box(tmp_path)
+    Box(tmp_path)
     script = (tmp_path / "cancel-autostop").read_text()
     assert "autostop-cancel --state-dir %s" % tmp_path in script
     assert os.access(tmp_path / "cancel-autostop", os.X_OK)

@@ -1,7 +1,6 @@
 """The bootstrap stub, run by a real /bin/sh with controlled PATHs."""
 
 import json
-import os
 import subprocess
 
 import pytest

@@ -1,7 +1,6 @@
 """The DataLoader hook against a real PyTorch DataLoader (CPU torch), in subprocesses
 started exactly like a job gputui launches: the hook directory on PYTHONPATH."""
 
-import json
 import os
 import subprocess
 import sys

@@ -116,7 +116,6 @@ async def test_armed_state_survives_a_daemon_restart(sshbox):
     stop_daemon(sshbox.remote_dir)
     s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir)
     await s.open()
-    first = s.client.hello["pid"]
     reply = await s.request(protocol.AUTOSTOP_STATUS)
     assert reply["autostop"]["armed"]["command"] == "shutdown -h now"
     await s.request(protocol.AUTOSTOP_DISARM)

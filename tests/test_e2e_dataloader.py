@@ -1,6 +1,5 @@
 """A job started from gputui's new-job action runs with the hook: stats reach the app."""
 
-import os
 import sys
 
 import pytest

@@ -6,14 +6,12 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 
 from remote_probe import protocol
 from tui import session as session_mod, ssh
 from tui.probe_bundle import build_probe, probe_filename
 
-from .conftest import stop_daemon
 
 
 def target(box):

@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -86,7 +85,7 @@ async def test_unprotected_job_is_flagged_and_the_same_in_tmux_is_not(sshbox):
             term_type="xterm")
         s = session_mod.RemoteSession(target(sshbox), simulate="adopt", remote_dir=sshbox.remote_dir)
         await s.open()
-        reply = await s.request(protocol.TMUX_NEW, name="safe job",
+        await s.request(protocol.TMUX_NEW, name="safe job",
                                 command="exec python3 -c 'import time; time.sleep(120)' GPUTUI_SIM_GPU_JOB tmux")
         await s.close()
         await asyncio.sleep(1.5)

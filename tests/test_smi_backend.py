@@ -5,7 +5,7 @@ import os
 import pytest
 
 from remote_probe.backends import BackendError
-from remote_probe.backends.smi import DYNAMIC, STATIC, SmiBackend, na
+from remote_probe.backends.smi import STATIC, SmiBackend, na
 
 CAPTURE = os.path.join(os.path.dirname(__file__), "data", "smi", "h200_busy.txt")
 

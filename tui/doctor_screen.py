@@ -7,8 +7,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
-from remote_probe import protocol
-from .preflight import run_checks, worst
+from .preflight import worst
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 

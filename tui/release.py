@@ -7,7 +7,7 @@ import time
 from remote_probe import protocol
 from . import checklist
 from .billing import format_money
-from .transfer import download, local_path_for, sha256_file
+from .transfer import download, sha256_file
 
 
 class Release:

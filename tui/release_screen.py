@@ -10,7 +10,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, LoadingIndicator, ProgressBar, Static
 
-from remote_probe import protocol
 from .checklist import verdict
 from .release import Release
 from .screens import ConfirmScreen

@@ -7,7 +7,6 @@ sequence number it saw so the daemon fills the gap.
 """
 
 import asyncio
-import dataclasses
 import logging
 import random
 import time

@@ -11,7 +11,6 @@ import asyncio
 import dataclasses
 import hashlib
 import os
-import posixpath
 import re
 from typing import Callable, Optional
 

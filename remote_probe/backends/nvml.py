@@ -115,7 +115,6 @@ class NvmlBackend:
         return self.call("nvmlDeviceGetMemoryInfo", h)
 
     def _static(self, index, h):
-        nv = self.nv
         mem = self._memory(h)
         pci = self.call(("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo"), h)
         limit = self.call(("nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"), h)
@@ -168,7 +167,6 @@ class NvmlBackend:
         return gpus, procs
 
     def _dynamic(self, h):
-        nv = self.nv
         util = self.call("nvmlDeviceGetUtilizationRates", h)
         mem = self._memory(h)
         power = self.call("nvmlDeviceGetPowerUsage", h)
