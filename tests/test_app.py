@@ -110,10 +110,14 @@ async def test_cpu_only_box_shows_the_reason(demo_box):
         await pilot.press("q")
 
 
+def untrusted_app(box):
+    return GputuiApp(ssh.Target.parse("testbox", ssh_config=box.ssh_config), simulate="idle",
+                     remote_dir=box.remote_dir)
+
+
 async def test_unknown_host_key_dialog_trust(untrusted_sshbox):
     box = untrusted_sshbox
-    app = GputuiApp(ssh.Target.parse("testbox", ssh_config=box.ssh_config), simulate="idle",
-                    remote_dir=box.remote_dir)
+    app = untrusted_app(box)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
         shown = str(app.screen.query("Static").last().render())
@@ -127,8 +131,7 @@ async def test_unknown_host_key_dialog_trust(untrusted_sshbox):
 
 async def test_unknown_host_key_dialog_refuse(untrusted_sshbox):
     box = untrusted_sshbox
-    app = GputuiApp(ssh.Target.parse("testbox", ssh_config=box.ssh_config), simulate="idle",
-                    remote_dir=box.remote_dir)
+    app = untrusted_app(box)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
         await pilot.press("n")

@@ -36,20 +36,25 @@ def make_app(box, scenario, tmp_path):
                      ledger=Ledger(str(tmp_path / "l.db")))
 
 
+async def start_job_like_a_user(app, pilot, name, cwd, command):
+    """t, n, fill the form, OK: gputui's new-job action, as a user drives it."""
+    await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+    await pilot.press("t")
+    await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))
+    await pilot.press("n")
+    await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+    app.screen.query_one("#name").value = name
+    app.screen.query_one("#cwd").value = cwd
+    app.screen.query_one("#command").value = command
+    await pilot.click("#ok")
+
+
 async def test_job_survives_ten_ssh_drops_and_the_samples_have_no_gap(sshbox, tmp_path):
     app = make_app(sshbox, "a100x2", tmp_path)
     seqs = []
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
-        # Start the job the way a user does: t, n, fill the form.
-        await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))
-        await pilot.press("n")
-        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
-        app.screen.query_one("#name").value = "train run ☃"
-        app.screen.query_one("#cwd").value = str(tmp_path)
-        app.screen.query_one("#command").value = "python3 -c 'import time\nwhile True: print(time.time(), flush=True); time.sleep(0.5)'"
-        await pilot.click("#ok")
+        await start_job_like_a_user(app, pilot, "train run ☃", str(tmp_path),
+                                    "python3 -c 'import time\nwhile True: print(time.time(), flush=True); time.sleep(0.5)'")
         await wait_for(pilot, lambda: any(s["name"] == "train run ☃" for s in app.state.tmux_sessions()))
         job_pid = app.state.tmux_sessions()[0]["windows"][0]["panes"][0]["pid"]
         start_seq = app.state.seqs[-1]
