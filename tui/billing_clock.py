@@ -53,6 +53,7 @@ class BillingClock:
         self.preset = providers.resolve({}, host_cfg)
         self.problem = None  # a ledger problem to show once
         self._persisted_at = 0.0
+        self._others = (0.0, None, 0.0)  # (read at, for which midnight, cost)
 
     # -- inputs ------------------------------------------------------------------
     def on_inventory(self, inventory):
@@ -105,13 +106,7 @@ class BillingClock:
         recent = (cfg.rate * self.idle.idle_since(now - IDLE_RECENT) / 3600.0
                   if cfg.rate is not None else None)
         budget = cfg.budget_session
-        others = 0.0
-        if self.ledger is not None and self.session is not None:
-            try:
-                others = self.ledger.cost_since(billing.local_midnight(now), self.session["id"])
-            except Exception:  # noqa: BLE001 - a read problem only hides the daily figure
-                others = 0.0
-        day_cost = billing.cost_today(self.start, now, cfg.rate, others)
+        day_cost = billing.cost_today(self.start, now, cfg.rate, self._other_sessions_today(now))
         return Figures(
             start=self.start, elapsed=elapsed, cost=cost, rate=cfg.rate, currency=cfg.currency,
             granularity=cfg.granularity, idle_seconds=self.idle.idle_seconds, idle_cost=idle_cost,
@@ -125,6 +120,22 @@ class BillingClock:
             provider=self.preset.name, release_command=self.preset.release_command,
             idle_now=self.idle_now,
         )
+
+    def _other_sessions_today(self, now):
+        """Today's cost of the ledger's other sessions; read at most every 30 s, since
+        figures() runs on every redraw and the ledger changes slowly."""
+        if self.ledger is None or self.session is None:
+            return 0.0
+        midnight = billing.local_midnight(now)
+        cached_at, cached_midnight, value = self._others
+        if cached_midnight == midnight and now - cached_at < 30:
+            return value
+        try:
+            value = self.ledger.cost_since(midnight, self.session["id"])
+        except Exception:  # noqa: BLE001 - a read problem only hides the daily figure
+            value = 0.0
+        self._others = (now, midnight, value)
+        return value
 
     def new_budget_warnings(self, now=None):
         """Budget levels newly crossed, as (kind, level, budget); each warned once per run."""
