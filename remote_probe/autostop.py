@@ -22,7 +22,8 @@ DEFAULT_THRESHOLD = 5.0
 
 
 def all_idle(utils, compute_procs, threshold):
-    """The daemon-side twin of tui.billing.gpus_idle (the probe cannot import tui)."""
+    """All GPUs below the threshold and no compute process (the laptop's idle cost uses
+    this same rule). Unknown utilization or no GPU at all is never idle."""
     utils = list(utils)
     if not utils or any(u is None for u in utils):
         return False

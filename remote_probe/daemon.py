@@ -174,9 +174,7 @@ class Daemon:
             # Samples carry disks every few ticks; a newcomer gets the last report here.
             self.inventory["disks"] = sample["host"]["disks"]
         if not sample.get("gpu_error"):
-            utils = [row[0] for row in sample.get("gpus", ())]
-            compute = sum(1 for row in sample.get("procs", ())
-                          if not row[5] & (protocol.PROC_GRAPHICS | protocol.PROC_FD_ONLY))
+            utils, compute = protocol.idle_inputs(sample)
             self.autostop.observe(utils, compute, t=sample["t"])
         pids = [row[0] for row in sample.get("procs", ())]
         for client in list(self.clients):

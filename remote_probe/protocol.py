@@ -233,6 +233,17 @@ THROTTLE_REASONS = (
 )
 
 
+def idle_inputs(sample):
+    """(GPU utilizations, number of compute processes) of a sample: what idle is judged on.
+
+    Graphics contexts and processes seen only through /dev/nvidia* fds are not compute jobs.
+    """
+    utils = [row[0] for row in sample.get("gpus", ())]
+    compute = sum(1 for row in sample.get("procs", ())
+                  if not row[5] & (PROC_GRAPHICS | PROC_FD_ONLY))
+    return utils, compute
+
+
 def throttle_names(mask):
     if not mask:
         return []

@@ -3,6 +3,8 @@
 import collections
 import math
 
+from remote_probe.autostop import all_idle
+
 GRANULARITY_SECONDS = {"second": 1, "minute": 60, "hour": 3600}
 BUDGET_LEVELS = (0.5, 0.8, 1.0)
 
@@ -48,14 +50,10 @@ def format_money(amount, currency="CNY"):
 def gpus_idle(utils, compute_procs, threshold=5.0):
     """All GPUs below the threshold and no compute process: money spent for nothing.
 
-    A box without GPUs is never "GPU idle" (there is no GPU to waste).
+    The probe's autostop rule itself, so the idle cost shown and what autostop acts on can
+    never disagree. A box without GPUs, or with unknown utilization, is never idle.
     """
-    utils = list(utils)
-    if not utils:
-        return False
-    if any(u is None for u in utils):
-        return False  # unknown is not idle: never accuse on missing data
-    return all(u < threshold for u in utils) and compute_procs == 0
+    return all_idle(utils, compute_procs, threshold)
 
 
 class IdleMeter:

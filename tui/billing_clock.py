@@ -82,9 +82,7 @@ class BillingClock:
     def on_sample(self, sample):
         if sample.get("gpu_error"):
             return  # unknown is not idle
-        utils = [row[0] for row in sample.get("gpus", ())]
-        compute = sum(1 for row in sample.get("procs", ())
-                      if not row[5] & (protocol.PROC_GRAPHICS | protocol.PROC_FD_ONLY))
+        utils, compute = protocol.idle_inputs(sample)
         self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
         self.idle.add(sample["t"], self.idle_now)
 
