@@ -260,6 +260,19 @@ def user_name(uid):
     return _user_cache[uid]
 
 
+def start_epoch(start_jiffies, btime):
+    """A process's start (stat field 22, clock ticks after boot) as epoch seconds."""
+    return round(btime + start_jiffies / float(CLK_TCK), 1)
+
+
+def pid_start(pid, btime=None):
+    """When `pid` started, epoch seconds; None if it is gone."""
+    stat = parse_pid_stat(read_text("%s/%d/stat" % (PROC, pid)))
+    if stat is None:
+        return None
+    return start_epoch(stat[3], boot_time() if btime is None else btime)
+
+
 def read_cmdline(pid):
     raw = read_text("%s/%d/cmdline" % (PROC, pid))
     return " ".join(part for part in raw.split("\0") if part)
@@ -295,7 +308,7 @@ class ProcTable:
                     "pid": pid,
                     "user": user_name(parse_status_uid(read_text("%s/%d/status" % (PROC, pid)))),
                     "cmd": read_cmdline(pid)[:300],
-                    "start": round(self._btime + start_j / float(CLK_TCK), 1),
+                    "start": start_epoch(start_j, self._btime),
                 }
             prev = self.prev.get(pid)
             cpu = None
@@ -365,11 +378,8 @@ def pid1_start():
 
     Providers bill from the instance's start, which is this, not from our first SSH.
     """
-    stat = parse_pid_stat(read_text(PROC + "/1/stat"))
     btime = boot_time()
-    if stat is None or btime is None:
-        return None
-    return round(btime + stat[3] / float(CLK_TCK), 1)
+    return None if btime is None else pid_start(1, btime)
 
 
 def provider_facts():

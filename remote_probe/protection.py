@@ -63,7 +63,7 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC):
         stat = procfs.parse_pid_stat(procfs.read_text("%s/%d/stat" % (proc, pid)))
         if stat is None:
             continue
-        if now - (btime + stat[3] / float(procfs.CLK_TCK)) < min_age:
+        if now - procfs.start_epoch(stat[3], btime) < min_age:
             continue
         cmd = procfs.read_cmdline(pid)
         head = os.path.basename(cmd.split(" ", 1)[0]) if cmd else ""

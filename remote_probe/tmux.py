@@ -158,8 +158,7 @@ def _add_start_times(sessions):
     for s in sessions:
         for w in s["windows"]:
             for p in w["panes"]:
-                stat = procfs.parse_pid_stat(procfs.read_text("/proc/%d/stat" % p["pid"]))
-                p["started"] = round(btime + stat[3] / float(procfs.CLK_TCK), 1) if stat else None
+                p["started"] = procfs.pid_start(p["pid"], btime)
     return sessions
 
 
