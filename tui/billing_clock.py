@@ -86,6 +86,11 @@ class BillingClock:
         self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
         self.idle.add(sample["t"], self.idle_now)
 
+    def session_key(self, inventory):
+        """Names this billing session's download folder: the ledger id, else the boot id."""
+        key = (self.session or {}).get("id") or (inventory.get("host") or {}).get("boot_id")
+        return "session-%s" % (key or "unknown")
+
     def set_rate(self, rate, currency=None, granularity=None):
         self.cfg.rate = rate
         if currency:

@@ -57,15 +57,21 @@ def target_of(args):
     return ssh.Target.parse(args.host, ssh_config=args.ssh_config)
 
 
-def status_json(reply, host):
-    """The snapshot reply as one JSON document with named fields (not columns)."""
-    sample = reply.get("sample") or {}
-    meta = {m["pid"]: m for m in reply.get("proc_meta") or []}
-    procs = []
+def procs_from(sample, meta):
+    """A sample's process rows as dicts, each with its facts (user, cmd, start) joined in."""
+    meta = {m["pid"]: m for m in meta or []}
+    out = []
     for row in sample.get("procs", []):
         p = protocol.proc_dict(row)
         p.update({k: v for k, v in meta.get(p["pid"], {}).items() if k != "pid"})
-        procs.append(p)
+        out.append(p)
+    return out
+
+
+def status_json(reply, host):
+    """The snapshot reply as one JSON document with named fields (not columns)."""
+    sample = reply.get("sample") or {}
+    procs = procs_from(sample, reply.get("proc_meta"))
     gpus = []
     for static, row in zip(reply["inventory"].get("gpus", []), sample.get("gpus", [])):
         g = dict(static)
@@ -245,16 +251,6 @@ def cmd_doctor(args):
     return code
 
 
-def procs_from(sample, meta):
-    meta = {m["pid"]: m for m in meta or []}
-    out = []
-    for row in sample.get("procs", []):
-        p = protocol.proc_dict(row)
-        p["cmd"] = meta.get(p["pid"], {}).get("cmd")
-        out.append(p)
-    return out
-
-
 async def checklist_run(args, host_cfg):
     from .billing_clock import BillingClock
     from .ledger import Ledger, LedgerError
@@ -265,12 +261,7 @@ async def checklist_run(args, host_cfg):
                             ask_trust=_terminal_trust, remote_python=args.remote_python)
     await session.open()
     try:
-        snap = await session.request(protocol.SNAPSHOT)
-        for _ in range(3):
-            if (snap.get("sample") or {}).get("host", {}).get("cpu") is not None:
-                break
-            await asyncio.sleep(1.0)
-            snap = await session.request(protocol.SNAPSHOT)
+        snap = await session.fresh_snapshot()
         inv = snap["inventory"]
         try:
             ledger = Ledger()
@@ -280,8 +271,7 @@ async def checklist_run(args, host_cfg):
         clock.on_inventory(inv)
         clock.persist(force=True)
         preset = resolve((inv.get("host") or {}).get("provider") or {}, host_cfg)
-        key = (clock.session or {}).get("id") or (inv.get("host") or {}).get("boot_id") or "unknown"
-        rel = Release(args.host, session, host_cfg, preset, "session-%s" % key)
+        rel = Release(args.host, session, host_cfg, preset, clock.session_key(inv))
         await rel.gather()
         sample = snap.get("sample") or {}
         gpus = [protocol.gpu_dict(r) for r in sample.get("gpus", [])]

@@ -110,9 +110,8 @@ class ReleaseScreen(Screen):
         table.add_columns("", "CHECK", "RESULT", "FIX")
         table.border_title = "Before releasing %s" % self.app.state.host_label
         app = self.app
-        key = (app.billing.session or {}).get("id") or (app.state.inventory.get("host") or {}).get("boot_id")
         self.release = Release(app.host_key, app.session, app.host_cfg, app.billing.preset,
-                               "session-%s" % key)
+                               app.billing.session_key(app.state.inventory))
         self.action_recheck()
         self.set_interval(2.0, self.refresh_items)  # jobs and VRAM follow the live samples
 

@@ -259,6 +259,17 @@ class RemoteSession:
             self.conn.close()
 
     # -- the loop ---------------------------------------------------------------
+    async def fresh_snapshot(self):
+        """A snapshot whose sample is complete: a daemon that just started has no CPU
+        delta yet, so wait for its next tick (up to 3 s)."""
+        reply = await self.client.request(protocol.SNAPSHOT)
+        for _ in range(3):
+            if (reply.get("sample") or {}).get("host", {}).get("cpu") is not None:
+                break
+            await asyncio.sleep(1.0)
+            reply = await self.client.request(protocol.SNAPSHOT)
+        return reply
+
     async def request(self, kind, **params):
         """A request to the live probe; ProbeError when there is no live connection."""
         if self.client is None or self.client.closed.is_set():
@@ -357,14 +368,7 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
     try:
         session.process, session.client = await session._start_probe()
         t0 = time.monotonic()
-        reply = await session.client.request(protocol.SNAPSHOT)
-        for _ in range(3):
-            sample = reply.get("sample") or {}
-            if sample.get("host", {}).get("cpu") is not None:
-                break
-            # A daemon that just started has no CPU delta yet: wait for its next tick.
-            await asyncio.sleep(1.0)
-            reply = await session.client.request(protocol.SNAPSHOT)
+        reply = await session.fresh_snapshot()
         session._note_rtt(t0)
         if preflight is not None:
             facts = await session.client.request(protocol.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
