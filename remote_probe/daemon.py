@@ -16,7 +16,6 @@ import shutil
 import signal
 import sys
 import time
-
 import zlib
 
 from . import __version__, dataloader, protection, protocol, tmux
@@ -492,6 +491,27 @@ class Daemon:
             self.backend.close()
             self.pool.shutdown(wait=False)
             self.tmux_pool.shutdown(wait=False)
+
+
+def terminate(state_dir, timeout=5.0):
+    """SIGTERM the daemon named in the lock file and wait until it is gone.
+
+    For the demo's exit and for tests; real boxes keep their daemon. A daemon reparented
+    to an init that does not reap lingers as a zombie: that counts as gone.
+    """
+    try:
+        with open(os.path.join(runtime_dir(state_dir), "daemon.lock")) as f:
+            pid = json.loads(f.read() or "{}").get("pid")
+        if not pid:
+            return
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(int(timeout / 0.05)):
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+            time.sleep(0.05)
+    except (OSError, ValueError, AttributeError):
+        return  # no lock, no daemon, or it is gone
 
 
 def install_dlhook(state_dir):

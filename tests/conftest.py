@@ -2,7 +2,6 @@
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -124,18 +123,8 @@ def stop_sshd(box):
 
 def stop_daemon(state_dir):
     """Stop a probe daemon left by a test (they are meant to outlive SSH)."""
-    lock = os.path.join(state_dir, "run", "daemon.lock")
-    try:
-        import json
-        pid = json.loads(open(lock).read())["pid"]
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            # A daemon reparented to a non-reaping init lingers as a zombie: that is gone.
-            if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z":
-                return
-            time.sleep(0.05)
-    except (OSError, ValueError, KeyError):
-        pass
+    from remote_probe.daemon import terminate
+    terminate(state_dir)
 
 
 @pytest.fixture(autouse=True)

@@ -103,34 +103,10 @@ class DemoBox:
             self.server.close()
             await self.server.wait_closed()
         # The probe daemon was asked to stop by the app; make sure, then clean up.
-        from remote_probe.daemon import runtime_dir
-        lock = os.path.join(runtime_dir(os.path.join(self.home, ".cache", "gputui")),
-                            "daemon.lock")
-        await stop_daemon_by_lock(lock)
+        from remote_probe.daemon import terminate
+        await asyncio.get_running_loop().run_in_executor(
+            None, terminate, os.path.join(self.home, ".cache", "gputui"))
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-async def stop_daemon_by_lock(lock_path, timeout=5.0):
-    """SIGTERM the daemon named in its lock file and wait for it to go."""
-    import json
-    import signal
-    try:
-        with open(lock_path) as f:
-            pid = json.loads(f.read() or "{}").get("pid")
-    except (OSError, ValueError):
-        return
-    if not pid:
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except OSError:
-        return
-    for _ in range(int(timeout / 0.05)):
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return
-        await asyncio.sleep(0.05)
 
 
 def demo_config(path):
