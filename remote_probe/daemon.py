@@ -338,9 +338,12 @@ class Daemon:
         elif kind in protocol.TMUX_REQUESTS:
             await self.handle_tmux(client, kind, rid, msg)
         elif kind == protocol.SHUTDOWN:
+            self.stop_event.set()  # first: a client that hangs up at once still stops us
             self.send(client, {"type": protocol.REPLY, "id": rid, "stopping": True})
-            await client.writer.drain()
-            self.stop_event.set()
+            try:
+                await client.writer.drain()
+            except (ConnectionError, OSError):
+                pass
         else:
             self.send(client, {"type": protocol.ERROR, "id": rid,
                                "error": "unknown request %r" % kind})

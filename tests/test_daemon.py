@@ -173,3 +173,14 @@ def test_owner_pid_ties_a_demo_daemon_to_its_app(state, tmp_path):
     while time.time() < deadline and alive(pid):
         time.sleep(0.1)
     assert not alive(pid)
+
+
+def test_shutdown_from_a_client_that_hangs_up_at_once_still_stops_the_daemon(state):
+    a = Attach(state, simulate="idle")
+    pid = a.hello["pid"]
+    a.send({"type": "shutdown", "id": 1})
+    a.close()  # no waiting for the reply
+    deadline = time.time() + 5
+    while time.time() < deadline and alive(pid):
+        time.sleep(0.05)
+    assert not alive(pid)
