@@ -25,7 +25,7 @@ from conftest import start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
 from remote_probe import protocol  # noqa: E402
 from tui import session as session_mod, ssh  # noqa: E402
-from tui.transfer import download, sha256_file  # noqa: E402
+from tui.core.transfer import download, sha256_file  # noqa: E402
 
 
 def make_tree(root, n):

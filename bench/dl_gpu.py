@@ -18,7 +18,7 @@ sys.path.insert(0, ROOT)
 
 from remote_probe import daemon, dataloader  # noqa: E402
 from remote_probe.backends.nvml import NvmlBackend  # noqa: E402
-from tui.diagnosis import LoaderFacts, diagnose  # noqa: E402
+from tui.core.diagnosis import LoaderFacts, diagnose  # noqa: E402
 
 TRAIN = r"""
 import sys, time, torch

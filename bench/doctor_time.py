@@ -15,8 +15,8 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from tui.demo import DemoBox  # noqa: E402
-from tui.session import snapshot  # noqa: E402
+from tui.remote.demo_box import DemoBox  # noqa: E402
+from tui.remote.session import snapshot  # noqa: E402
 
 warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
 

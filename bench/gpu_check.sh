@@ -49,7 +49,7 @@ b = SmiBackend(); print(b.inventory()); print(b.sample())"
 cat "$OUT/smi.txt"
 
 echo "== probe zipapp with bundled pynvml, under load"
-python3 -c "from tui.probe_bundle import build_probe; d, s = build_probe(); open('/tmp/probe.pyz', 'wb').write(d); print(len(d), s)"
+python3 -c "from tui.remote.probe_bundle import build_probe; d, s = build_probe(); open('/tmp/probe.pyz', 'wb').write(d); print(len(d), s)"
 (cd / && timeout 30 python3 /tmp/probe.pyz once > "$OUT/probe_once_busy.json"); echo "exit $?"
 python3 -c "
 import json; d = json.load(open('$OUT/probe_once_busy.json'))

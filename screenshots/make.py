@@ -11,9 +11,9 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from tui.app import GputuiApp  # noqa: E402
-from tui.demo import DemoBox, demo_config  # noqa: E402
-from tui.ledger import Ledger  # noqa: E402
+from tui.ui.app import GputuiApp  # noqa: E402
+from tui.remote.demo_box import DemoBox, demo_config  # noqa: E402
+from tui.core.ledger import Ledger  # noqa: E402
 
 SIZE = (160, 44)
 warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")

@@ -5,13 +5,13 @@ import os
 
 import pytest
 
-from tui.app import GputuiApp
-from tui.demo import DemoBox
-from tui.screens import HelpScreen, HostKeyScreen
-from tui.session import FAILED, LIVE
-from tui.widgets.gpu_card import GpuCard
-from tui.widgets.process_table import ProcessTable
-from tui import ssh
+from tui.ui.app import GputuiApp
+from tui.remote.demo_box import DemoBox
+from tui.ui.screens.modals import HelpScreen, HostKeyScreen
+from tui.remote.session import FAILED, LIVE
+from tui.ui.widgets.gpu_card import GpuCard
+from tui.ui.widgets.process_table import ProcessTable
+from tui.remote import ssh
 
 SIZE = (160, 45)
 
@@ -163,8 +163,8 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
 
 
 def app_with(box, scenario, tmp_path, hosts):
-    from tui.config import Config
-    from tui.ledger import Ledger
+    from tui.core.config import Config
+    from tui.core.ledger import Ledger
     path = tmp_path / "config.toml"
     import tomli_w
     path.write_text(tomli_w.dumps({"hosts": hosts}))
@@ -173,8 +173,8 @@ def app_with(box, scenario, tmp_path, hosts):
 
 
 async def test_rate_dialog_sets_the_meter_and_remembers_the_rate(demo_box, tmp_path):
-    from tui.config import Config
-    from tui.screens import RateScreen
+    from tui.core.config import Config
+    from tui.ui.screens.modals import RateScreen
     app, path = app_with(demo_box, "idle", tmp_path, {})
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.state.samples_seen >= 1)
@@ -205,7 +205,7 @@ async def test_autostop_is_opt_in_per_host(demo_box, tmp_path):
 
 
 async def test_arming_autostop_shows_the_command_and_fires_on_the_box(demo_box, tmp_path):
-    from tui.screens import AutostopScreen
+    from tui.ui.screens.modals import AutostopScreen
     marker = tmp_path / "released"
     host = demo_box.target().host
     app, _ = app_with(demo_box, "idle", tmp_path, {host: {
@@ -240,7 +240,7 @@ async def test_budget_warning_rings_and_notifies(demo_box, tmp_path):
 
 
 async def test_preflight_runs_after_connect_and_on_d(demo_box, tmp_path):
-    from tui.doctor_screen import DoctorScreen
+    from tui.ui.screens.doctor import DoctorScreen
     app, _ = app_with(demo_box, "a100x2", tmp_path, {demo_box.target().host: {
         "gpus": 4, "net_check_urls": ["http://127.0.0.1:9/"]}})
     async with app.run_test(size=SIZE, notifications=True) as pilot:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tui import billing
-from tui.billing import IdleMeter
+from tui.core import billing
+from tui.core.billing import IdleMeter
 
 
 @pytest.mark.parametrize("elapsed, granularity, billed", [

@@ -2,9 +2,9 @@
 
 import datetime
 
-from tui.billing_clock import BillingClock
-from tui.config import HostConfig
-from tui.ledger import Ledger
+from tui.core.billing_clock import BillingClock
+from tui.core.config import HostConfig
+from tui.core.ledger import Ledger
 
 
 def inventory(boot="boot-1", start=None):

@@ -6,8 +6,8 @@ import subprocess
 import pytest
 
 from remote_probe import protocol
-from tui import bootstrap
-from tui.probe_bundle import build_probe, probe_filename
+from tui.remote import bootstrap
+from tui.remote.probe_bundle import build_probe, probe_filename
 
 
 def run(cmd, home, path):

@@ -1,7 +1,7 @@
 
 import pytest
 
-from tui.config import Config, ConfigError, config_path
+from tui.core.config import Config, ConfigError, config_path
 
 
 def write(tmp_path, text):

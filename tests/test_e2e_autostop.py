@@ -7,7 +7,8 @@ import subprocess
 import time
 
 from remote_probe import protocol
-from tui import session as session_mod, ssh
+from tui.remote import session as session_mod
+from tui.remote import ssh
 
 from .conftest import stop_daemon
 

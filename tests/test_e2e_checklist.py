@@ -9,12 +9,12 @@ import sys
 import pytest
 import tomli_w
 
-from tui import ssh
-from tui.app import GputuiApp
-from tui.config import Config
-from tui.ledger import Ledger
-from tui.release_screen import ReleaseScreen, TypeToConfirm
-from tui.screens import ConfirmScreen
+from tui.remote import ssh
+from tui.ui.app import GputuiApp
+from tui.core.config import Config
+from tui.core.ledger import Ledger
+from tui.ui.screens.release import ReleaseScreen, TypeToConfirm
+from tui.ui.screens.modals import ConfirmScreen
 
 from .test_app import SIZE, wait_for
 
@@ -141,7 +141,7 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         await pilot.pause(0.1)
         await pilot.press("w")
         assert items_by_key(screen)["ephemeral"].waived
-        from tui.checklist import verdict
+        from tui.core.checklist import verdict
         assert verdict(screen.items) == "pass"
 
         # release: type the host name

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tui.widgets.loader_panel import LoaderPanel
+from tui.ui.widgets.loader_panel import LoaderPanel
 
 from .test_app import SIZE, wait_for
 from .test_dlhook import TRAIN

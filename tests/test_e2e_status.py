@@ -9,8 +9,9 @@ import sys
 
 
 from remote_probe import protocol
-from tui import session as session_mod, ssh
-from tui.probe_bundle import build_probe, probe_filename
+from tui.remote import session as session_mod
+from tui.remote import ssh
+from tui.remote.probe_bundle import build_probe, probe_filename
 
 
 

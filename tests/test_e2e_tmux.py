@@ -9,11 +9,12 @@ import sys
 import pytest
 
 from remote_probe import protocol
-from tui import session as session_mod, ssh
-from tui.app import GputuiApp
-from tui.config import Config
-from tui.ledger import Ledger
-from tui.tmux_screen import JobScreen, TmuxScreen
+from tui.remote import session as session_mod
+from tui.remote import ssh
+from tui.ui.app import GputuiApp
+from tui.core.config import Config
+from tui.core.ledger import Ledger
+from tui.ui.screens.tmux import JobScreen, TmuxScreen
 
 from .test_app import SIZE, wait_for
 
@@ -112,7 +113,7 @@ async def test_unprotected_job_is_flagged_and_the_same_in_tmux_is_not(sshbox):
 
 
 async def test_tmux_panel_preview_interrupt_kill_rename(sshbox, tmp_path):
-    from tui.screens import ConfirmScreen
+    from tui.ui.screens.modals import ConfirmScreen
     tmux(sshbox, "new-session", "-d", "-s", "it's \"mine\"", "-c", str(tmp_path))
     tmux(sshbox, "send-keys", "-t", "it's \"mine\"", "-l", "echo MARK-$((6*7)); sleep 300")
     tmux(sshbox, "send-keys", "-t", "it's \"mine\"", "Enter")
@@ -175,7 +176,7 @@ async def test_attach_hands_off_the_terminal_and_comes_back(sshbox, tmp_path):
 
 
 async def test_tmux_missing_on_the_box_is_explained(monkeypatch, tmp_path):
-    from tui.demo import DemoBox
+    from tui.remote.demo_box import DemoBox
     monkeypatch.setenv("PATH", str(tmp_path))  # the box has no tmux (python3 is found by path)
     box = await DemoBox().start()
     try:
@@ -195,7 +196,7 @@ async def test_tmux_missing_on_the_box_is_explained(monkeypatch, tmp_path):
 
 async def test_demo_run_inside_tmux_leaves_the_users_tmux_alone(tmp_path, monkeypatch):
     """gputui demo started from inside the user's tmux must not kill that tmux on exit."""
-    from tui.demo import DemoBox
+    from tui.remote.demo_box import DemoBox
     outer_dir = tmp_path / "outer"
     outer_dir.mkdir()
     env = dict(os.environ, TMUX_TMPDIR=str(outer_dir))

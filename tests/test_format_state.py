@@ -3,8 +3,8 @@
 import pytest
 
 from remote_probe import protocol
-from tui import format as fmt
-from tui.state import DashboardState, ProcRow, short_cmd, sort_procs
+from tui.core import format as fmt
+from tui.core.state import DashboardState, ProcRow, short_cmd, sort_procs
 
 
 @pytest.mark.parametrize("value, text", [(None, "n/a"), (512, "512 MiB"), (1024, "1.0 GiB"), (81920, "80.0 GiB")])

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tui.ledger import Ledger, ledger_csv, ledger_table
+from tui.core.ledger import Ledger, ledger_csv, ledger_table
 
 from .conftest import REPO
 
@@ -33,7 +33,7 @@ def test_reconnects_continue_a_session_and_a_reboot_starts_a_new_one(tmp_path):
 WRITER = r"""
 import sys, time
 sys.path.insert(0, %r)
-from tui.ledger import Ledger
+from tui.core.ledger import Ledger
 led = Ledger(sys.argv[1])
 name = sys.argv[2]
 for i in range(int(sys.argv[3])):
@@ -88,7 +88,7 @@ def test_corrupt_ledger_is_moved_aside_with_a_message(tmp_path):
 
 
 def test_cli_ledger_json_and_csv(tmp_path, monkeypatch):
-    from tui.config import state_dir
+    from tui.core.config import state_dir
     led = Ledger()
     led.open_session("box", "b1", 1000.0, rate=2.0, currency="USD")
     led.close()

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from tui.config import HostConfig
-from tui.preflight import FAIL, PASS, WARN, exit_code, run_checks, spec_for, worst
-from tui.providers import PRESETS
+from tui.core.config import HostConfig
+from tui.core.preflight import FAIL, PASS, WARN, exit_code, run_checks, spec_for, worst
+from tui.core.providers import PRESETS
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
@@ -135,7 +135,7 @@ def test_facts_recorded_on_the_real_h200_pass():
 
 def test_dataloader_report_from_the_real_h200_is_diagnosed_as_starved():
     """bench/dl_gpu.py on the H200: num_workers=0 waited 95% of the time at ~5% GPU util."""
-    from tui.diagnosis import LoaderFacts, diagnose
+    from tui.core.diagnosis import LoaderFacts, diagnose
     with open(os.path.join(DATA, "dl_gpu_h200.json")) as f:
         report = json.load(f)
     s = report["starved"]["last_stats"]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tui.probe_bundle import build_probe
+from tui.remote.probe_bundle import build_probe
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "remote_probe")
 

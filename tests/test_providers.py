@@ -1,7 +1,7 @@
 import pytest
 
-from tui.config import HostConfig
-from tui.providers import detect, resolve
+from tui.core.config import HostConfig
+from tui.core.providers import detect, resolve
 
 
 @pytest.mark.parametrize("facts, key", [

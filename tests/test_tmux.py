@@ -8,8 +8,8 @@ import time
 import pytest
 
 from remote_probe import protection, tmux
-from tui import jobs
-from tui.ssh import Target
+from tui.core import jobs
+from tui.remote.ssh import Target
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 

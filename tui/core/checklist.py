@@ -6,10 +6,10 @@ import dataclasses
 import os
 from typing import List, Optional
 
-from . import format as fmt
-from .config import data_dir
-from .preflight import FAIL, ORDER, PASS, WARN
-from .transfer import RefusedPath, local_path_for, local_state, safe_component
+from tui.core import format as fmt
+from tui.core.config import data_dir
+from tui.core.preflight import FAIL, ORDER, PASS, WARN
+from tui.core.transfer import RefusedPath, local_path_for, local_state, safe_component
 
 VRAM_FREE_MIB = 300  # below this a GPU counts as released (driver contexts use a little)
 TEMP_WARN_BYTES = 1 << 30

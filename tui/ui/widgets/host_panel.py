@@ -3,7 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
-from .. import format as fmt
+from tui.core import format as fmt
 
 
 def render_host(host, facts, cpu_history, width=36):

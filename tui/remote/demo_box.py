@@ -13,7 +13,7 @@ import tempfile
 
 import asyncssh
 
-from .ssh import Target
+from tui.remote.ssh import Target
 
 DEMO_ALIAS = "gputui-demo"
 
@@ -112,7 +112,7 @@ class DemoBox:
 def demo_config(path):
     """The demo's own settings: a plausible price so the billing meter has something to
     show, and a ledger of its own (a simulated box does not belong in your real one)."""
-    from .config import Config
+    from tui.core.config import Config
     return Config({"hosts": {DEMO_ALIAS: {
         "rate": 11.96, "currency": "CNY", "granularity": "second", "budget_session": 50.0,
         "storage_gb": 200, "storage_price_gb_month": 0.3, "provider": "autodl",
@@ -120,21 +120,3 @@ def demo_config(path):
         "autostop": {"allowed": True, "idle_minutes": 30, "grace_seconds": 60},
         "release_command": "echo 'demo: this is where shutdown -h now would run'"}}},
         path=path)
-
-
-async def run_demo(scenario="a100x2"):
-    import warnings
-    from .app import GputuiApp
-    # asyncssh leaves a cleanup coroutine unawaited when a channel is cut at exit.
-    warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
-    box = await DemoBox().start()
-    try:
-        from .ledger import Ledger
-        app = GputuiApp(box.target(), simulate=scenario,
-                        host_label="demo box (simulated %s)" % scenario,
-                        stop_daemon_on_exit=True,
-                        config=demo_config(os.path.join(box.dir, "config.toml")),
-                        ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
-        await app.run_async()
-    finally:
-        await box.stop()

@@ -15,7 +15,7 @@ import os
 import sqlite3
 import time
 
-from . import config
+from tui.core import config
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -184,7 +184,7 @@ def _fmt_time(t):
 
 def ledger_table(rows):
     """The human table `gputui ledger` prints."""
-    from .billing import format_money
+    from tui.core.billing import format_money
     head = "%-4s %-18s %-18s %-16s %-16s %7s %10s %10s  %s" % (
         "ID", "HOST", "GPU", "START", "END", "HOURS", "COST", "IDLE COST", "ENDED")
     lines = [head]

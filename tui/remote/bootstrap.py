@@ -9,8 +9,13 @@ matter. Every value that goes into it is quoted with shlex.quote.
 import shlex
 
 from remote_probe import protocol
-from remote_probe.protocol import (EXIT_DAEMON_UNREACHABLE, EXIT_NO_PYTHON, EXIT_PROBE_CRASHED,
-                                   EXIT_PROBE_MISSING, EXIT_PYTHON_TOO_OLD)
+from remote_probe.protocol import (
+    EXIT_DAEMON_UNREACHABLE,
+    EXIT_NO_PYTHON,
+    EXIT_PROBE_CRASHED,
+    EXIT_PROBE_MISSING,
+    EXIT_PYTHON_TOO_OLD,
+)
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
 # Non-interactive SSH shells often miss conda's PATH; these are common places.
@@ -47,7 +52,7 @@ def remote_dir_expr(remote_dir):
 
 def probe_command(sha, mode="attach", simulate=None, remote_dir=None, candidates=PYTHON_CANDIDATES):
     """The full command line to run over SSH exec."""
-    from .probe_bundle import probe_filename
+    from tui.remote.probe_bundle import probe_filename
     args = [mode, "--state-dir", '"$D"']
     if simulate:
         args += ["--simulate", shlex.quote(simulate)]

@@ -12,8 +12,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
-from .jobs import attach_argv, pane_rows, safe_session_name, unprotected_advice
-from .screens import ConfirmScreen
+from tui.core.jobs import attach_argv, pane_rows, safe_session_name, unprotected_advice
+from tui.ui.screens.modals import ConfirmScreen
 
 PREVIEW_EVERY = 1.0
 COLUMNS = (("session", "SESSION"), ("window", "WINDOW"), ("pane", "PANE"),

@@ -8,11 +8,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, LoadingIndicator, ProgressBar, Static
+from textual.widgets import (
+    Button,
+    DataTable,
+    Footer,
+    Input,
+    Label,
+    LoadingIndicator,
+    ProgressBar,
+    Static,
+)
 
-from .checklist import verdict
-from .release import Release
-from .screens import ConfirmScreen
+from tui.core.checklist import verdict
+from tui.core.release import Release
+from tui.ui.screens.modals import ConfirmScreen
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 

@@ -2,7 +2,7 @@
 
 import shlex
 
-from . import format as fmt
+from tui.core import format as fmt
 
 
 def pane_rows(sessions, now):

@@ -14,26 +14,31 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from remote_probe import protocol
-from . import __version__
-from . import billing
-from .billing import format_money
-from .billing_clock import BillingClock
-from .config import Config, ConfigError
-from .ledger import Ledger, LedgerError
-from .probe_client import ProbeError
-from .screens import AutostopScreen, ConfirmScreen, HelpScreen, HostKeyScreen, RateScreen
-from .session import FAILED, LIVE, Listener, RemoteSession
-from .state import DashboardState
-from .jobs import unprotected_advice
-from .tmux_screen import TmuxScreen, default_hand_off
-from .widgets.billing_panel import BillingPanel, clock_text, render_billing
-from .widgets.gpu_card import GpuCard
-from .diagnosis import orphaned_workers
-from .state import loader_views
-from .widgets.host_panel import HostPanel
-from .widgets.loader_panel import LoaderPanel
-from .widgets.process_table import ProcessTable
-from .widgets.status_bar import StatusBar, render_status
+from tui import __version__
+from tui.core import billing
+from tui.core.billing import format_money
+from tui.core.billing_clock import BillingClock
+from tui.core.config import Config, ConfigError
+from tui.core.diagnosis import orphaned_workers
+from tui.core.jobs import unprotected_advice
+from tui.core.ledger import Ledger, LedgerError
+from tui.core.state import DashboardState, loader_views
+from tui.remote.probe_client import ProbeError
+from tui.remote.session import FAILED, LIVE, Listener, RemoteSession
+from tui.ui.screens.modals import (
+    AutostopScreen,
+    ConfirmScreen,
+    HelpScreen,
+    HostKeyScreen,
+    RateScreen,
+)
+from tui.ui.screens.tmux import TmuxScreen, default_hand_off
+from tui.ui.widgets.billing_panel import BillingPanel, clock_text, render_billing
+from tui.ui.widgets.gpu_card import GpuCard
+from tui.ui.widgets.host_panel import HostPanel
+from tui.ui.widgets.loader_panel import LoaderPanel
+from tui.ui.widgets.process_table import ProcessTable
+from tui.ui.widgets.status_bar import StatusBar, render_status
 
 ABOUT = ("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
          "daemon on the box that keeps sampling while you are away." % __version__)
@@ -293,15 +298,15 @@ class GputuiApp(App):
     async def quick_preflight(self):
         checks = await self.run_preflight(smoke=False)
         if checks:
-            from .doctor_screen import summary
-            from .preflight import worst
+            from tui.core.preflight import worst
+            from tui.ui.screens.doctor import summary
             verdict = worst(checks)
             self.notify(summary(checks), severity={"pass": "information", "warn": "warning",
                                                    "fail": "error"}[verdict], timeout=15)
 
     async def run_preflight(self, smoke=True):
-        from .cli import doctor_request
-        from .preflight import run_checks
+        from tui.core.preflight import run_checks
+        from tui.core.report import doctor_request
         # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs
         busy = any(r.kind == "C" for r in self.state.proc_rows())
         try:
@@ -315,11 +320,11 @@ class GputuiApp(App):
         return self.preflight_checks
 
     def action_release(self):
-        from .release_screen import ReleaseScreen
+        from tui.ui.screens.release import ReleaseScreen
         self.push_screen(ReleaseScreen())
 
     def action_doctor(self):
-        from .doctor_screen import DoctorScreen
+        from tui.ui.screens.doctor import DoctorScreen
         self.push_screen(DoctorScreen())
 
     def action_tmux(self):

@@ -149,7 +149,7 @@ class DashboardState:
 
     def gpu_model(self):
         """'2× A100-SXM4-80GB' for the header; mixed boxes list each model."""
-        from .format import short_gpu_name
+        from tui.core.format import short_gpu_name
         names = [g.get("name") for g in self.inventory.get("gpus") or []]
         if not names:
             return None
@@ -209,7 +209,7 @@ class DashboardState:
 
 def loader_views(state):
     """One view per training process: hook stats + outside workers + diagnosis."""
-    from .diagnosis import LoaderFacts, diagnose
+    from tui.core.diagnosis import LoaderFacts, diagnose
     loaders = (state.jobs or {}).get("loaders") or {}
     outside = {t["pid"]: t["workers"] for t in loaders.get("trainers", ())}
     gpu_of = {}

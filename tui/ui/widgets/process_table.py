@@ -3,8 +3,8 @@
 from rich.text import Text
 from textual.widgets import DataTable
 
-from .. import format as fmt
-from ..state import PROC_COLUMNS
+from tui.core import format as fmt
+from tui.core.state import PROC_COLUMNS
 
 
 def row_cells(r):

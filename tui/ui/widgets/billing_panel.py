@@ -5,8 +5,8 @@ import datetime
 from rich.text import Text
 from textual.widgets import Static
 
-from .. import format as fmt
-from ..billing import format_money
+from tui.core import format as fmt
+from tui.core.billing import format_money
 
 
 def clock_text(f):

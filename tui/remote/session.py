@@ -15,9 +15,9 @@ from typing import Awaitable, Callable, Optional
 import asyncssh
 
 from remote_probe import protocol
-from . import bootstrap, ssh
-from .probe_bundle import build_probe, probe_filename
-from .probe_client import ProbeClient, ProbeError
+from tui.remote import bootstrap, ssh
+from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote.probe_client import ProbeClient, ProbeError
 
 log = logging.getLogger("gputui.session")
 

@@ -7,7 +7,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from .billing import next_clock_time
+from tui.core.billing import next_clock_time
 
 
 class HelpScreen(ModalScreen[None]):

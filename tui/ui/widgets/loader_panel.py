@@ -3,7 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
-from .. import format as fmt
+from tui.core import format as fmt
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
 

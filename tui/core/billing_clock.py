@@ -7,9 +7,9 @@ import time
 from typing import Optional
 
 from remote_probe import protocol
-from . import billing, providers
-from .config import HostConfig
-from .ledger import Ledger, LedgerError
+from tui.core import billing, providers
+from tui.core.config import HostConfig
+from tui.core.ledger import Ledger, LedgerError
 
 PERSIST_EVERY = 10.0  # seconds between ledger writes while live
 IDLE_RECENT = 2 * 3600  # "paid for idle GPUs in the last 2 h"

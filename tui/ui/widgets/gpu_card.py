@@ -4,7 +4,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from remote_probe.protocol import throttle_names
-from .. import format as fmt
+from tui.core import format as fmt
 
 BAR = 24
 

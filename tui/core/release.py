@@ -5,9 +5,9 @@ import os
 import time
 
 from remote_probe import protocol
-from . import checklist
-from .billing import format_money
-from .transfer import download, sha256_file
+from tui.core import checklist
+from tui.core.billing import format_money
+from tui.core.transfer import download, sha256_file
 
 
 class Release:

@@ -1,0 +1,137 @@
+"""Reports built from a probe snapshot: the `status` document and its text, the ledger
+contact, the doctor request. Shared by the CLI and the app; no textual, no asyncssh."""
+
+import sys
+import time
+
+from remote_probe import protocol
+from tui.core import format as fmt
+
+
+def procs_from(sample, meta):
+    """A sample's process rows as dicts, each with its facts (user, cmd, start) joined in."""
+    meta = {m["pid"]: m for m in meta or []}
+    out = []
+    for row in sample.get("procs", []):
+        p = protocol.proc_dict(row)
+        p.update({k: v for k, v in meta.get(p["pid"], {}).items() if k != "pid"})
+        out.append(p)
+    return out
+
+
+def status_json(reply, host):
+    """The snapshot reply as one JSON document with named fields (not columns)."""
+    sample = reply.get("sample") or {}
+    procs = procs_from(sample, reply.get("proc_meta"))
+    gpus = []
+    for static, row in zip(reply["inventory"].get("gpus", []), sample.get("gpus", [])):
+        g = dict(static)
+        g.update(protocol.gpu_dict(row))
+        g["throttle_reasons"] = protocol.throttle_names(g.get("throttle"))
+        gpus.append(g)
+    inv = reply["inventory"]
+    return {
+        "host": host, "time": sample.get("t"), "seq": sample.get("seq"),
+        "backend": inv.get("backend"), "driver": inv.get("driver"),
+        "cuda_driver": inv.get("cuda_driver"), "no_gpu_reason": inv.get("reason"),
+        "gpu_error": sample.get("gpu_error"), "box": inv.get("host"),
+        "gpus": gpus, "processes": procs, "host_metrics": sample.get("host"),
+        "tmux": (reply.get("jobs") or {}).get("tmux"),
+        "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
+        "autostop": reply.get("autostop"),
+    }
+
+
+def status_text(doc):
+    lines = []
+    gpus = doc["gpus"]
+    head = "%s — %s" % (doc["host"], "%d GPU%s" % (len(gpus), "" if len(gpus) == 1 else "s"))
+    if doc["driver"]:
+        head += " — driver %s" % doc["driver"] + (", CUDA %s" % doc["cuda_driver"] if doc["cuda_driver"] else "")
+    head += " — backend %s" % doc["backend"]
+    lines.append(head)
+    bill = doc.get("billing") or {}
+    if bill.get("start"):
+        from tui.core.billing import format_money
+        lines.append("running %s (since instance start)%s — provider %s" % (
+            fmt.duration(bill["elapsed_s"]),
+            (", %s so far at %s/h" % (format_money(bill["cost"], bill["currency"]),
+                                      format_money(bill["rate"], bill["currency"])))
+            if bill.get("rate") is not None else ", no rate set", bill.get("provider")))
+    if doc["no_gpu_reason"]:
+        lines.append("No GPU: %s" % doc["no_gpu_reason"])
+    if doc["gpu_error"]:
+        lines.append("GPU data unavailable: %s" % doc["gpu_error"])
+    if gpus:
+        lines.append("%-3s %-24s %5s %20s %6s %12s" % ("GPU", "NAME", "UTIL", "VRAM", "TEMP", "POWER"))
+        for g in gpus:
+            lines.append("%-3s %-24s %5s %20s %6s %12s" % (
+                g["index"], fmt.short_gpu_name(g.get("name"))[:24], fmt.pct(g.get("util")),
+                "%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))),
+                fmt.na(g.get("temp"), "%d°C"),
+                "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
+    procs = doc["processes"]
+    lines.append("")
+    lines.append("%d GPU process%s" % (len(procs), "" if len(procs) == 1 else "es"))
+    now = doc.get("time") or time.time()
+    for p in sorted(procs, key=lambda p: -(p.get("gpu_mem") or 0)):
+        cmd = p.get("cmd") or ("(host pid, not visible in this container)" if not p["local"] else "?")
+        elapsed = fmt.duration(now - p["start"]) if p.get("start") else "n/a"
+        lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
+            p["pid"], (p.get("user") or "-")[:10], p["gpu"], fmt.mib(p.get("gpu_mem")), elapsed, cmd[:80]))
+    for job in doc.get("unprotected_jobs") or []:
+        lines.append("⚠ pid %d `%s` %s" % (job["pid"], job["cmd"][:60], job["reason"]))
+    tmux = doc.get("tmux") or {}
+    if tmux.get("error"):
+        lines.append("tmux: %s" % tmux["error"])
+    for s in tmux.get("sessions") or []:
+        panes = [p for w in s["windows"] for p in w["panes"]]
+        lines.append("tmux session %-16s %d pane%s, %s%s" % (
+            s["name"], len(panes), "" if len(panes) == 1 else "s",
+            ", ".join(p["command"] for p in panes), " (attached)" if s["attached"] else ""))
+    h = doc.get("host_metrics") or {}
+    box = doc.get("box") or {}
+    lines.append("")
+    lines.append("CPU %s of %s cores, iowait %s, load %s; RAM %s / %s" % (
+        fmt.pct(h.get("cpu")), box.get("ncpu"), fmt.pct(h.get("iowait")),
+        " ".join(fmt.na(x, "%.2f") for x in h.get("load") or []),
+        fmt.mib(h.get("mem_used")), fmt.mib(h.get("mem_total"))))
+    for d in h.get("disks") or []:
+        lines.append("disk %-20s %s free of %s" % (d["mount"], fmt.mib(d["free"]), fmt.mib(d["total"])))
+    return "\n".join(lines)
+
+
+def record_contact(host, inventory):
+    """Any contact with a box opens or continues its billing session in the ledger."""
+    from tui.core.billing_clock import BillingClock
+    from tui.core.config import Config
+    from tui.core.ledger import Ledger, LedgerError
+    cfg = Config.load()
+    for problem in cfg.problems:
+        print("gputui: config: %s" % problem, file=sys.stderr)
+    try:
+        ledger = Ledger()
+    except (LedgerError, OSError) as exc:
+        print("gputui: ledger unavailable: %s" % exc, file=sys.stderr)
+        return None
+    if ledger.notice:
+        print("gputui: %s" % ledger.notice, file=sys.stderr)
+    clock = BillingClock(host, cfg.host(host), ledger)
+    clock.on_inventory(inventory)
+    clock.persist(force=True)
+    if clock.problem:
+        print("gputui: %s" % clock.problem, file=sys.stderr)
+    f = clock.figures()
+    ledger.close()
+    return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,
+            "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
+            "release_command": f.release_command}
+
+
+def doctor_request(host_cfg, smoke=True):
+    req = {"smoke": smoke}
+    if host_cfg.python:
+        req["python"] = host_cfg.python
+    if host_cfg.net_check_urls is not None:
+        req["urls"] = host_cfg.net_check_urls
+    return req
