@@ -210,8 +210,18 @@ def cmd_connect(args):
 
 def cmd_demo(args):
     from tui.ui.demo import run_demo
-    asyncio.run(run_demo(args.scenario))
-    return EXIT_OK
+    code = asyncio.run(run_demo(args.scenario))
+    return EXIT_OK if code in (0, None) else code
+
+
+def unknown_scenario(name):
+    """None when the simulator knows `name`, else the one-line error with the list."""
+    from remote_probe.backends.sim import scenario_names
+    names = scenario_names()
+    if name in names:
+        return None
+    return "unknown scenario %r; the simulator knows: %s (see `gputui scenarios`)" % (
+        name, ", ".join(names))
 
 
 def cmd_scenarios(_args):
@@ -232,6 +242,10 @@ def main(argv=None):
                 "checklist": cmd_checklist}
     if args.cmd not in handlers:
         parser.print_help()
+        return EXIT_USAGE
+    scenario = getattr(args, "scenario", None) or getattr(args, "simulate", None)
+    if scenario is not None and unknown_scenario(scenario):
+        print("gputui: %s" % unknown_scenario(scenario), file=sys.stderr)
         return EXIT_USAGE
     try:
         return handlers[args.cmd](args)

@@ -18,6 +18,7 @@ from tui import __version__
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.config import Config
+from tui.core.jobs import attach_argv
 from tui.core.ledger import Ledger, LedgerError
 from tui.core.state import DashboardState
 from tui.remote.session import FAILED, Listener, RemoteSession
@@ -114,6 +115,9 @@ class GputuiApp(App):
         self._jobs_shown = -1
         # The terminal hand-off for `tmux attach`; tests replace it (suspend() needs a tty).
         self.hand_off_terminal = default_hand_off
+        # How to attach to a tmux session on the box (`ssh -t HOST tmux attach`); the demo
+        # attaches to its local tmux server instead.
+        self.attach_argv = lambda session_id: attach_argv(self.session.target, session_id)
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python)
