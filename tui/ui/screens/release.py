@@ -20,6 +20,7 @@ from textual.widgets import (
 )
 
 from tui.core.checklist import verdict
+from tui.core.layout import clip
 from tui.core.release import Release
 from tui.ui.background import background
 from tui.ui.screens.modals import ConfirmScreen
@@ -77,19 +78,23 @@ class ReleaseScreen(Screen):
         Binding("escape", "app.pop_screen", "Back", id="rel.back"),
         Binding("r", "recheck", "Re-check", id="rel.recheck", tooltip="Look at the box again"),
         Binding("g", "download", "Download", id="rel.download", tooltip="Download missing artifacts (resumable, sha256-verified)"),
-        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box"),
-        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment"),
+        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box",
+                show=False),
+        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment",
+                show=False),
         Binding("k", "kill", "Kill", id="rel.kill", tooltip="Kill the GPU process of the selected item (confirm)"),
         Binding("x", "delete_temp", "Delete temp", id="rel.delete", tooltip="Delete the listed caches and leftovers (confirm)"),
         Binding("w", "waive", "Waive", id="rel.waive", tooltip="Accept the selected failing item knowingly (recorded)"),
-        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code"),
+        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code",
+                show=False),
         Binding("R", "release", "Release", id="rel.release", tooltip="Run the provider's release command"),
         Binding("m", "manual", "Released by hand", id="rel.manual",
-                tooltip="I'll release it in the provider console: close the billing session"),
+                tooltip="I'll release it in the provider console: close the billing session",
+                show=False),
     ]
     DEFAULT_CSS = """
     ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
-    ReleaseScreen #details { height: 12; border: round $primary-darken-1; }
+    ReleaseScreen #details { height: 30%; min-height: 5; border: round $primary-darken-1; }
     ReleaseScreen #rel-head { height: auto; padding: 0 1; }
     ReleaseScreen #progress { height: auto; display: none; padding: 0 1; }
     ReleaseScreen #progress.shown { display: block; }
@@ -113,7 +118,7 @@ class ReleaseScreen(Screen):
         yield DataTable(id="items", cursor_type="row")
         with VerticalScroll(id="details"):
             yield Static(id="details-text")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#items", DataTable)
@@ -137,13 +142,18 @@ class ReleaseScreen(Screen):
         table = self.query_one("#items", DataTable)
         row = table.cursor_row
         table.clear()
+        # RESULT and FIX share what CHECK leaves; the details pane below has the full text.
+        name_w = max([len(i.name) for i in self.items] or [10])
+        rest = max(20, (table.size.width or 120) - name_w - 12)
+        result_w, fix_w = rest - rest * 9 // 20, rest * 9 // 20
         for i in self.items:
             mark, style = MARK[i.verdict]
             if i.waived:
                 mark, style = "~", "dim"
             table.add_row(Text(mark, style=style), i.name,
-                          Text(i.reason + (" (waived)" if i.waived else ""), style=style if i.verdict != "pass" else ""),
-                          Text(i.fix or "", style="dim"), key=i.key)
+                          Text(clip(i.reason + (" (waived)" if i.waived else ""), result_w),
+                               style=style if i.verdict != "pass" else ""),
+                          Text(clip(i.fix or "", fix_w), style="dim"), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
         v = verdict(self.items)
@@ -162,6 +172,9 @@ class ReleaseScreen(Screen):
         t = Text()
         t.append(item.name + ": ", style="bold")
         t.append(item.reason + "\n")
+        if item.fix:
+            t.append("fix: ", style="bold")
+            t.append(item.fix + "\n", style="cyan")
         for d in item.details:
             t.append("  " + d + "\n")
         self.query_one("#details-text", Static).update(t)

@@ -123,7 +123,7 @@ class TmuxScreen(Screen):
                 yield DataTable(id="panes", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="preview-box"):
                 yield Static(id="preview")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#panes", DataTable)
