@@ -19,7 +19,8 @@ from textual.widgets import (
     Static,
 )
 
-from tui.core.checklist import verdict
+from tui.core import format as fmt
+from tui.core.checklist import release_blockers, verdict
 from tui.core.layout import clip
 from tui.core.release import Release
 from tui.ui.background import background
@@ -34,7 +35,7 @@ class TypeToConfirm(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
-    TypeToConfirm > Vertical { width: 84; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    TypeToConfirm > Vertical { width: 84; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, host, command, problems):
@@ -248,9 +249,13 @@ class ReleaseScreen(Screen):
         if not rows:
             self.app.notify("No GPU process to kill")
             return
+        if self.release.kill_refused():
+            self.app.notify(self.release.kill_refused(), severity="warning", timeout=15, markup=False)
+            return
         target = rows[0]
         if not await self.app.push_screen_wait(ConfirmScreen(
-                "Kill pid %d `%s` (GPU %s, %s)?" % (target.pid, target.cmd[:50], target.gpu, target.gpu_mem))):
+                "Kill pid %d `%s` (GPU %s, %s of VRAM)?" % (target.pid, clip(target.cmd, 50), target.gpu,
+                                                         fmt.mib(target.gpu_mem)))):
             return
         result = await self.release.kill(target.pid)
         self.app.notify("pid %d %s" % (target.pid, result))
@@ -260,6 +265,9 @@ class ReleaseScreen(Screen):
         paths = self.release.temp_paths()
         if not paths:
             self.app.notify("No temp files listed")
+            return
+        if self.release.delete_refused():
+            self.app.notify(self.release.delete_refused(), severity="warning", timeout=15, markup=False)
             return
         if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
             return
@@ -288,6 +296,11 @@ class ReleaseScreen(Screen):
         if not command:
             self.app.notify("No release command for this provider: set release_command in the config, "
                             "or press m after releasing in the provider console", severity="warning", timeout=15)
+            return
+        blockers = release_blockers(self.items)
+        if blockers:
+            self.app.notify("Not released: %s still failing. Fix or waive (w) each first."
+                            % ", ".join(blockers), severity="error", timeout=15, markup=False)
             return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
         if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):

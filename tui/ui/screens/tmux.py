@@ -37,7 +37,7 @@ class JobScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="job.cancel")]
     DEFAULT_CSS = """
     JobScreen { align: center middle; }
-    JobScreen > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    JobScreen > Vertical { width: 80; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     JobScreen Input { margin-bottom: 1; }
     JobScreen #error { color: $error; height: auto; }
     """
