@@ -5,6 +5,8 @@ shares: the session and its listener, DashboardState, the billing clock, autosto
 the one handler for failed background work."""
 
 import logging
+import os
+import time
 from typing import Iterable
 
 from textual import on
@@ -60,6 +62,7 @@ class _AppListener(Listener):
         self._changed()
 
     def on_sample(self, sample):
+        self.app.sample_received = time.time()
         self.app.state.add_sample(sample)
         self.app.billing.on_sample(sample)
         self._changed()
@@ -124,6 +127,21 @@ class GputuiApp(App):
         self.stop_daemon_on_exit = stop_daemon_on_exit
         self.set_keymap(self.keymap)
 
+    # Bench mode (bench/latency.py): GPUTUI_FRAME_LOG=FILE records, for the first frame written
+    # to the terminal after each new sample, "frame_time seq sample_time" (sample->screen).
+    _frame_log = os.environ.get("GPUTUI_FRAME_LOG")
+    _frame_seq = None
+    sample_received = 0.0
+
+    def _display(self, screen, renderable):
+        super()._display(screen, renderable)
+        sample = self.state.sample
+        if self._frame_log and renderable is not None and sample and sample.get("seq") != self._frame_seq:
+            self._frame_seq = sample.get("seq")
+            with open(self._frame_log, "a") as f:
+                f.write("%.6f %s %.6f %.6f\n" % (time.time(), sample.get("seq"), sample.get("t") or 0,
+                                                   self.sample_received))
+
     def get_default_screen(self) -> Screen:
         return DashboardScreen()
 
@@ -139,7 +157,9 @@ class GputuiApp(App):
         self.set_interval(1.0, self.tick)
 
     def tick(self):
-        if self.dashboard.ready:
+        # A sample that arrived within the last second already redrew the header and the
+        # meter: one repaint per second, not two (issue 12).
+        if self.dashboard.ready and time.monotonic() - self.dashboard.last_refresh > 0.9:
             self.dashboard.refresh_status()
             self.dashboard.refresh_billing()
         for kind, level, budget in self.billing.new_budget_warnings():
@@ -173,7 +193,11 @@ class GputuiApp(App):
     @on(StateChanged)
     def state_changed(self, _event=None):
         if self.dashboard.ready:
+            t0 = time.time()
             self.dashboard.refresh_view()
+            if self._frame_log:
+                with open(self._frame_log + ".view", "a") as f:
+                    f.write("%.6f %.6f\n" % (t0 - self.sample_received, time.time() - t0))
         if isinstance(self.screen, TmuxScreen) and self._jobs_shown != self.jobs_version:
             self._jobs_shown = self.jobs_version
             self.screen.refresh_panes()
