@@ -750,6 +750,7 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
     """Open one hop; UnknownHostKey / ChangedHostKey / ConnectError on failure."""
     read, write = known_hosts_paths(res)
     known = _load_known(read, creds.session_keys)
+    net_where = label or host_port(res.hostname, res.port)  # for network errors
     label = label or res.where()
     client = _Client(res, creds, known, label)
     interval, count = keepalive(res)
@@ -821,7 +822,7 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
         client.close_agent()
         if isinstance(exc, ConnectError):
             raise
-        raise ConnectError(describe_error(exc, label)) from exc
+        raise ConnectError(describe_error(exc, net_where)) from exc
     if client.accepted_new is not None and write is not None:
         host, port, key = client.accepted_new
         try:

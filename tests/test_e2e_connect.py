@@ -1,0 +1,175 @@
+"""Reaching boxes the way people rent them (issue 9), through real sshd processes:
+a throwaway HOME with ~/.ssh as a user has it and NO --ssh-config; destinations typed as
+alias, user@host:port and the provider's pasted `ssh -p ...` command; accept-new and
+UserKnownHostsFile none; an encrypted key; ProxyCommand noise; a jump host."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pexpect
+import pytest
+
+from .user_world import make_home, start_plain_sshd, user_world  # noqa: F401 - fixture
+
+GPUTUI = [sys.executable, "-m", "tui"]
+
+
+def gputui(*args, timeout=90, env=None):
+    return subprocess.run(GPUTUI + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
+
+
+def spawn(*args, timeout=60):
+    """gputui on a real terminal (pty), for prompts that need one."""
+    return pexpect.spawn(GPUTUI[0], GPUTUI[1:] + list(args), timeout=timeout, encoding="utf-8",
+                         env=dict(os.environ), dimensions=(40, 200))
+
+
+def ledger_hosts():
+    r = gputui("ledger", "--json")
+    assert r.returncode == 0, r.stderr
+    return [row["host"] for row in json.loads(r.stdout)]
+
+
+def test_alias_from_home_ssh_config_without_flag(user_world):
+    r = gputui("status", "mybox", "--simulate", "a100x2", "--remote-dir", user_world.box.remote_dir)
+    assert r.returncode == 0, r.stderr
+    assert "A100-SXM4-80GB" in r.stdout
+    assert ledger_hosts() == ["mybox"]
+
+
+def test_user_host_port_and_pasted_command_are_one_box(user_world):
+    box = user_world.box
+    dest = "%s@127.0.0.1:%d" % (user_world.user, box.port)
+    common = ["--simulate", "a100x2", "--remote-dir", box.remote_dir, "--json"]
+    r = gputui("status", dest, *common)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["gpus"][0]["name"] == "NVIDIA A100-SXM4-80GB"
+    # pasted as many words (gputui's options after it) and as one quoted word
+    r = gputui("status", "ssh", "-p", str(box.port), "%s@127.0.0.1" % user_world.user, *common)
+    assert r.returncode == 0, r.stderr
+    r = gputui("status", "ssh -p %d %s@127.0.0.1" % (box.port, user_world.user), *common)
+    assert r.returncode == 0, r.stderr
+    assert ledger_hosts() == [dest]  # one ledger row for the three spellings
+
+
+def test_ssh_config_flag_still_works_with_a_redirected_home(user_world):
+    box = user_world.box
+    r = gputui("status", "testbox", "--ssh-config", box.ssh_config, "--remote-dir", box.remote_dir,
+               "--simulate", "idle")
+    assert r.returncode == 0, r.stderr
+
+
+def test_accept_new_records_first_key_and_refuses_a_changed_one(user_world, tmp_path):
+    box = user_world.box
+    user_world.known_hosts.write_text("")
+    with open(user_world.config, "a") as f:
+        f.write("  StrictHostKeyChecking accept-new\n")
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 0, r.stderr  # no terminal, no prompt: accepted as first key
+    assert user_world.known_hosts.read_text() == user_world.host_line()
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    pub = (tmp_path / "other.pub").read_text().split()
+    user_world.known_hosts.write_text("[127.0.0.1]:%d %s %s\n" % (box.port, pub[0], pub[1]))
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 2 and "CHANGED" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["none", "/dev/null"])
+def test_known_hosts_none_still_checks_and_asks_once(user_world, value):
+    box = user_world.box
+    with open(user_world.config, "a") as f:
+        f.write("  UserKnownHostsFile %s\n" % value)
+    # no terminal: refused, never "no check"
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 2 and "can't be established" in r.stderr, r.stderr
+    assert not os.path.exists(box.remote_dir)
+    # a terminal: asked once, trusted for this run (nowhere written), then connected
+    child = spawn("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    child.expect("memory for this run only|can't be established")
+    child.expect(r"\(yes/no\)\? ")
+    child.sendline("yes")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert child.before.count("can't be established") == 0  # not asked a second time
+
+
+def test_encrypted_key_asks_for_its_passphrase_on_the_terminal(user_world):
+    box = user_world.box
+    subprocess.run(["ssh-keygen", "-q", "-p", "-P", "", "-N", "s3cret-phrase", "-f",
+                    str(user_world.key)], check=True)
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 2 and "passphrase" in r.stderr and "no terminal" in r.stderr, r.stderr
+    child = spawn("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    child.expect("Enter passphrase for key '%s'" % user_world.key)
+    child.sendline("s3cret-phrase")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert "s3cret-phrase" not in child.before  # not echoed
+
+
+def test_proxy_command_stderr_does_not_leak(user_world):
+    box = user_world.box
+    relay = os.path.join(os.path.dirname(__file__), "tcp_relay.py")
+    with open(user_world.config, "a") as f:
+        f.write("  ProxyCommand sh -c 'echo stray-proxy-noise >&2; exec %s %s %%h %%p'\n"
+                % (sys.executable, relay))
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 0, r.stderr
+    assert "stray-proxy-noise" not in r.stderr + r.stdout
+
+
+@pytest.fixture
+def jump_pair(user_world, tmp_path_factory):
+    """The box (conftest sshbox) is reached through a second sshd, `jumpbox`."""
+    jump = start_plain_sshd(tmp_path_factory.mktemp("jump"), (
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+        "AuthorizedKeysFile %s\nAllowUsers %s\nAllowTcpForwarding yes\n"
+        % (user_world.box.root / "authorized_keys", user_world.user)))
+    with open(user_world.config, "a") as f:
+        f.write("  ProxyJump jumpbox\nHost jumpbox\n  HostName 127.0.0.1\n  Port %d\n  User %s\n"
+                % (jump.port, user_world.user))
+    yield user_world, jump
+    jump.stop()
+
+
+def test_unknown_key_on_the_jump_host_names_the_hop(jump_pair):
+    world, jump = jump_pair
+    box = world.box
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 2
+    assert "jump host jumpbox (127.0.0.1:%d)" % jump.port in r.stderr, r.stderr
+    child = spawn("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    child.expect("The authenticity of jump host jumpbox")
+    child.expect(r"\(yes/no\)\? ")
+    child.sendline("yes")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert jump.host_line() in world.known_hosts.read_text()
+    # trusted now: no terminal needed, and the box really was reached through the hop
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+    assert r.returncode == 0, r.stderr
+    assert "Accepted publickey" in jump.log.read_text()
+
+
+def test_unknown_key_on_the_final_box_behind_a_jump_names_the_box(jump_pair):
+    world, jump = jump_pair
+    world.known_hosts.write_text(jump.host_line())
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", world.box.remote_dir)
+    assert r.returncode == 2
+    assert "can't be established" in r.stderr and "jump host" not in r.stderr, r.stderr
+
+
+def test_home_without_config_or_keys_fails_clearly(sshbox, tmp_path, monkeypatch):
+    world = make_home(tmp_path, None)
+    monkeypatch.setenv("HOME", str(world.home))
+    r = gputui("status", "mybox")
+    assert r.returncode == 2 and "Cannot resolve host mybox" in r.stderr
+    r = gputui("status", "nobody@127.0.0.1:%d" % sshbox.port)
+    assert r.returncode == 2 and "can't be established" in r.stderr
