@@ -152,9 +152,12 @@ class PwBox:
 def pw_box(tmp_path_factory):
     """Password login allowed, public keys too (so an installed key works next time), and
     no key authorized yet: the first connect needs the password."""
+    import pathlib
+    import tempfile
     root = tmp_path_factory.mktemp("pwbox")
-    os.chmod(root, 0o755)
-    home = root / "boxhome"
+    # the box user must reach its home: pytest's tmp tree is root-only (0700)
+    home = pathlib.Path(tempfile.mkdtemp(prefix="gt_a_pw_home_"))
+    os.chmod(home, 0o755)
     ent = make_pw_user(home)
     sshd = start_plain_sshd(root / "sshd", (
         "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
@@ -167,3 +170,4 @@ def pw_box(tmp_path_factory):
     kill_user_processes(ent.pw_uid)
     sshd.stop()
     subprocess.run(["userdel", PW_USER], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    shutil.rmtree(home, ignore_errors=True)

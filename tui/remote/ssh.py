@@ -543,6 +543,13 @@ class _Client(asyncssh.SSHClient):
         self._keys = None
         self._agent = None
         self._password_tries = 0
+        self.server_methods = []  # what the server offered, seen while it was offering
+
+    def _note_methods(self):
+        if self.conn is not None:
+            for m in self.conn.get_server_auth_methods():
+                if m != "none" and m not in self.server_methods:
+                    self.server_methods.append(m)
 
     def connection_made(self, conn):
         self.conn = conn
@@ -621,6 +628,7 @@ class _Client(asyncssh.SSHClient):
         return []
 
     async def public_key_auth_requested(self):
+        self._note_methods()
         if self._keys is None:
             self._keys = await self._key_list()
         while self._keys:
@@ -638,6 +646,7 @@ class _Client(asyncssh.SSHClient):
         return self.res.where()
 
     async def password_auth_requested(self):
+        self._note_methods()
         where = self._where()
         if self._password_tries == 0 and where in self.creds.passwords:
             self._password_tries += 1
@@ -653,6 +662,7 @@ class _Client(asyncssh.SSHClient):
         return answer
 
     async def kbdint_auth_requested(self):
+        self._note_methods()
         return "" if not self.res.batch_mode else None
 
     async def kbdint_challenge_received(self, name, instructions, lang, prompts):
@@ -807,10 +817,8 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
     except asyncssh.PermissionDenied as exc:
         _stop(proxy)
         client.close_agent()
-        offered = []
-        if client.conn is not None:
-            offered = client.conn.get_server_auth_methods()
-        offered = [m for m in offered if m != "none"]
+        client._note_methods()
+        offered = client.server_methods
         raise AuthFailed(auth_failure(res.where(), offered, client.tried,
                                         creds.notes)) from exc
     except asyncio.CancelledError:
