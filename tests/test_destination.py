@@ -61,6 +61,7 @@ def test_parses(argv, expected):
     (["ssh 'unbalanced"], "cannot split"),
     (["h;rm"], "not a host name"),
     (["u@h$(id)"], "not a host name"),
+    (["ssh://-oProxyCommand"], "not a host name"),
 ])
 def test_errors_say_what_to_change(argv, message):
     with pytest.raises(DestinationError, match=message):

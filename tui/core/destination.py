@@ -104,6 +104,8 @@ def split_host(text):
         host = hostport
     if not host:
         raise DestinationError("no host in %r" % text)
+    if host.startswith("-"):  # would read as an ssh option
+        raise DestinationError("%r is not a host name" % host)
     if not _HOST_RE.match(host):
         raise DestinationError("%r is not a host name or ssh_config alias" % host)
     return user or None, host, port
