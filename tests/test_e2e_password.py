@@ -16,18 +16,22 @@ from tui.remote.session import FAILED, LIVE
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen, PasswordScreen
 
-from .user_world import make_home, pw_box  # noqa: F401 - fixture
+from .user_world import kbd_box, make_home, pw_box  # noqa: F401 - fixture
 
 GPUTUI = [sys.executable, "-m", "tui"]
+
+
+def _laptop(box, tmp_path, monkeypatch):
+    world = make_home(tmp_path, None)
+    world.known_hosts.write_text(box.sshd.host_line())
+    monkeypatch.setenv("HOME", str(world.home))
+    return world
 
 
 @pytest.fixture
 def laptop(pw_box, tmp_path, monkeypatch):
     """A laptop with no key at all and the box's host key already known."""
-    world = make_home(tmp_path, None)
-    world.known_hosts.write_text(pw_box.sshd.host_line())
-    monkeypatch.setenv("HOME", str(world.home))
-    return world
+    return _laptop(pw_box, tmp_path, monkeypatch)
 
 
 def box_args(box):
@@ -156,4 +160,32 @@ async def test_app_cancelled_password_stops_instead_of_retrying(pw_box, laptop):
         await pilot.press("escape")
         await _wait(pilot, lambda: app.state.conn_state == FAILED)
         assert "Authentication failed" in app.state.conn_detail
+        await pilot.press("q")
+
+
+def test_keyboard_interactive_prompt_as_the_server_words_it(kbd_box, tmp_path, monkeypatch):
+    _laptop(kbd_box, tmp_path, monkeypatch)
+    child = spawn("status", *box_args(kbd_box))
+    child.expect("Password: ")  # PAM's wording, not ours
+    child.sendline(kbd_box.password)
+    child.expect(r"\(yes/no\) ")  # a password logged in: the key offer
+    child.sendline("no")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+
+async def test_app_keyboard_interactive_dialog(kbd_box, tmp_path, monkeypatch):
+    _laptop(kbd_box, tmp_path, monkeypatch)
+    app = GputuiApp(ssh.Target.parse(kbd_box.dest), simulate="idle", remote_dir=kbd_box.remote_dir)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _wait(pilot, lambda: isinstance(app.screen, PasswordScreen))
+        from textual.widgets import Input
+        shown = " ".join(str(w.render()) for w in app.screen.query("Label"))
+        assert "Password:" in shown
+        app.screen.query_one(Input).value = kbd_box.password
+        await pilot.press("enter")
+        await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await _wait(pilot, lambda: app.state.conn_state == LIVE)
         await pilot.press("q")

@@ -102,9 +102,10 @@ def start_plain_sshd(root, body):
     port = free_port()
     log = root / "sshd.log"
     cfg = root / "sshd_config"
-    cfg.write_text("Port %d\nListenAddress 127.0.0.1\nHostKey %s\nPidFile %s/sshd.pid\n"
-                   "UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n%s\n"
-                   % (port, host_key, root, body))
+    # body first: in sshd_config the first value wins
+    cfg.write_text("%s\nPort %d\nListenAddress 127.0.0.1\nHostKey %s\nPidFile %s/sshd.pid\n"
+                   "UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n"
+                   % (body, port, host_key, root))
     os.makedirs("/run/sshd", exist_ok=True)
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=open(log, "wb"),
                             stderr=subprocess.STDOUT)
@@ -148,10 +149,7 @@ class PwBox:
         self.dest = "%s@127.0.0.1:%d" % (PW_USER, sshd.port)
 
 
-@pytest.fixture
-def pw_box(tmp_path_factory):
-    """Password login allowed, public keys too (so an installed key works next time), and
-    no key authorized yet: the first connect needs the password."""
+def _box(tmp_path_factory, auth_body):
     import pathlib
     import tempfile
     root = tmp_path_factory.mktemp("pwbox")
@@ -159,15 +157,36 @@ def pw_box(tmp_path_factory):
     home = pathlib.Path(tempfile.mkdtemp(prefix="gt_a_pw_home_"))
     os.chmod(home, 0o755)
     ent = make_pw_user(home)
-    sshd = start_plain_sshd(root / "sshd", (
-        "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
-        "AuthorizedKeysFile .ssh/authorized_keys\nAllowUsers %s\nSetEnv TMUX_TMPDIR=%s\n"
-        % (PW_USER, home)))
+    sshd = start_plain_sshd(root / "sshd", auth_body + "AllowUsers %s\nSetEnv TMUX_TMPDIR=%s\n"
+                            % (PW_USER, home))
     remote_dir = home / "remote"
-    box = PwBox(sshd, home, str(remote_dir))
-    yield box
-    stop_daemon(str(remote_dir))
+    return PwBox(sshd, home, str(remote_dir)), ent
+
+
+def _stop_box(box, ent):
+    stop_daemon(box.remote_dir)
     kill_user_processes(ent.pw_uid)
-    sshd.stop()
+    box.sshd.stop()
     subprocess.run(["userdel", PW_USER], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(box.home, ignore_errors=True)
+
+
+@pytest.fixture
+def pw_box(tmp_path_factory):
+    """Password login allowed, public keys too (so an installed key works next time), and
+    no key authorized yet: the first connect needs the password."""
+    box, ent = _box(tmp_path_factory, "PasswordAuthentication yes\nKbdInteractiveAuthentication no\n"
+                    "PubkeyAuthentication yes\nAuthorizedKeysFile .ssh/authorized_keys\n")
+    yield box
+    _stop_box(box, ent)
+
+
+@pytest.fixture
+def kbd_box(tmp_path_factory):
+    """Keyboard-interactive only, through PAM (the server words the prompt)."""
+    if not os.path.exists("/etc/pam.d/sshd"):
+        pytest.skip("no PAM configuration for sshd")
+    box, ent = _box(tmp_path_factory, "UsePAM yes\nPasswordAuthentication no\n"
+                    "KbdInteractiveAuthentication yes\nPubkeyAuthentication no\n")
+    yield box
+    _stop_box(box, ent)

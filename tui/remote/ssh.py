@@ -663,7 +663,11 @@ class _Client(asyncssh.SSHClient):
 
     async def kbdint_auth_requested(self):
         self._note_methods()
-        return "" if not self.res.batch_mode else None
+        # asyncssh asks again after each failure: a cap, or a server that fails at once loops
+        self._kbdint_requests = getattr(self, "_kbdint_requests", 0) + 1
+        if self.res.batch_mode or self._kbdint_requests > PASSWORD_TRIES:
+            return None
+        return ""
 
     async def kbdint_challenge_received(self, name, instructions, lang, prompts):
         if not prompts:
