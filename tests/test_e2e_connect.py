@@ -173,3 +173,33 @@ def test_home_without_config_or_keys_fails_clearly(sshbox, tmp_path, monkeypatch
     assert r.returncode == 2 and "Cannot resolve host mybox" in r.stderr
     r = gputui("status", "nobody@127.0.0.1:%d" % sshbox.port)
     assert r.returncode == 2 and "can't be established" in r.stderr
+
+
+async def test_connect_timeout_from_the_config_and_not_while_typing(tmp_path):
+    """A box that accepts TCP and never speaks: ConnectTimeout from the config decides."""
+    import asyncio
+    import time
+
+    from tui.remote import ssh
+
+    async def silent(reader, writer):
+        await asyncio.sleep(30)
+        writer.close()
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    cfg = tmp_path / "cfg"
+    cfg.write_text("Host mute\n  HostName 127.0.0.1\n  Port %d\n  ConnectTimeout 1\n" % port)
+    t0 = time.monotonic()
+    with pytest.raises(ssh.ConnectError, match="Timed out"):
+        await ssh.connect(ssh.Target.parse("mute", ssh_config=str(cfg)))
+    assert time.monotonic() - t0 < 10  # 1 s, not gputui's default 15 s
+    server.close()
+
+
+def test_target_options_feed_the_port_watch(user_world):
+    from tui.remote import ssh
+    opts = ssh.Target.parse("mybox").options()
+    assert (opts.host, opts.port) == ("127.0.0.1", user_world.box.port)
+    with open(user_world.config, "a") as f:
+        f.write("  ProxyJump somewhere\n")
+    assert ssh.Target.parse("mybox").options().tunnel  # the watch stays off through a jump

@@ -104,7 +104,7 @@ class Target:
         """asyncssh options for where the TCP connection goes (used by the port watch)."""
         res = resolve(self)
         kwargs = dict(host=res.hostname, port=res.port, username=res.user, config=[],
-                      known_hosts=None)
+                      known_hosts=None, client_keys=None, agent_path=None)
         if res.proxy_jump:
             kwargs["tunnel"] = ",".join(res.proxy_jump)
         if res.proxy_command:
