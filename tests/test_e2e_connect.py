@@ -203,3 +203,34 @@ def test_target_options_feed_the_port_watch(user_world):
     with open(user_world.config, "a") as f:
         f.write("  ProxyJump somewhere\n")
     assert ssh.Target.parse("mybox").options().tunnel  # the watch stays off through a jump
+
+
+async def test_app_asks_for_an_encrypted_keys_passphrase_in_a_dialog(user_world):
+    import asyncio
+
+    from textual.widgets import Input
+
+    from tui.remote import ssh
+    from tui.remote.session import LIVE
+    from tui.ui.app import GputuiApp
+    from tui.ui.screens.modals import PasswordScreen
+    subprocess.run(["ssh-keygen", "-q", "-p", "-P", "", "-N", "dialog-phrase", "-f",
+                    str(user_world.key)], check=True)
+    app = GputuiApp(ssh.Target.parse("mybox"), simulate="idle",
+                    remote_dir=user_world.box.remote_dir)
+    async with app.run_test(size=(160, 45)) as pilot:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        while not isinstance(app.screen, PasswordScreen):
+            assert loop.time() < end
+            await pilot.pause(0.05)
+        shown = " ".join(str(w.render()) for w in app.screen.query("Label"))
+        assert str(user_world.key) in shown
+        field = app.screen.query_one(Input)
+        assert field.password
+        field.value = "dialog-phrase"
+        await pilot.press("enter")
+        while app.state.conn_state != LIVE:
+            assert loop.time() < end
+            await pilot.pause(0.05)
+        await pilot.press("q")

@@ -106,6 +106,7 @@ def test_yes_installs_a_new_key_and_the_next_connect_needs_nothing(pw_box, lapto
     child.expect("You have no key yet")
     child.expect(r"\(yes/no\) ")
     child.sendline("yes")
+    child.expect("Installed .*id_ed25519.pub on %s" % pw_box.dest)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, child.before

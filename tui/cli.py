@@ -118,7 +118,6 @@ def asker_of(args):
 
 
 async def _terminal_trust(exc):
-    # exc names the hop when it is a jump host
     """`gputui status` on a terminal asks like ssh does; without one it refuses."""
     if not sys.stdin.isatty():
         return False

@@ -106,6 +106,9 @@ class TerminalAsker(PromptAsker):
             return answers
         return await self._run(ask)
 
+    def tell(self, message):
+        print("gputui: %s" % message, file=self.stream)
+
     async def confirm(self, question):
         if not sys.stdin.isatty():
             return None

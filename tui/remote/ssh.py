@@ -450,6 +450,9 @@ class Asker:
         """After a password login: install the user's key on the box? (explicit yes)."""
         return False
 
+    def tell(self, message):
+        """Something the user should know (a key created or installed, or why not)."""
+
 
 class Credentials:
     """Answers for this run only: kept in memory for reconnects, written nowhere."""
@@ -953,8 +956,10 @@ async def offer_key_install(conn, res, creds):
     try:
         if will_create:
             create_key(key_path)
+            creds.asker.tell("Created %s (no passphrase)." % key_path)
         await install_public_key(conn, key_path)
-        creds.notes.append("installed %s on %s" % (key_path + ".pub", res.where()))
+        creds.asker.tell("Installed %s on %s: the next connect needs no password."
+                         % (key_path + ".pub", res.where()))
     except (OSError, asyncssh.Error, ConnectError) as exc:
         log.warning("key install failed: %s", exc)
-        creds.notes.append("key install failed: %s" % exc)
+        creds.asker.tell("Could not install your key: %s" % exc)

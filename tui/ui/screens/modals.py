@@ -327,3 +327,6 @@ class DialogAsker(PromptAsker):
 
     async def confirm(self, question):
         return await self.app.push_screen_wait(ConfirmScreen(Text(question)))
+
+    def tell(self, message):
+        self.app.notify(message, timeout=15, markup=False)  # paths are data, not markup
