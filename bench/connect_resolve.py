@@ -1,8 +1,8 @@
 """What resolving ~/.ssh/config through `ssh -G` costs, and connect time on loopback.
 
 * resolve: gputui's `ssh -G` path vs asyncssh's own parser (the fallback), per destination;
-* connect: TCP + key exchange + public-key login through a real sshd, gputui (asyncssh,
-  config resolved by ssh -G) vs OpenSSH's `ssh -o BatchMode=yes box true` (the peer).
+* connect: TCP + key exchange + public-key login + running `true` through a real sshd,
+  gputui (asyncssh, config resolved by ssh -G) vs OpenSSH's `ssh -o BatchMode=yes box true`.
 
     python bench/connect_resolve.py [--runs 10]
 """
@@ -37,6 +37,7 @@ def median_ms(fn, runs):
 
 async def gputui_connect(target):
     conn = await ssh.connect(target)
+    await conn.run("true", check=True)  # same work as the peer: a session running `true`
     conn.close()
     await conn.wait_closed()
 
