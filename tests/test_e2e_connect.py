@@ -234,3 +234,15 @@ async def test_app_asks_for_an_encrypted_keys_passphrase_in_a_dialog(user_world)
             assert loop.time() < end
             await pilot.pause(0.05)
         await pilot.press("q")
+
+
+def test_accept_new_with_hash_known_hosts_writes_a_hashed_line(user_world):
+    box = user_world.box
+    user_world.known_hosts.write_text("")
+    with open(user_world.config, "a") as f:
+        f.write("  StrictHostKeyChecking accept-new\n  HashKnownHosts yes\n")
+    for _ in range(2):  # the second connect finds the hashed line
+        r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", box.remote_dir)
+        assert r.returncode == 0, r.stderr
+    text = user_world.known_hosts.read_text()
+    assert text.startswith("|1|") and text.count("\n") == 1 and "127.0.0.1" not in text

@@ -146,6 +146,8 @@ CASES = [
      ["box"], ["box"], {"identities_only": True}),
     ("host-key-alias", {"config": "Host box\n  HostKeyAlias stable-name\n"},
      ["box"], ["box"], {"host_key_alias": "stable-name"}),
+    ("hash-known-hosts", {"config": "Host box\n  HashKnownHosts yes\n"},
+     ["box"], ["box"], {"hash_known_hosts": True}),
     ("password-auth-off", {"config": "Host box\n  PasswordAuthentication no\n"
                                      "  KbdInteractiveAuthentication no\n"},
      ["box"], ["box"], {"password_auth": False, "kbdint_auth": False}),
@@ -209,6 +211,7 @@ def expected_from(f, original):
         "host_key_alias": f.get("hostkeyalias", [None])[0],
         "password_auth": f["passwordauthentication"][0] == "yes",
         "kbdint_auth": f["kbdinteractiveauthentication"][0] == "yes",
+        "hash_known_hosts": f["hashknownhosts"][0] == "yes",
     }
 
 

@@ -81,3 +81,21 @@ def test_auth_failure_line_names_methods():
     assert "server offers publickey, password" in line and "tried agent key" in line
     assert "no terminal" in line
     assert "tried nothing" in ssh.auth_failure("u@h", ["publickey"], [], [])
+
+
+def test_hashed_known_hosts_name_matches_what_ssh_keygen_finds(tmp_path):
+    import subprocess
+
+    import asyncssh
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    line = ssh._key_line("[127.0.0.1]:2222", key, hashed=True)
+    assert line.startswith("|1|") and "127.0.0.1" not in line
+    known = tmp_path / "known_hosts"
+    known.write_text(line)
+    # OpenSSH's own lookup finds the hashed entry (and asyncssh matches it too)
+    out = subprocess.run(["ssh-keygen", "-F", "[127.0.0.1]:2222", "-f", str(known)],
+                         stdout=subprocess.PIPE, text=True)
+    assert out.returncode == 0 and "found" in out.stdout
+    trusted = asyncssh.match_known_hosts(asyncssh.import_known_hosts(line), "127.0.0.1",
+                                         "127.0.0.1", 2222)[0]
+    assert len(trusted) == 1

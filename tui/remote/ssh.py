@@ -143,6 +143,7 @@ class Resolved:
     kbdint_auth: bool = True
     preferred_auth: List[str] = dataclasses.field(default_factory=list)
     batch_mode: bool = False
+    hash_known_hosts: bool = False
     config_args: List[str] = dataclasses.field(default_factory=list)  # -F for the hops
 
     def where(self):
@@ -292,6 +293,7 @@ def resolved_from_ssh_g(g, original, cfg_args=()):
         kbdint_auth=_yes(g.get("kbdinteractiveauthentication"), True),
         preferred_auth=[m for v in g.get("preferredauthentications", []) for m in v.split(",")],
         batch_mode=_yes(g.get("batchmode")),
+        hash_known_hosts=_yes(g.get("hashknownhosts")),
         config_args=list(cfg_args))
 
 
@@ -471,8 +473,9 @@ class Credentials:
 
 class UnknownHostKey(ConnectError):
     def __init__(self, host, port, key, known_hosts_file, label=None, persist=True,
-                 memory=None):
+                 memory=None, hashed=False):
         self.host, self.port, self.key = host, port, key
+        self.hashed = hashed  # HashKnownHosts yes: write the name hashed, like ssh
         self.known_hosts_file = known_hosts_file
         self.persist, self._memory = persist, memory
         self.label = label or host_port(host, port)
@@ -494,8 +497,19 @@ class ChangedHostKey(ConnectError):
                known_hosts_file))
 
 
-def _key_line(name, key):
+def _key_line(name, key, hashed=False):
+    if hashed:
+        name = hashed_host_name(name)
     return "%s %s\n" % (name, " ".join(key.export_public_key("openssh").decode().split()[:2]))
+
+
+def hashed_host_name(name, salt=None):
+    """known_hosts `|1|salt|hmac` form, as ssh writes it under HashKnownHosts yes."""
+    import base64
+    import hmac
+    salt = salt if salt is not None else os.urandom(20)
+    digest = hmac.new(salt, name.encode(), hashlib.sha1).digest()
+    return "|1|%s|%s" % (base64.b64encode(salt).decode(), base64.b64encode(digest).decode())
 
 
 def trust_host_key(exc: UnknownHostKey):
@@ -509,7 +523,7 @@ def trust_host_key(exc: UnknownHostKey):
     path = exc.known_hosts_file
     os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
     with open(path, "a", encoding="utf-8") as f:
-        f.write(_key_line(name, exc.key))
+        f.write(_key_line(name, exc.key, exc.hashed))
 
 
 def _load_known(paths, memory):
@@ -820,7 +834,8 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
         raise UnknownHostKey(host, port, key,
                              write if persist else "memory for this run only (your ssh config "
                              "sets UserKnownHostsFile %s)" % (res.user_known_hosts or ["none"])[0],
-                             label=label, persist=persist, memory=creds.session_keys)
+                             label=label, persist=persist, memory=creds.session_keys,
+                             hashed=res.hash_known_hosts)
     except asyncssh.PermissionDenied as exc:
         _stop(proxy)
         client.close_agent()
@@ -842,7 +857,8 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
         host, port, key = client.accepted_new
         try:
             with open(write, "a", encoding="utf-8") as f:
-                f.write(_key_line(known_host_name(res.host_key_alias or host, port), key))
+                f.write(_key_line(known_host_name(res.host_key_alias or host, port), key,
+                                  res.hash_known_hosts))
         except OSError as exc:
             log.warning("could not record the new host key in %s: %s", write, exc)
     return conn
