@@ -246,3 +246,29 @@ def test_accept_new_with_hash_known_hosts_writes_a_hashed_line(user_world):
         assert r.returncode == 0, r.stderr
     text = user_world.known_hosts.read_text()
     assert text.startswith("|1|") and text.count("\n") == 1 and "127.0.0.1" not in text
+
+
+def test_certificate_file_from_the_config_logs_in(user_world, tmp_path_factory):
+    """A CA-signed user certificate named by CertificateFile (not the -cert.pub default)."""
+    world = user_world
+    root = tmp_path_factory.mktemp("ca")
+    ca = root / "ca"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ca)], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "gt-a", "-n", world.user,
+                    str(world.key) + ".pub"], check=True)
+    os.rename(str(world.key) + "-cert.pub", str(world.ssh_dir / "signed.pub"))
+    sshd = start_plain_sshd(root / "sshd", (
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+        "AuthorizedKeysFile none\nTrustedUserCAKeys %s.pub\nAllowUsers %s\n" % (ca, world.user)))
+    try:
+        with open(world.known_hosts, "a") as f:
+            f.write(sshd.host_line())
+        with open(world.config, "a") as f:
+            f.write("Host certbox\n  HostName 127.0.0.1\n  Port %d\n  User %s\n"
+                    "  IdentityFile ~/.ssh/id_ed25519\n  CertificateFile ~/.ssh/signed.pub\n"
+                    % (sshd.port, world.user))
+        r = gputui("status", "certbox", "--simulate", "idle", "--remote-dir", world.box.remote_dir)
+        assert r.returncode == 0, r.stderr
+        assert "Accepted publickey" in sshd.log.read_text() and "CA ED25519" in sshd.log.read_text()
+    finally:
+        sshd.stop()

@@ -148,6 +148,8 @@ CASES = [
      ["box"], ["box"], {"host_key_alias": "stable-name"}),
     ("hash-known-hosts", {"config": "Host box\n  HashKnownHosts yes\n"},
      ["box"], ["box"], {"hash_known_hosts": True}),
+    ("certificate-file-tokens", {"config": "Host box\n  User cu\n  CertificateFile ~/.ssh/%r-cert.pub\n"},
+     ["box"], ["box"], {"certificate_files": [HOME + "/.ssh/cu-cert.pub"]}),
     ("password-auth-off", {"config": "Host box\n  PasswordAuthentication no\n"
                                      "  KbdInteractiveAuthentication no\n"},
      ["box"], ["box"], {"password_auth": False, "kbdint_auth": False}),
@@ -212,6 +214,7 @@ def expected_from(f, original):
         "password_auth": f["passwordauthentication"][0] == "yes",
         "kbdint_auth": f["kbdinteractiveauthentication"][0] == "yes",
         "hash_known_hosts": f["hashknownhosts"][0] == "yes",
+        "certificate_files": [ref_expand(p, f, original) for p in f.get("certificatefile", [])],
     }
 
 

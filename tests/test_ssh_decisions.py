@@ -99,3 +99,20 @@ def test_hashed_known_hosts_name_matches_what_ssh_keygen_finds(tmp_path):
     trusted = asyncssh.match_known_hosts(asyncssh.import_known_hosts(line), "127.0.0.1",
                                          "127.0.0.1", 2222)[0]
     assert len(trusted) == 1
+
+
+def test_an_ssh_without_dash_G_falls_back_to_asyncssh(tmp_path):
+    old = tmp_path / "ssh"
+    old.write_text("#!/bin/sh\necho 'ssh: illegal option -- G' >&2\nexit 255\n")
+    old.chmod(0o755)
+    cfg = tmp_path / "cfg"
+    cfg.write_text("Host box\n  HostName 10.0.0.9\n  Port 2201\n")
+    res = ssh.resolve(ssh.Target.parse("box", ssh_config=str(cfg)), binary=str(old))
+    assert (res.hostname, res.port) == ("10.0.0.9", 2201)
+
+
+def test_a_config_ssh_refuses_is_not_retried(tmp_path):
+    cfg = tmp_path / "cfg"
+    cfg.write_text("Host box\n  NoSuchKeyword yes\n")
+    with pytest.raises(ssh.NotRetryable, match="cannot be used"):
+        ssh.resolve(ssh.Target.parse("box", ssh_config=str(cfg)))

@@ -144,6 +144,7 @@ class Resolved:
     preferred_auth: List[str] = dataclasses.field(default_factory=list)
     batch_mode: bool = False
     hash_known_hosts: bool = False
+    certificate_files: List[str] = dataclasses.field(default_factory=list)
     config_args: List[str] = dataclasses.field(default_factory=list)  # -F for the hops
 
     def where(self):
@@ -294,7 +295,12 @@ def resolved_from_ssh_g(g, original, cfg_args=()):
         preferred_auth=[m for v in g.get("preferredauthentications", []) for m in v.split(",")],
         batch_mode=_yes(g.get("batchmode")),
         hash_known_hosts=_yes(g.get("hashknownhosts")),
+        certificate_files=[expand_path(p, ctx) for p in g.get("certificatefile", [])],
         config_args=list(cfg_args))
+
+
+class NoSshG(Exception):
+    """This ssh is too old to print its resolved config."""
 
 
 def ssh_binary():
@@ -308,6 +314,9 @@ def run_ssh_g(argv):
                               stderr=subprocess.PIPE, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConnectError("Cannot read the ssh config with %s: %s" % (argv[0], exc))
+    if done.returncode != 0 and ("illegal option -- G" in done.stderr
+                                 or "unknown option -- G" in done.stderr):
+        raise NoSshG()
     if done.returncode != 0:
         # The "Pseudo-terminal ..." note is noise; the rest is why ssh refused.
         why = " ".join(line for line in done.stderr.splitlines()
@@ -325,8 +334,12 @@ def resolve(target, binary=None) -> Resolved:
     args.config = None  # -F comes from config_args
     args = args.ssh_args()
     if binary:
-        text = run_ssh_g([binary, "-G", *cfg, *args, "--", target.host])
-        return resolved_from_ssh_g(parse_ssh_g(text), target.host, cfg)
+        try:
+            text = run_ssh_g([binary, "-G", *cfg, *args, "--", target.host])
+        except NoSshG:
+            log.info("%s has no -G (OpenSSH < 6.8): using asyncssh's config parser", binary)
+        else:
+            return resolved_from_ssh_g(parse_ssh_g(text), target.host, cfg)
     return resolve_with_asyncssh(target, cfg)
 
 
@@ -625,7 +638,8 @@ class _Client(asyncssh.SSHClient):
         passphrase = self.creds.passphrases.get(path)
         for _ in range(PASSWORD_TRIES + 1):
             try:
-                pairs = asyncssh.load_keypairs([path], passphrase=passphrase)
+                certs = [c for c in self.res.certificate_files if os.path.isfile(c)]
+                pairs = asyncssh.load_keypairs([path], passphrase=passphrase, certlist=certs)
             except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError) as exc:
                 text = str(exc)
                 if "Passphrase must be specified" not in text and "Incorrect passphrase" not in text:
