@@ -272,3 +272,28 @@ def test_certificate_file_from_the_config_logs_in(user_world, tmp_path_factory):
         assert "Accepted publickey" in sshd.log.read_text() and "CA ED25519" in sshd.log.read_text()
     finally:
         sshd.stop()
+
+
+async def test_app_trust_dialog_names_the_jump_host(jump_pair):
+    import asyncio
+
+    from tui.remote import ssh
+    from tui.remote.session import LIVE
+    from tui.ui.app import GputuiApp
+    from tui.ui.screens.modals import HostKeyScreen
+    world, jump = jump_pair
+    app = GputuiApp(ssh.Target.parse("mybox"), simulate="idle", remote_dir=world.box.remote_dir)
+    async with app.run_test(size=(160, 45)) as pilot:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        while not (isinstance(app.screen, HostKeyScreen) and app.screen.query("Static")):
+            assert loop.time() < end
+            await pilot.pause(0.05)
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "jump host jumpbox (127.0.0.1:%d)" % jump.port in shown
+        await pilot.press("y")
+        while app.state.conn_state != LIVE:
+            assert loop.time() < end
+            await pilot.pause(0.05)
+        await pilot.press("q")
+    assert jump.host_line() in world.known_hosts.read_text()
