@@ -297,3 +297,15 @@ async def test_app_trust_dialog_names_the_jump_host(jump_pair):
             await pilot.pause(0.05)
         await pilot.press("q")
     assert jump.host_line() in world.known_hosts.read_text()
+
+
+def test_login_refused_by_the_jump_host_names_the_hop_and_is_final(jump_pair):
+    world, jump = jump_pair
+    with open(world.known_hosts, "a") as f:
+        f.write(jump.host_line())
+    world.config.write_text(world.config.read_text().replace(
+        "ProxyJump jumpbox", "ProxyJump gt_a_nouser@jumpbox"))
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", world.box.remote_dir)
+    assert r.returncode == 2
+    assert "Authentication failed for jump host gt_a_nouser@jumpbox" in r.stderr, r.stderr
+    assert "as gt_a_nouser" in r.stderr and "server offers publickey" in r.stderr

@@ -796,6 +796,7 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
     read, write = known_hosts_paths(res)
     known = _load_known(read, creds.session_keys)
     net_where = label or host_port(res.hostname, res.port)  # for network errors
+    auth_where = "%s as %s" % (label, res.user) if label else res.where()
     label = label or res.where()
     client = _Client(res, creds, known, label)
     interval, count = keepalive(res)
@@ -855,7 +856,7 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
         client.close_agent()
         client._note_methods()
         offered = client.server_methods
-        raise AuthFailed(auth_failure(res.where(), offered, client.tried,
+        raise AuthFailed(auth_failure(auth_where, offered, client.tried,
                                         creds.notes)) from exc
     except asyncio.CancelledError:
         task.cancel()
