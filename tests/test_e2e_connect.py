@@ -309,3 +309,17 @@ def test_login_refused_by_the_jump_host_names_the_hop_and_is_final(jump_pair):
     assert r.returncode == 2
     assert "Authentication failed for jump host gt_a_nouser@jumpbox" in r.stderr, r.stderr
     assert "as gt_a_nouser" in r.stderr and "server offers publickey" in r.stderr
+
+
+def test_a_key_recorded_only_for_the_ip_is_unknown_not_changed(user_world, tmp_path):
+    """CheckHostIP no (OpenSSH's default): providers recycle IPs; another name's old key
+    at the same address is not a 'changed' key for this name."""
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    pub = (tmp_path / "other.pub").read_text().split()
+    user_world.known_hosts.write_text("[127.0.0.1]:%d %s %s\n" % (user_world.box.port, pub[0], pub[1]))
+    user_world.config.write_text(user_world.config.read_text().replace(
+        "HostName 127.0.0.1", "HostName localhost"))
+    r = gputui("status", "mybox", "--simulate", "idle", "--remote-dir", user_world.box.remote_dir)
+    assert r.returncode == 2
+    assert "can't be established" in r.stderr and "CHANGED" not in r.stderr, r.stderr

@@ -588,10 +588,12 @@ class _Client(asyncssh.SSHClient):
         self.lost = exc
 
     def _has_known_key(self, host, addr, port):
+        """Is some key on record for this host name? By name only: OpenSSH's default
+        CheckHostIP no, so a recycled IP with another box's old key is 'unknown', not
+        'changed'."""
         port = None if port in (None, 22) else port
-        names = [self.res.host_key_alias or host]
-        trusted = asyncssh.match_known_hosts(self.known, names[0], addr, port)[0]
-        return bool(trusted)
+        name = self.res.host_key_alias or host
+        return bool(asyncssh.match_known_hosts(self.known, name, "", port)[0])
 
     def validate_host_public_key(self, host, addr, port, key):
         self.offered = (host, addr, port, key)
