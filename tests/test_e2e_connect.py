@@ -221,7 +221,7 @@ async def test_app_asks_for_an_encrypted_keys_passphrase_in_a_dialog(user_world)
     async with app.run_test(size=(160, 45)) as pilot:
         loop = asyncio.get_running_loop()
         end = loop.time() + 30
-        while not isinstance(app.screen, PasswordScreen):
+        while not (isinstance(app.screen, PasswordScreen) and app.screen.query("Input")):
             assert loop.time() < end
             await pilot.pause(0.05)
         shown = " ".join(str(w.render()) for w in app.screen.query("Label"))

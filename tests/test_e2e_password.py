@@ -117,6 +117,12 @@ def test_yes_installs_a_new_key_and_the_next_connect_needs_nothing(pw_box, lapto
     assert r.returncode == 0, r.stderr
 
 
+def dialog_ready(app):
+    """The password dialog is up and composed (under load the screen shows before its
+    widgets are mounted)."""
+    return isinstance(app.screen, PasswordScreen) and bool(app.screen.query("Input"))
+
+
 async def _wait(pilot, cond, timeout=30.0):
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -129,7 +135,7 @@ async def _wait(pilot, cond, timeout=30.0):
 async def test_app_asks_in_a_masked_dialog_and_reconnects_without_asking(pw_box, laptop):
     app = GputuiApp(ssh.Target.parse(pw_box.dest), simulate="idle", remote_dir=pw_box.remote_dir)
     async with app.run_test(size=(160, 45)) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, PasswordScreen))
+        await _wait(pilot, lambda: dialog_ready(app))
         from textual.widgets import Input
         field = app.screen.query_one(Input)
         assert field.password  # masked
@@ -157,7 +163,7 @@ async def test_app_asks_in_a_masked_dialog_and_reconnects_without_asking(pw_box,
 async def test_app_cancelled_password_stops_instead_of_retrying(pw_box, laptop):
     app = GputuiApp(ssh.Target.parse(pw_box.dest), simulate="idle", remote_dir=pw_box.remote_dir)
     async with app.run_test(size=(160, 45)) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, PasswordScreen))
+        await _wait(pilot, lambda: dialog_ready(app))
         await pilot.press("escape")
         await _wait(pilot, lambda: app.state.conn_state == FAILED)
         assert "Authentication failed" in app.state.conn_detail
@@ -180,7 +186,7 @@ async def test_app_keyboard_interactive_dialog(kbd_box, tmp_path, monkeypatch):
     _laptop(kbd_box, tmp_path, monkeypatch)
     app = GputuiApp(ssh.Target.parse(kbd_box.dest), simulate="idle", remote_dir=kbd_box.remote_dir)
     async with app.run_test(size=(160, 45)) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, PasswordScreen))
+        await _wait(pilot, lambda: dialog_ready(app))
         from textual.widgets import Input
         shown = " ".join(str(w.render()) for w in app.screen.query("Label"))
         assert "Password:" in shown
