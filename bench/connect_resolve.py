@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     args = ap.parse_args()
-    box = start_sshd(pathlib.Path(tempfile.mkdtemp(prefix="gt_a_bench_")))
+    root = tempfile.mkdtemp(prefix="gputui_bench_")
+    box = start_sshd(pathlib.Path(root))
     box.trust()
     try:
         target = ssh.Target.parse("testbox", ssh_config=box.ssh_config)
@@ -62,6 +64,7 @@ def main():
               % (ours, peer, ours / peer))
     finally:
         stop_sshd(box)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
