@@ -113,8 +113,10 @@ async def deploy_probe(conn, remote_dir=None):
 class RemoteSession:
     def __init__(self, target, simulate=None, remote_dir=None, listener=None,
                  ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None,
-                 remote_python=None):
+                 remote_python=None, asker=None):
         self.target = target
+        # passwords/passphrases typed for this run live here (memory only) for reconnects
+        self.credentials = ssh.Credentials(asker)
         self.remote_python = remote_python
         self.simulate = simulate
         self.remote_dir = remote_dir
@@ -164,7 +166,7 @@ class RemoteSession:
     async def _connect_ssh(self):
         while True:
             try:
-                return await ssh.connect(self.target)
+                return await ssh.connect(self.target, self.credentials)
             except ssh.UnknownHostKey as exc:
                 if self.ask_trust is None or not await self.ask_trust(exc):
                     raise FatalError(str(exc) + " - not trusted; nothing was sent to the box")
@@ -173,7 +175,8 @@ class RemoteSession:
                 raise FatalError(str(exc))
             except ssh.ConnectError as exc:
                 cause = exc.__cause__
-                if isinstance(cause, (asyncssh.PermissionDenied, asyncssh.HostKeyNotVerifiable)):
+                if isinstance(exc, ssh.NotRetryable) or isinstance(
+                        cause, (asyncssh.PermissionDenied, asyncssh.HostKeyNotVerifiable)):
                     raise FatalError(str(exc))
                 raise
 
@@ -377,12 +380,12 @@ class RemoteSession:
 
 
 async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None,
-                   preflight=None):
+                   preflight=None, asker=None):
     """One-shot: connect, start the probe, return the snapshot reply
     (inventory, sample, proc_meta, jobs); with `preflight` (request params) also the
     preflight facts under "preflight"."""
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
-                            remote_python=remote_python)
+                            remote_python=remote_python, asker=asker)
     session.conn = await session._connect_ssh()
     try:
         session.process, session.client = await session._start_probe()

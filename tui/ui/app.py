@@ -26,7 +26,7 @@ from tui.core.state import DashboardState
 from tui.remote.session import FAILED, Listener, RemoteSession
 from tui.ui.background import background, failure_text
 from tui.ui.screens.dashboard import DashboardScreen
-from tui.ui.screens.modals import HelpScreen, HostKeyScreen
+from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.screens.tmux import TmuxScreen, default_hand_off
 
 log = logging.getLogger("gputui.ui")
@@ -97,7 +97,8 @@ class GputuiApp(App):
         super().__init__()
         self.state = DashboardState(host_label or target.host)
         self.config = config if config is not None else Config.load()
-        self.host_key = target.host  # config and ledger key: the name given to `connect`
+        # config and ledger key: the alias or user@host:port (a pasted command lands on the same row)
+        self.host_key = getattr(target, "key", None) or target.host
         self.host_cfg = self.config.host(self.host_key)
         self.keymap = self.config.keymap()
         self.startup_notices = list(self.config.problems)
@@ -123,7 +124,8 @@ class GputuiApp(App):
         self.attach_argv = lambda session_id: attach_argv(self.session.target, session_id)
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
-            ask_trust=self.ask_trust, remote_python=remote_python)
+            ask_trust=self.ask_trust, remote_python=remote_python,
+            asker=DialogAsker(self, self.host_key))  # password/passphrase dialogs (issue 9)
         self.stop_daemon_on_exit = stop_daemon_on_exit
         self.set_keymap(self.keymap)
 
@@ -187,7 +189,7 @@ class GputuiApp(App):
 
     async def ask_trust(self, exc):
         return await self.push_screen_wait(
-            HostKeyScreen(exc.host if exc.port in (None, 22) else "%s:%s" % (exc.host, exc.port),
+            HostKeyScreen(exc.label,  # names the jump host when the unknown key is a hop's
                           exc.algorithm, exc.fingerprint, exc.known_hosts_file))
 
     @on(StateChanged)
