@@ -91,6 +91,8 @@ def cmd_status(args):
                                 ask_trust=_terminal_trust, remote_python=args.remote_python))
     if reply is None:
         return EXIT_CONNECT
+    for notice in reply.get("notices") or ():  # fallbacks taken on the box (issue 9 §5)
+        print("gputui: %s" % notice, file=sys.stderr)
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"])
     if args.json:

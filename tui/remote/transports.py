@@ -192,6 +192,15 @@ class EndedEarly(Exception):
     """The channel closed before the script said RUN."""
 
 
+async def send(writer, data):
+    """Write to the box; a channel that already closed is EndedEarly, not a crash."""
+    try:
+        writer.write(data)
+        await writer.drain()
+    except (BrokenPipeError, ConnectionError, asyncssh.Error) as exc:
+        raise EndedEarly() from exc
+
+
 async def follow_script(reader, writer, tag, data, on_deploying=None):
     """Answer the bootstrap's markers until RUN -> (notes, uploaded, remote dir)."""
     notes, uploaded = [], False
@@ -208,8 +217,7 @@ async def follow_script(reader, writer, tag, data, on_deploying=None):
             payload = base64.b64encode(data) if detail == "b64" else data
             if uploaded:
                 log.warning("the probe arrived corrupted; sending it again as %s", detail)
-            writer.write(payload)
-            await writer.drain()
+            await send(writer, payload)
             uploaded = True
         elif word == "ERR":
             code, text = bootstrap.parse_error(detail)
@@ -312,12 +320,12 @@ async def start_pty(conn, plan, on_push=None, on_deploying=None, why=""):
     reader = StreamReader(process.stdout)
     try:
         await reader.settle()
-        process.stdin.write(stage0(tag).encode())
+        await send(process.stdin, stage0(tag).encode())
         got = await reader.marker(tag, READY_TIMEOUT)
         if got is None or got[0] != "READY":
             raise EndedEarly()
         script = plan.script(tag).encode()
-        process.stdin.write(b"%d\n" % len(script) + script)
+        await send(process.stdin, b"%d\n" % len(script) + script)
         notes, uploaded, rdir = await follow_script(reader, process.stdin, tag, plan.data, on_deploying)
     except (EndedEarly, asyncio.TimeoutError) as exc:
         process.close()
