@@ -54,6 +54,14 @@ def start_box(root, users, extra_config="", subsystem="internal-sftp"):
     auth = root / "authorized_keys"
     auth.write_text((root / "id_ed25519.pub").read_text())
     os.chmod(auth, 0o644)
+    for name in users:  # sshd reads keys as the user, who cannot enter pytest's 0700 tmp
+        entry = pwd.getpwnam(name)
+        if entry.pw_uid != os.getuid():
+            dot = os.path.join(entry.pw_dir, ".ssh")
+            os.makedirs(dot, exist_ok=True)
+            shutil.copy(auth, os.path.join(dot, "authorized_keys"))
+            for path in (dot, os.path.join(dot, "authorized_keys")):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
     port = free_port()
     log = root / "sshd.log"
     cfg = root / "sshd_config"
@@ -62,7 +70,7 @@ Port {port}
 ListenAddress 127.0.0.1
 HostKey {host_key}
 PidFile {root}/sshd.pid
-AuthorizedKeysFile {auth}
+AuthorizedKeysFile {auth} .ssh/authorized_keys
 StrictModes no
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -141,6 +149,8 @@ def make_user(name, bashrc=""):
     except KeyError:
         subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # no password, but not locked ("!"): sshd refuses locked accounts even with a key
+        subprocess.run(["usermod", "-p", "*", name], check=True)
     entry = pwd.getpwnam(name)
     home = entry.pw_dir
     # start each test from a clean home: no probe, no daemon state from an earlier run
