@@ -60,10 +60,12 @@ class PtyOnly(Exception):
 
 
 # What PTY-only proxies answer to an exec request (RunPod: "Error: Your SSH client
-# doesn't support PTY"), in any wording that names the PTY as the missing part.
+# doesn't support PTY"), in any wording that names the PTY as the missing part. A false
+# positive costs little: an ordinary sshd serves the terminal transport as well.
 PTY_REFUSAL = re.compile(
     rb"(doesn'?t|does not|do not|don'?t|not) (support|request(ed)?|have|allocate)[a-z ]{0,12}\b(a )?(pty|tty|terminal)\b"
     rb"|\b(pty|tty|terminal)\b[a-z ]{0,20}\b(required|is required|needed)\b"
+    rb"|\brequires? (a |an )?(pty|tty|terminal)\b"
     rb"|interactive (shell|session|terminal)s? only|only interactive",
     re.IGNORECASE)
 
