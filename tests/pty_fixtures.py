@@ -18,7 +18,10 @@ import time
 
 import pytest
 
-from .conftest import SSHD, SshBox, free_port, keygen
+try:
+    from .conftest import SSHD, SshBox, free_port, keygen, stop_daemon
+except ImportError:  # imported by bench/ scripts with tests/ on sys.path
+    from conftest import SSHD, SshBox, free_port, keygen, stop_daemon
 
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 
@@ -133,7 +136,6 @@ def pty_only_box(tmp_path_factory):
     script.chmod(0o755)
     box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
     yield box
-    from .conftest import stop_daemon
     stop_daemon(box.remote_dir)
     stop_box(box)
 

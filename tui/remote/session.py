@@ -101,6 +101,7 @@ class RemoteSession:
         self.transport_name = transports.EXEC
         self.pty_reason = ""
         self.notices = []
+        self.deploy_seconds = None  # NEED -> GOT of the last probe upload
         self.remote_state_dir = None  # where the probe lives on the box, as the box said
         self.sftp_refused = None  # why SFTP failed on this connection (files go via the probe)
 
@@ -186,6 +187,8 @@ class RemoteSession:
                     raise FatalError(str(exc)) from exc
                 raise
             self.uploaded = self.uploaded or started.uploaded
+            if started.uploaded:
+                self.deploy_seconds = started.deploy_seconds
             self.remote_state_dir = started.remote_dir
             for note in started.notes:
                 self._notice(note)

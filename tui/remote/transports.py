@@ -22,6 +22,7 @@ import dataclasses
 import logging
 import re
 import shlex
+import time
 from typing import List, Optional
 
 import asyncssh
@@ -42,7 +43,7 @@ EXEC, PTY = "exec", "pty"
 LABELS = {EXEC: "exec", PTY: "terminal (PTY)"}
 MARKER_TIMEOUT = 60.0  # a conda-laden ~/.bashrc and a cold python can take a while
 READY_TIMEOUT = 20.0
-SETTLE_QUIET, SETTLE_LIMIT = 0.3, 3.0  # let a banner and the prompt pass before typing
+SETTLE_QUIET, SETTLE_LIMIT = 0.2, 3.0  # let a banner and the prompt pass before typing
 TERM, TERM_SIZE = "xterm", (200, 50)
 NOISE_KEEP = 4096
 
@@ -186,8 +187,12 @@ class Started:
     process: object
     client: ProbeClient
     notes: List[str]
-    uploaded: bool
+    deploy_seconds: Optional[float]  # None: the probe was already there
     remote_dir: str
+
+    @property
+    def uploaded(self):
+        return self.deploy_seconds is not None
 
 
 class EndedEarly(Exception):
@@ -204,8 +209,8 @@ async def send(writer, data):
 
 
 async def follow_script(reader, writer, tag, data, on_deploying=None):
-    """Answer the bootstrap's markers until RUN -> (notes, uploaded, remote dir)."""
-    notes, uploaded = [], False
+    """Answer the bootstrap's markers until RUN -> (notes, deploy seconds or None, remote dir)."""
+    notes, uploaded, t_need, took = [], False, None, None
     while True:
         got = await reader.marker(tag)
         if got is None:
@@ -217,6 +222,7 @@ async def follow_script(reader, writer, tag, data, on_deploying=None):
             if on_deploying:
                 on_deploying()
             payload = base64.b64encode(data) if detail == "b64" else data
+            t_need = t_need or time.perf_counter()
             if uploaded:
                 log.warning("the probe arrived corrupted; sending it again as %s", detail)
             await send(writer, payload)
@@ -225,8 +231,10 @@ async def follow_script(reader, writer, tag, data, on_deploying=None):
             code, text = bootstrap.parse_error(detail)
             message = bootstrap.explain_exit(code, "gputui: " + printable(text))
             raise StartFailed(message, fatal=code in bootstrap.FATAL_EXITS, code=code)
+        elif word == "GOT":
+            took = time.perf_counter() - t_need if t_need else None
         elif word == "RUN":
-            return notes, uploaded, printable(detail)
+            return notes, took, printable(detail)
 
 
 async def _finish(process, timeout=5):
@@ -244,7 +252,7 @@ async def _finish(process, timeout=5):
     return process.exit_status, stderr
 
 
-async def _attach(transport, process, reader, plan, on_push, notes, uploaded, rdir):
+async def _attach(transport, process, reader, plan, on_push, notes, took, rdir):
     client = ProbeClient(reader, process.stdin, on_push=on_push)
     try:
         await client.start()
@@ -265,7 +273,7 @@ async def _attach(transport, process, reader, plan, on_push, notes, uploaded, rd
         raise StartFailed("The probe did not answer: %s" % (
             str(exc) or "no hello within %.0f s%s" % (
                 HELLO_TIMEOUT, (" (the box printed: %s)" % last) if last else "")))
-    return Started(transport, process, client, notes, uploaded, rdir)
+    return Started(transport, process, client, notes, took, rdir)
 
 
 async def start_exec(conn, plan, on_push=None, on_deploying=None):
@@ -278,7 +286,7 @@ async def start_exec(conn, plan, on_push=None, on_deploying=None):
         raise PtyOnly("the box refused to run a command (%s)" % (exc.reason or exc))
     reader = StreamReader(process.stdout)
     try:
-        notes, uploaded, rdir = await follow_script(reader, process.stdin, tag, plan.data, on_deploying)
+        notes, took, rdir = await follow_script(reader, process.stdin, tag, plan.data, on_deploying)
     except EndedEarly:
         status, stderr = await _finish(process)
         said = bytes(reader.noise)
@@ -295,7 +303,7 @@ async def start_exec(conn, plan, on_push=None, on_deploying=None):
     except StartFailed:
         process.close()
         raise
-    return await _attach(EXEC, process, reader, plan, on_push, notes, uploaded, rdir)
+    return await _attach(EXEC, process, reader, plan, on_push, notes, took, rdir)
 
 
 def stage0(tag):
@@ -328,7 +336,7 @@ async def start_pty(conn, plan, on_push=None, on_deploying=None, why=""):
             raise EndedEarly()
         script = plan.script(tag).encode()
         await send(process.stdin, b"%d\n" % len(script) + script)
-        notes, uploaded, rdir = await follow_script(reader, process.stdin, tag, plan.data, on_deploying)
+        notes, took, rdir = await follow_script(reader, process.stdin, tag, plan.data, on_deploying)
     except (EndedEarly, asyncio.TimeoutError) as exc:
         process.close()
         what = ("closed the session" if isinstance(exc, EndedEarly)
@@ -341,7 +349,7 @@ async def start_pty(conn, plan, on_push=None, on_deploying=None, why=""):
     except StartFailed:
         process.close()
         raise
-    return await _attach(PTY, process, reader, plan, on_push, notes, uploaded, rdir)
+    return await _attach(PTY, process, reader, plan, on_push, notes, took, rdir)
 
 
 async def start(conn, transport, plan, on_push=None, on_deploying=None, why=""):
