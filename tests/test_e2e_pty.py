@@ -163,3 +163,28 @@ async def test_pty_only_box_whose_shell_fails_stops_the_reconnect_loop(pty_dead_
     assert state == session_mod.FAILED
     assert "only an interactive terminal (PTY) session" in detail and "pod is stopping" in detail
     assert session_mod.RECONNECTING not in [st for st, _ in rec.states], rec.states
+
+
+async def test_app_dashboard_over_the_terminal_names_the_transport(pty_only_box):
+    from tui.ui.app import GputuiApp
+    from tui.ui.widgets.gpu_card import GpuCard
+
+    from .test_app import SIZE, wait_for as wait_pilot
+    app = GputuiApp(target(pty_only_box), simulate="a100x2", remote_dir=pty_only_box.remote_dir,
+                    stop_daemon_on_exit=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_pilot(pilot, lambda: app.state.samples_seen >= 3, timeout=60)
+        await pilot.pause(0.2)
+        assert len(app.query(GpuCard)) == 2
+        status = str(app.query_one("#status").render())
+        assert "live" in status and "via terminal (PTY)" in status
+        assert any("terminal (PTY) session" in str(n.message) for n in app._notifications)
+        await pilot.press("q")
+
+
+def test_header_names_only_the_unusual_transport():
+    from tui.ui.widgets.status_bar import render_status
+    plain = render_status("box", "A100", "live", 12.0, 0.5).plain
+    assert "via" not in plain
+    pty = render_status("box", "A100", "live", 12.0, 0.5, transport="terminal (PTY)").plain
+    assert "via terminal (PTY)" in pty

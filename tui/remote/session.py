@@ -149,6 +149,11 @@ class RemoteSession:
         """Which transport carries the probe, for the header."""
         return transports.LABELS[self.transport_name]
 
+    @property
+    def pty_label(self):
+        """The transport's name for the header when it is not the usual exec channel."""
+        return self.transport_label if self.transport_name != transports.EXEC else None
+
     def _notice(self, text):
         if text not in self.notices:
             self.notices.append(text)

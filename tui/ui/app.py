@@ -89,6 +89,9 @@ class _AppListener(Listener):
     def on_latency(self, ms):
         self.app.state.rtt_ms = ms
 
+    def on_notice(self, text):
+        self.app.notify(text, severity="warning", timeout=15, markup=False)  # box text is data
+
 
 class GputuiApp(App):
     CSS_PATH = "app.tcss"
@@ -216,7 +219,8 @@ class GputuiApp(App):
             reconnect = (self.session.attempt, self.session.next_attempt_at - time.monotonic())
         text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
                              st.data_age(), st.inventory.get("driver"),
-                             st.inventory.get("cuda_driver"), self.billing.preset.name, reconnect)
+                             st.inventory.get("cuda_driver"), self.billing.preset.name, reconnect,
+                             transport=getattr(self.session, "pty_label", None))
         text.append_text(clock_text(self.billing.figures()))
         self.query_one("#status", StatusBar).update(text)
 

@@ -15,7 +15,7 @@ STATE_STYLE = {
 
 
 def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None,
-                  reconnect=None):
+                  reconnect=None, transport=None):
     t = Text()
     t.append(" gputui ", style="bold reverse")
     t.append(" %s " % host_label, style="bold")
@@ -32,6 +32,8 @@ def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None,
                  style=style)
     else:
         t.append(" %s %s " % (dot, state), style=style)
+    if transport:  # only the unusual one is named: a PTY-only proxy carries everything
+        t.append(" via %s " % transport, style="yellow")
     if rtt_ms is not None and state == "live":
         t.append(" rtt %.0f ms " % rtt_ms, style="dim")
     if age is not None and (state != "live" or age > 5):
