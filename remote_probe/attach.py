@@ -1,7 +1,10 @@
 """``probe attach``: make sure the daemon runs, then bridge stdio <-> its unix socket.
 
-This is what the SSH exec channel runs. When the channel dies (dropped SSH, closed
-laptop) only this bridge exits; the daemon and its history stay.
+This is what the SSH exec channel (or the raw terminal of a PTY-only proxy) runs. When
+the channel dies (dropped SSH, closed laptop) only this bridge exits; the daemon and its
+history stay. File chunk reads (``filexfer``) are answered by the bridge itself, and a
+failure before the daemon's hello is written as an error line too, since over a terminal
+neither stderr nor the exit status may reach the client.
 """
 
 import json
