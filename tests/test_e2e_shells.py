@@ -153,3 +153,54 @@ async def test_still_incompatible_after_redeploy_is_fatal(sshbox, monkeypatch):
     monkeypatch.setattr(protocol, "PROTOCOL", 999)
     rec_detail, s = await run_until_failed(sshbox, simulate="idle")
     assert "still speaks another protocol after a redeploy" in rec_detail
+
+
+FAKE_OLD_DAEMON = r"""
+import json, os, socket, sys
+path, config = sys.argv[1], json.loads(sys.argv[2])
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(4)
+while True:
+    conn, _ = srv.accept()
+    conn.sendall((json.dumps({"type": "hello", "protocol": 0, "version": "0.0.1", "config": config,
+                              "pid": os.getpid(), "capabilities": []}) + "\n").encode())
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    if b'"shutdown"' in data:
+        os.unlink(path)
+        sys.exit(0)
+    conn.close()
+"""
+
+
+async def test_a_running_daemon_of_another_protocol_is_replaced(sshbox):
+    """The same probe file, but an older daemon still answers on the socket: gputui asks
+    it to stop, redeploys, and the probe starts a daemon that speaks our protocol."""
+    import json as _json
+    from remote_probe.daemon import config_key, ensure_private_dir, runtime_dir, socket_path
+    rdir = sshbox.remote_dir
+    ensure_private_dir(rdir)
+    ensure_private_dir(runtime_dir(rdir))
+    fake = subprocess.Popen([sys.executable, "-c", FAKE_OLD_DAEMON, socket_path(rdir),
+                             _json.dumps(config_key("idle"))])
+    try:
+        for _ in range(100):
+            if os.path.exists(socket_path(rdir)):
+                break
+            await asyncio.sleep(0.05)
+        s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=rdir)
+        await asyncio.wait_for(s.open(), 60)
+        try:
+            assert s.client.hello["protocol"] == protocol.PROTOCOL
+            assert s.client.hello["pid"] != fake.pid
+            assert fake.wait(5) == 0  # it was asked to stop, and did
+        finally:
+            await s.close()
+    finally:
+        if fake.poll() is None:
+            fake.kill()

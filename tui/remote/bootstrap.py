@@ -85,12 +85,16 @@ if [ -z "$P" ]; then
   [ -n "$OLD" ] && die {too_old} "$OLD is too old"
   die {no_python} "no python3 or python on PATH"
 fi
-usable() {{ (umask 077; mkdir -p "$1") 2>/dev/null && [ -d "$1" ] && [ -w "$1" ] && [ -O "$1" ]; }}
+# Builtins and python only: a box's PATH may lack coreutils (the python was found by path).
+usable() {{
+  [ -d "$1" ] || (umask 077; mkdir -p "$1" || "$P" -c 'import os, sys; os.makedirs(sys.argv[1])' "$1") 2>/dev/null
+  [ -d "$1" ] && [ -w "$1" ] && [ -O "$1" ]
+}}
 D={dir}
 if ! usable "$D"; then
-  W="$D"; D=
+  W="$D"; D=; U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
   for alt in {fallbacks}; do
-    [ -n "$alt" ] && usable "$alt" && {{ chmod 700 "$alt"; D=$alt; break; }}
+    [ -n "$alt" ] && usable "$alt" && {{ chmod 700 "$alt" 2>/dev/null; D=$alt; break; }}
   done
   [ -n "$D" ] || die {no_dir} "$W is not writable{no_dir_hint}"
   say "NOTE $W is not writable; the probe lives in $D instead"
@@ -166,9 +170,9 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         dir=remote_dir_expr(remote_dir),
         # Only our default place falls back; a --remote-dir the user chose is kept or refused.
         fallbacks=("" if remote_dir else
-                   '"${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/gputui}" "/tmp/gputui-$(id -u)"'),
+                   '"${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/gputui}" "/tmp/gputui-$U"'),
         no_dir_hint=(" (choose another --remote-dir)" if remote_dir else
-                     ", nor $XDG_RUNTIME_DIR/gputui, nor /tmp/gputui-$(id -u)"), file=shlex.quote(probe_filename(sha)),
+                     ", nor $XDG_RUNTIME_DIR/gputui, nor /tmp/gputui-$U"), file=shlex.quote(probe_filename(sha)),
         replace="1" if replace else "", upload="1" if upload else "",
         encodings=" ".join(ENCODINGS), receiver=shlex.quote(RECEIVER), sha=shlex.quote(sha),
         args=" ".join(args), sizes=" ".join(str(n) for n in wire_sizes(size)),

@@ -27,7 +27,7 @@ from typing import List, Optional
 
 import asyncssh
 
-from remote_probe import filexfer
+from remote_probe import filexfer, protocol
 from tui.remote import bootstrap, ssh
 from tui.remote.probe_client import (
     HELLO_TIMEOUT,
@@ -262,6 +262,13 @@ async def _attach(transport, process, reader, plan, on_push, notes, took, rdir):
         raise StartFailed(bootstrap.explain_exit(code, "gputui probe: %s" % printable(str(exc))),
                           fatal=code in bootstrap.FATAL_EXITS, code=code)
     except IncompatibleProbe:
+        # A daemon of another protocol answered: ask it to stop (every version honours
+        # "shutdown"), so the redeployed probe starts a fresh one instead of meeting it again.
+        try:
+            await send(process.stdin, protocol.encode({"type": protocol.SHUTDOWN, "id": "redeploy"}))
+            await asyncio.wait_for(process.wait(), 5)
+        except (EndedEarly, asyncio.TimeoutError, asyncssh.Error, OSError):
+            pass
         process.close()
         raise  # the session redeploys
     except (ProbeError, asyncio.TimeoutError) as exc:
