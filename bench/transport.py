@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 from conftest import start_sshd, stop_daemon, stop_sshd  # noqa: E402
-from pty_fixtures import PTY_ONLY, me, start_box, stop_box  # noqa: E402
+from pty_fixtures import me, start_box, stop_box, write_pty_only  # noqa: E402
 
 from tui.core import transfer  # noqa: E402
 from tui.remote import session as session_mod, ssh  # noqa: E402
@@ -82,9 +82,8 @@ async def main(runs):
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="gputui-bench-transport-"))
     exec_box = start_sshd(tmp / "exec")
     exec_box.trust()
-    script = tmp / "pty_only.sh"
-    script.write_text(PTY_ONLY)
-    script.chmod(0o755)
+    (tmp / "pty").mkdir()
+    script = write_pty_only(tmp / "pty")
     pty_box = start_box(tmp / "pty", [me()], extra_config="ForceCommand %s" % script, subsystem=None)
     size = 64 << 20
     blob = tmp / "blob.bin"

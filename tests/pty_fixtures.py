@@ -32,8 +32,24 @@ if [ -n "$SSH_ORIGINAL_COMMAND" ] || [ -z "$SSH_TTY" ]; then
   exit 1
 fi
 printf 'Welcome to your pod\r\n\033]0;pod-7f3a\007'
-exec /bin/bash -l
+# an interactive bash with a chatty rc file and a coloured prompt with a title escape
+exec /bin/bash --rcfile "$(dirname "$0")/pod_bashrc" -i
 """
+
+POD_BASHRC = r"""
+echo "(base) conda activate: environment 'base' is ready"
+printf 'no newline here -> '
+PS1='\[\e]0;\u@pod: \w\a\]\[\e[32m\](base) root@pod:\w\$\[\e[0m\] '
+"""
+
+
+def write_pty_only(root, script=PTY_ONLY):
+    """The ForceCommand script (and its shell's rc file) in root; -> its path."""
+    path = root / "pty_only.sh"
+    path.write_text(script)
+    path.chmod(0o755)
+    (root / "pod_bashrc").write_text(POD_BASHRC)
+    return path
 
 # Printed by every bash that sshd starts, interactive or not: no newline before the
 # probe's first line, a title escape, conda-style chatter on stdout and stderr.
@@ -131,9 +147,7 @@ def me():
 def pty_only_box(tmp_path_factory):
     """sshd whose ForceCommand allows only an interactive shell on a PTY; no SFTP."""
     root = tmp_path_factory.mktemp("ptybox")
-    script = root / "pty_only.sh"
-    script.write_text(PTY_ONLY)
-    script.chmod(0o755)
+    script = write_pty_only(root)
     box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
     yield box
     stop_daemon(box.remote_dir)

@@ -14,7 +14,7 @@ from tui.remote import session as session_mod
 from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe, probe_filename
 
-from .pty_fixtures import PTY_ONLY, me, pty_only_box, start_box, stop_box  # noqa: F401
+from .pty_fixtures import PTY_ONLY, me, pty_only_box, start_box, stop_box, write_pty_only  # noqa: F401
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -77,6 +77,23 @@ async def test_dashboard_samples_and_checklist_download_over_the_terminal(pty_on
         # tmux over the same channel
         tm = await s.request("tmux_list")
         assert "sessions" in tm or "tmux" in json.dumps(tm)
+
+        # A dropped link: the session comes back through the terminal by itself (no exec
+        # attempt first: the choice is remembered) and the daemon fills the gap.
+        daemon_pid = s.client.hello["pid"]
+        for pid in pty_only_box.session_pids():
+            os.kill(pid, 9)
+        await wait_until(lambda: s.state != session_mod.LIVE)
+        s.retry_now()
+        n = len(rec.samples)
+        await wait_until(lambda: s.state == session_mod.LIVE and len(rec.samples) > n + 1)
+        assert s.client.hello["pid"] == daemon_pid and s.transport_name == transports.PTY
+        seqs = [m["seq"] for m in rec.samples]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "gap in samples"
+        sessions = [line for line in pty_only_box.log.read_text().splitlines()
+                    if "Starting session:" in line]
+        no_tty = [line for line in sessions if " on pts/" not in line]
+        assert len(no_tty) == 1 and len(sessions) >= 3, "exec was tried again after the refusal"
 
         # Checklist: gather on the box, download through the probe channel, verified.
         from tui.core.billing_clock import BillingClock
@@ -146,9 +163,8 @@ def test_status_cli_through_the_terminal(pty_only_box):
 def pty_dead_shell_box(tmp_path_factory):
     """PTY-only, but the shell there exits at once: starting through it must fail fatally."""
     root = tmp_path_factory.mktemp("ptydead")
-    script = root / "pty_only.sh"
-    script.write_text(PTY_ONLY.replace("exec /bin/bash -l", "echo 'pod is stopping'; exit 1"))
-    script.chmod(0o755)
+    dead = PTY_ONLY.split("exec /bin/bash")[0] + "echo 'pod is stopping'; exit 1\n"
+    script = write_pty_only(root, dead)
     box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
     yield box
     stop_box(box)

@@ -114,15 +114,19 @@ class StreamReader:
         del self.buf[:n]
 
     async def settle(self, quiet=SETTLE_QUIET, limit=SETTLE_LIMIT):
-        """Wait until the box stops talking for `quiet` s (at most `limit` s)."""
+        """Wait for the box to say something (a banner, the prompt) and then stop talking
+        for `quiet` s; at most `limit` s. Typed-ahead input usually survives, but some
+        shells' startup files read or flush it."""
         loop = asyncio.get_running_loop()
         end = loop.time() + limit
         while loop.time() < end:
+            wait = max(0.01, end - loop.time()) if not self.buf else min(quiet, max(0.01, end - loop.time()))
             try:
-                if not await self._fill(min(quiet, max(0.01, end - loop.time()))):
+                if not await self._fill(wait):
                     return
             except asyncio.TimeoutError:
-                return
+                if self.buf:
+                    return
 
     async def marker(self, tag, timeout=MARKER_TIMEOUT):
         """The next (word, detail) of this tag; None at end of stream."""
