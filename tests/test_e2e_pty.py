@@ -204,3 +204,24 @@ def test_header_names_only_the_unusual_transport():
     assert "via" not in plain
     pty = render_status("box", "A100", "live", 12.0, 0.5, transport="terminal (PTY)").plain
     assert "via terminal (PTY)" in pty
+
+
+@pytest.fixture
+def silent_refusal_box(tmp_path_factory):
+    """PTY-only, but a command is refused without any message, just exit status 1."""
+    root = tmp_path_factory.mktemp("ptysilent")
+    script = write_pty_only(root, PTY_ONLY.replace(
+        '  echo "Error: Your SSH client doesn\'t support PTY"\n', ""))
+    box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
+    yield box
+    from .conftest import stop_daemon
+    stop_daemon(box.remote_dir)
+    stop_box(box)
+
+
+async def test_an_exec_refusal_without_words_also_tries_the_terminal(silent_refusal_box):
+    assert "doesn't support" not in (silent_refusal_box.root / "pty_only.sh").read_text()
+    reply = await session_mod.snapshot(target(silent_refusal_box), simulate="idle",
+                                       remote_dir=silent_refusal_box.remote_dir)
+    assert reply["transport"] == "pty"
+    assert any("did not run gputui's start command: exit status 1" in n for n in reply["notices"])

@@ -70,6 +70,7 @@ T={tag}
 set -- {sizes}
 say() {{ printf '\nGTUI:%s:%s\n' "$T" "$*"; }}
 die() {{ say "ERR $1 $2"; echo "gputui: $2" >&2; exit "$1"; }}
+say START
 NL='
 '
 {explicit}P=; OLD=

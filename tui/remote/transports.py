@@ -97,6 +97,7 @@ class StreamReader:
         self.buf = bytearray()
         self.noise = bytearray()  # the last bytes skipped while looking for markers
         self.eof = False
+        self.words = []  # markers seen, in order: START proves the script ran
 
     async def _fill(self, timeout=None):
         if self.eof:
@@ -137,6 +138,7 @@ class StreamReader:
             if found:
                 word, detail, at = found
                 self._drop(at)
+                self.words.append(word)
                 return word, detail
             # keep a partial marker at the end; everything before it is noise
             keep = max(0, len(self.buf) - 256)
@@ -220,7 +222,9 @@ async def follow_script(reader, writer, tag, data, on_deploying=None):
         if got is None:
             raise EndedEarly()
         word, detail = got
-        if word == "NOTE":
+        if word == "START":
+            pass
+        elif word == "NOTE":
             notes.append(printable(detail))
         elif word == "NEED":
             if on_deploying:
@@ -303,6 +307,12 @@ async def start_exec(conn, plan, on_push=None, on_deploying=None):
         said = bytes(reader.noise)
         if looks_pty_only(status, said, stderr):
             raise PtyOnly(printable(said + b"\n" + stderr, 200))
+        if "START" not in reader.words and status != 0:
+            # The box ran something else than our command (a ForceCommand, a proxy that
+            # answers exec with an error): its terminal may still work, so try that.
+            raise PtyOnly("the box did not run gputui's start command: exit status %s%s" % (
+                status, (", " + printable(said + b"\n" + stderr, 200))
+                if (said or stderr).strip() else ""))
         last = printable(stderr) or reader.noise_text()
         raise StartFailed(bootstrap.explain_exit(status, last),
                           fatal=status in bootstrap.FATAL_EXITS, code=status)
