@@ -183,7 +183,7 @@ async def test_pty_only_box_whose_shell_fails_stops_the_reconnect_loop(pty_dead_
 
 async def test_app_dashboard_over_the_terminal_names_the_transport(pty_only_box):
     from tui.ui.app import GputuiApp
-    from tui.ui.widgets.gpu_card import GpuCard
+    from tui.ui.widgets.gpu_panel import GpuPanel
 
     from .test_app import SIZE, wait_for as wait_pilot
     app = GputuiApp(target(pty_only_box), simulate="a100x2", remote_dir=pty_only_box.remote_dir,
@@ -191,7 +191,7 @@ async def test_app_dashboard_over_the_terminal_names_the_transport(pty_only_box)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_pilot(pilot, lambda: app.state.samples_seen >= 3, timeout=60)
         await pilot.pause(0.2)
-        assert len(app.query(GpuCard)) == 2
+        assert str(app.query_one(GpuPanel).render()).count("A100-SXM4-80GB") == 2
         status = str(app.query_one("#status").render())
         assert "live" in status and "via terminal (PTY)" in status
         assert any("terminal (PTY) session" in str(n.message) for n in app._notifications)

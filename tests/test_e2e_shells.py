@@ -107,7 +107,7 @@ async def test_unknown_scenario_is_fatal(sshbox):
     assert "unknown scenario 'no-such-scenario'" in detail and "a100x2" in detail
     r = gputui("status", "testbox", "--simulate", "nope", "--ssh-config", sshbox.ssh_config,
                "--remote-dir", sshbox.remote_dir)
-    assert r.returncode == 2 and "unknown scenario 'nope'" in r.stderr
+    assert r.returncode == 64 and "unknown scenario 'nope'" in r.stderr  # the CLI checks first
 
 
 async def test_missing_remote_python_is_fatal(sshbox):
