@@ -225,3 +225,25 @@ async def test_an_exec_refusal_without_words_also_tries_the_terminal(silent_refu
                                        remote_dir=silent_refusal_box.remote_dir)
     assert reply["transport"] == "pty"
     assert any("did not run gputui's start command: exit status 1" in n for n in reply["notices"])
+
+
+def test_doctor_and_checklist_cli_through_the_terminal(pty_only_box, tmp_path, isolated_dirs):
+    import tomli_w
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "model.safetensors").write_bytes(os.urandom(1024))
+    cfg_dir = isolated_dirs / "config"
+    cfg_dir.mkdir(exist_ok=True)
+    (cfg_dir / "config.toml").write_text(tomli_w.dumps({"hosts": {"testbox": {
+        "rate": 1.0, "provider": "runpod", "artifact_paths": [str(work)], "search_paths": [str(work)],
+        "temp_dirs": [], "cache_dirs": [], "python": sys.executable, "net_check_urls": []}}}))
+    box = ["--simulate", "a100x2", "--ssh-config", pty_only_box.ssh_config,
+           "--remote-dir", pty_only_box.remote_dir]
+    r = gputui("checklist", "testbox", "--json", *box)
+    doc = json.loads(r.stdout)
+    assert {i["key"]: i["verdict"] for i in doc["items"]}["artifacts"] == "fail"  # not downloaded
+    assert "terminal (PTY) session" in r.stderr
+    r = gputui("doctor", "testbox", "--json", "--no-smoke", *box)
+    doc = json.loads(r.stdout)
+    assert doc["checks"] and doc["facts"]
+    assert "terminal (PTY) session" in r.stderr

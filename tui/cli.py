@@ -93,8 +93,7 @@ def cmd_status(args):
                                 ask_trust=_terminal_trust, remote_python=args.remote_python))
     if reply is None:
         return EXIT_CONNECT
-    for notice in reply.get("notices") or ():  # fallbacks taken on the box (issue 9 §5)
-        print("gputui: %s" % notice, file=sys.stderr)
+    print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"])
     if args.json:
@@ -102,6 +101,12 @@ def cmd_status(args):
     else:
         print(status_text(doc))
     return EXIT_OK
+
+
+def print_notices(notices):
+    """Fallbacks taken on the box (terminal transport, another probe dir), on stderr."""
+    for notice in notices or ():
+        print("gputui: %s" % notice, file=sys.stderr)
 
 
 def cmd_doctor(args):
@@ -116,6 +121,7 @@ def cmd_doctor(args):
                                 preflight=doctor_request(host_cfg, not args.no_smoke)))
     if reply is None:
         return EXIT_CONNECT
+    print_notices(reply.get("notices"))
     record_contact(args.host, reply["inventory"])
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
@@ -143,6 +149,7 @@ async def checklist_run(args, host_cfg):
     session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                             ask_trust=_terminal_trust, remote_python=args.remote_python)
     await session.open()
+    print_notices(session.notices)
     try:
         snap = await session.fresh_snapshot()
         inv = snap["inventory"]
