@@ -18,7 +18,7 @@ from typing import Awaitable, Callable, Optional
 import asyncssh
 
 from remote_probe import protocol
-from tui.remote import bootstrap, ssh, transports
+from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
