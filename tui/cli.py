@@ -146,6 +146,7 @@ def cmd_status(args):
                                 asker=asker_of(args)))
     if reply is None:
         return EXIT_CONNECT
+    print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"])
     if args.json:
@@ -153,6 +154,12 @@ def cmd_status(args):
     else:
         print(status_text(doc))
     return EXIT_OK
+
+
+def print_notices(notices):
+    """Fallbacks taken on the box (terminal transport, another probe dir), on stderr."""
+    for notice in notices or ():
+        print("gputui: %s" % notice, file=sys.stderr)
 
 
 def cmd_doctor(args):
@@ -168,6 +175,7 @@ def cmd_doctor(args):
                                 asker=asker_of(args)))
     if reply is None:
         return EXIT_CONNECT
+    print_notices(reply.get("notices"))
     record_contact(args.host, reply["inventory"])
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
@@ -196,6 +204,7 @@ async def checklist_run(args, host_cfg):
                             ask_trust=_terminal_trust, remote_python=args.remote_python,
                             asker=asker_of(args))
     await session.open()
+    print_notices(session.notices)
     try:
         snap = await session.fresh_snapshot()
         inv = snap["inventory"]

@@ -81,6 +81,9 @@ class _AppListener(Listener):
     def on_latency(self, ms):
         self.app.state.rtt_ms = ms
 
+    def on_notice(self, text):
+        self.app.notify(text, severity="warning", timeout=15, markup=False)  # box text is data
+
 
 class GputuiApp(App):
     CSS_PATH = "app.tcss"

@@ -112,7 +112,7 @@ class DashboardScreen(Screen):
                              st.data_age(), st.inventory.get("driver"),
                              st.inventory.get("cuda_driver"), app.billing.preset.name, reconnect,
                              clock=clock_text(app.billing.figures()),
-                             transport=getattr(app.session, "transport_name", None),
+                             transport=getattr(app.session, "transport_label", None),
                              width=self.size.width or None)
         update_text(self.query_one("#status", StatusBar), text)
 
