@@ -10,6 +10,7 @@ import time
 
 from remote_probe import protocol
 from tui import __version__
+from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.report import (
     doctor_request,
     procs_from,
@@ -42,6 +43,9 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="gputui", description=__doc__)
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
     parser.add_argument("--log", metavar="FILE", help="write a debug log here")
+    parser.add_argument("--lang", choices=LANGUAGES,
+                        help="language of the screens and text output (default: config `language`, "
+                             "then LC_ALL/LC_MESSAGES/LANG); JSON stays English")
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
     p = sub.add_parser("connect", help="open the live dashboard of a box", description="Open the live dashboard of a box.")
     add_box_options(p)
@@ -297,9 +301,42 @@ def cmd_scenarios(_args):
     return EXIT_OK
 
 
+def take_lang(argv):
+    """(--lang value or None, argv without it), wherever it is before a `--`, so it works
+    before and after the command word alike."""
+    lang, rest, i = None, [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            rest += argv[i:]
+            break
+        if word == "--lang" and i + 1 < len(argv):
+            lang, i = argv[i + 1], i + 2
+            continue
+        if word.startswith("--lang="):
+            lang = word.split("=", 1)[1]
+        else:
+            rest.append(word)
+        i += 1
+    return lang, rest
+
+
+def setup_language(lang):
+    """--lang, then the config's `language`, then the locale variables. Runs before any UI module
+    is imported, so texts set at class definition (key bindings) come out translated."""
+    from tui.core.config import Config
+    return set_language(choose_language(lang, Config.load().data))
+
+
 def main(argv=None):
+    lang, argv = take_lang(list(sys.argv[1:] if argv is None else argv))
+    try:
+        setup_language(lang)
+    except LanguageError as exc:
+        print("gputui: %s" % exc, file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
-    args = parser.parse_args(split_box_argv(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(split_box_argv(argv))
     if args.cmd in BOX_COMMANDS:
         from tui.core.destination import DestinationError
         try:

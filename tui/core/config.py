@@ -6,6 +6,7 @@ type are reported one by one and replaced by defaults.
 
     [defaults]
     currency = "CNY"
+    language = "zh"            # or "en"; default from LC_ALL/LC_MESSAGES/LANG
     [hosts.mybox]
     rate = 2.58                # per hour, for the whole box
     granularity = "hour"       # second | minute | hour (per started hour)
@@ -94,6 +95,7 @@ class HostConfig:
     allow_delete: bool = False  # the checklist may delete temp files (after confirming)
     key_install_declined: bool = False  # said no to installing a key after a password login
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
+    language: Optional[str] = None  # "zh" or "en"; read early by tui.core.i18n (issue 14)
 
     def start_epoch(self):
         if not self.start:
@@ -110,6 +112,7 @@ _TYPES = {
     "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),
     "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
     "cache_dirs": list, "key_install_declined": bool,
+    "language": str,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
