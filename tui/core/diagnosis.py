@@ -10,6 +10,8 @@ import dataclasses
 import math
 from typing import List, Optional, Sequence
 
+from tui.core.i18n import _
+
 WAIT_HIGH = 0.20  # share of step time spent waiting for the next batch
 WAIT_LOW = 0.10
 GPU_BUSY = 85.0  # mean utilization above which the GPU is not starved
@@ -50,52 +52,52 @@ def _gpu_dips(util):
 
 def diagnose(f: LoaderFacts) -> Diagnosis:
     if f.wait_fraction is None:
-        return Diagnosis("unknown", None, "no dataloader stats: start the job from gputui's tmux "
-                                          "panel, or export the hook (see README)")
+        return Diagnosis("unknown", None, _("no dataloader stats: start the job from gputui's tmux "
+                                            "panel, or export the hook (see README)"))
     pct = round(f.wait_fraction * 100)
     if f.wait_fraction < WAIT_LOW:
-        return Diagnosis("ok", None, "not data-bound: %d%% of step time waiting for batches" % pct)
+        return Diagnosis("ok", None, _("not data-bound: %d%% of step time waiting for batches") % pct)
     dips = _gpu_dips(f.gpu_util)
     if f.wait_fraction < WAIT_HIGH or dips is False:
-        return Diagnosis("ok", None, "not data-bound: %d%% of step time waiting, but the GPU stays "
-                                     "busy" % pct if dips is False else
-                         "mostly fine: %d%% of step time waiting for batches" % pct)
-    head = "GPU starved by data loading: %d%% of step time waiting for batches" % pct
+        return Diagnosis("ok", None, _("not data-bound: %d%% of step time waiting, but the GPU stays "
+                                       "busy") % pct if dips is False else
+                         _("mostly fine: %d%% of step time waiting for batches") % pct)
+    head = _("GPU starved by data loading: %d%% of step time waiting for batches") % pct
     if dips is None:
-        head = "%d%% of step time waiting for batches (GPU history too short to confirm)" % pct
+        head = _("%d%% of step time waiting for batches (GPU history too short to confirm)") % pct
     verdict = "starved" if dips else "waiting"
     ncpu = f.ncpu or 0
     idle_cores = ncpu * (1 - (f.box_cpu or 0) / 100.0) if ncpu else None
     workers = f.num_workers or 0
     if workers == 0:
         suggestion = max(2, min(8, int(ncpu) - 1)) if ncpu else 4
-        return Diagnosis(verdict, "no_workers", "%s; num_workers=0 loads every batch in the "
-                         "training process → set num_workers=%d%s" % (
-                             head, suggestion, "" if f.pin_memory else " and pin_memory=True"))
+        return Diagnosis(verdict, "no_workers", _("%s; num_workers=0 loads every batch in the "
+                         "training process → set num_workers=%d%s") % (
+                             head, suggestion, "" if f.pin_memory else _(" and pin_memory=True")))
     in_io = sum(1 for s in f.worker_states if s == IO_WAIT_STATE)
     if (f.worker_states and in_io * 2 >= len(f.worker_states)) or (f.disk_busy or 0) >= DISK_BUSY \
             or (f.io_pressure or 0) >= 30:
         detail = []
         if in_io:
-            detail.append("%d of %d workers in I/O wait" % (in_io, len(f.worker_states)))
+            detail.append(_("%d of %d workers in I/O wait") % (in_io, len(f.worker_states)))
         if f.disk_busy is not None:
-            detail.append("disk busy %d%%" % round(f.disk_busy))
-        return Diagnosis(verdict, "io", "%s; %s → copy the dataset to local disk / pack small "
-                         "files (tar shards, LMDB)" % (head, ", ".join(detail) or "I/O pressure high"))
+            detail.append(_("disk busy %d%%") % round(f.disk_busy))
+        return Diagnosis(verdict, "io", _("%s; %s → copy the dataset to local disk / pack small "
+                         "files (tar shards, LMDB)") % (head, ", ".join(detail) or _("I/O pressure high")))
     if f.box_cpu is not None and (f.box_cpu >= 90 or (idle_cores is not None and idle_cores < 1)):
-        return Diagnosis(verdict, "cpu_saturated", "%s; box CPU saturated (%d%%) → lighter "
-                         "transforms, fewer workers, or a box with more cores per GPU"
+        return Diagnosis(verdict, "cpu_saturated", _("%s; box CPU saturated (%d%%) → lighter "
+                           "transforms, fewer workers, or a box with more cores per GPU")
                          % (head, round(f.box_cpu)))
     busy = [c for c in f.worker_cpu if c is not None and c >= WORKER_BUSY]
     if f.worker_cpu and len(busy) == len(f.worker_cpu):
         spare = int(math.floor(idle_cores)) if idle_cores is not None else workers
         target = workers + max(1, spare)
-        return Diagnosis(verdict, "workers_busy", "%s; %d workers each at ~100%% CPU; %s → raise "
-                         "num_workers (try %d)" % (
-                             head, workers, "%d cores idle" % spare if idle_cores is not None
-                             else "cores to spare unknown", target))
-    return Diagnosis(verdict, "slow_loader", "%s; workers not at their limit → raise "
-                     "prefetch_factor, check the dataset's __getitem__ for slow calls" % head)
+        return Diagnosis(verdict, "workers_busy", _("%s; %d workers each at ~100%% CPU; %s → raise "
+                           "num_workers (try %d)") % (
+                             head, workers, _("%d cores idle") % spare if idle_cores is not None
+                             else _("cores to spare unknown"), target))
+    return Diagnosis(verdict, "slow_loader", _("%s; workers not at their limit → raise "
+                       "prefetch_factor, check the dataset's __getitem__ for slow calls") % head)
 
 
 def orphaned_workers(orphans: List[dict]):

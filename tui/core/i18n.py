@@ -213,3 +213,25 @@ def ngettext(singular, plural, n):
 def N_(message):
     """Marks a string for the catalog where it is defined; `_()` translates it where it is shown."""
     return message
+
+
+def source_messages(paths):
+    """{msgid or (singular, plural): [where...]} for every `_("…")`, `N_("…")` and
+    `ngettext("…", "…", n)` with literal text in these Python files (the catalog check's list)."""
+    found = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
+                    for a in node.args]
+            key = None
+            if node.func.id in ("_", "N_") and args and args[0] is not None:
+                key = args[0]
+            elif node.func.id == "ngettext" and len(args) >= 2 and None not in args[:2]:
+                key = (args[0], args[1])
+            if key is not None:
+                found.setdefault(key, []).append("%s:%d" % (path, node.lineno))
+    return found

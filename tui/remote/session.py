@@ -18,6 +18,7 @@ from typing import Awaitable, Callable, Optional
 import asyncssh
 
 from remote_probe import protocol
+from tui.core.i18n import _
 from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
@@ -148,7 +149,7 @@ class RemoteSession:
                 return await ssh.connect(self.target, self.credentials)
             except ssh.UnknownHostKey as exc:
                 if self.ask_trust is None or not await self.ask_trust(exc):
-                    raise FatalError(str(exc) + " - not trusted; nothing was sent to the box")
+                    raise FatalError(str(exc) + _(" - not trusted; nothing was sent to the box"))
                 ssh.trust_host_key(exc)
             except ssh.ChangedHostKey as exc:
                 raise FatalError(str(exc))
@@ -185,13 +186,13 @@ class RemoteSession:
             except transports.PtyOnly as exc:
                 log.info("exec refused (%s): switching to the terminal transport", exc)
                 self.transport_name, self.pty_reason = transports.PTY, str(exc)
-                self._notice("This box allows only a terminal (PTY) session (%s); "
-                             "gputui runs its probe through the terminal" % exc)
+                self._notice(_("This box allows only a terminal (PTY) session (%s); "
+                               "gputui runs its probe through the terminal") % exc)
                 continue
             except IncompatibleProbe as exc:
                 if plan.replace:
-                    raise FatalError("The probe on the box still speaks another protocol after "
-                                     "a redeploy (%s). Remove %s on the box and connect again."
+                    raise FatalError(_("The probe on the box still speaks another protocol after "
+                                       "a redeploy (%s). Remove %s on the box and connect again.")
                                      % (exc, self.remote_state_dir or "~/.cache/gputui"))
                 log.info("%s", exc)
                 plan.replace = True
@@ -208,7 +209,7 @@ class RemoteSession:
             for note in started.notes:
                 self._notice(note)
             return started.process, started.client
-        raise FatalError("The probe could not be started on the box")
+        raise FatalError(_("The probe could not be started on the box"))
 
     @contextlib.asynccontextmanager
     async def file_client(self):
@@ -221,8 +222,8 @@ class RemoteSession:
                 sftp = await asyncio.wait_for(self.conn.start_sftp_client(), SFTP_START_TIMEOUT)
             except (asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
                 self.sftp_refused = str(exc) or exc.__class__.__name__
-                self._notice("SFTP does not work on this box (%s); files come through the "
-                             "probe channel" % self.sftp_refused)
+                self._notice(_("SFTP does not work on this box (%s); files come through the "
+                               "probe channel") % self.sftp_refused)
         if sftp is None:
             yield transports.ProbeFiles(self.request)
             return

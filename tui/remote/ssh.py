@@ -39,6 +39,7 @@ from typing import List, Optional, Tuple
 import asyncssh
 
 from tui.core.destination import Destination, parse_destination
+from tui.core.i18n import _
 
 log = logging.getLogger("gputui.ssh")
 
@@ -494,8 +495,8 @@ class UnknownHostKey(ConnectError):
         self.label = label or host_port(host, port)
         self.fingerprint = key.get_fingerprint("sha256")
         self.algorithm = key.get_algorithm()
-        super().__init__("The authenticity of %s can't be established. %s key fingerprint "
-                         "is %s" % (self.label, self.algorithm, self.fingerprint))
+        super().__init__(_("The authenticity of %s can't be established. %s key fingerprint "
+                           "is %s") % (self.label, self.algorithm, self.fingerprint))
 
 
 class ChangedHostKey(ConnectError):
@@ -503,9 +504,9 @@ class ChangedHostKey(ConnectError):
         self.host, self.port, self.key = host, port, key
         self.fingerprint = key.get_fingerprint("sha256")
         super().__init__(
-            "REFUSED: the host key of %s has CHANGED (now %s). Someone may be intercepting "
-            "the connection, or the box was reinstalled. If you know why, remove the old key "
-            "with `ssh-keygen -R %s -f %s` and connect again."
+            _("REFUSED: the host key of %s has CHANGED (now %s). Someone may be intercepting "
+              "the connection, or the box was reinstalled. If you know why, remove the old key "
+              "with `ssh-keygen -R %s -f %s` and connect again.")
             % (label or host_port(host, port), self.fingerprint, known_host_name(host, port),
                known_hosts_file))
 
@@ -740,23 +741,23 @@ def describe_error(exc, where):
     if isinstance(exc, ConnectError):
         return str(exc)
     if isinstance(exc, socket.gaierror):
-        return "Cannot resolve host %s: %s" % (where, exc.strerror or exc)
+        return _("Cannot resolve host %s: %s") % (where, exc.strerror or exc)
     if isinstance(exc, ConnectionRefusedError):
-        return "Connection refused by %s: is sshd running and is the port right?" % where
+        return _("Connection refused by %s: is sshd running and is the port right?") % where
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return "Timed out connecting to %s: the box is down or a firewall drops SSH" % where
+        return _("Timed out connecting to %s: the box is down or a firewall drops SSH") % where
     if isinstance(exc, asyncssh.PermissionDenied):
-        return ("Authentication failed for %s: no key was accepted (check ssh-agent, "
-                "IdentityFile in ~/.ssh/config, and the box's authorized_keys)" % where)
+        return (_("Authentication failed for %s: no key was accepted (check ssh-agent, "
+                  "IdentityFile in ~/.ssh/config, and the box's authorized_keys)") % where)
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
-        return "Host key of %s not verifiable: %s" % (where, exc.reason)
+        return _("Host key of %s not verifiable: %s") % (where, exc.reason)
     if isinstance(exc, asyncssh.DisconnectError):
-        return "%s closed the connection: %s" % (where, exc.reason or exc)
+        return _("%s closed the connection: %s") % (where, exc.reason or exc)
     if isinstance(exc, OSError):
-        return "Cannot connect to %s: %s" % (where, exc.strerror or exc)
+        return _("Cannot connect to %s: %s") % (where, exc.strerror or exc)
     if isinstance(exc, asyncssh.Error):
-        return "SSH error with %s: %s" % (where, exc.reason or exc)
-    return "Cannot connect to %s: %s" % (where, exc)
+        return _("SSH error with %s: %s") % (where, exc.reason or exc)
+    return _("Cannot connect to %s: %s") % (where, exc)
 
 
 def auth_failure(where, offered, tried, notes):
@@ -844,8 +845,8 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
             raise ChangedHostKey(host, port, key, write or (read[0] if read else "known_hosts"),
                                  label=label)
         if host_key_policy(res.strict) == "refuse":
-            raise NotRetryable("Host key for %s is not known and your ssh config says "
-                               "StrictHostKeyChecking yes: add it to %s first (fingerprint %s)"
+            raise NotRetryable(_("Host key for %s is not known and your ssh config says "
+                                 "StrictHostKeyChecking yes: add it to %s first (fingerprint %s)")
                                % (label, write or "known_hosts", key.get_fingerprint("sha256")))
         persist = write is not None
         raise UnknownHostKey(host, port, key,
@@ -970,7 +971,7 @@ async def install_public_key(conn, key_path):
         pub = " ".join(f.read().split()[:3])
     done = await conn.run(authorized_keys_command(pub), check=False)
     if done.exit_status != 0:
-        raise ConnectError("Could not add your key to ~/.ssh/authorized_keys on the box: %s"
+        raise ConnectError(_("Could not add your key to ~/.ssh/authorized_keys on the box: %s")
                            % (done.stderr or "exit %s" % done.exit_status).strip())
 
 
