@@ -84,3 +84,18 @@ async def test_dashboard_fits(scenario, size):
                 await app.action_quit()
     finally:
         await b.stop()
+
+
+def test_cjk_text_is_cut_and_fitted_by_terminal_columns():
+    from rich.cells import cell_len
+
+    from tui.core.layout import pad
+    # every Chinese character takes two columns: 10 characters are 20 columns
+    text = "数据加载拖慢了显存利用率"
+    cut = clip(text, 9)
+    assert cut == "数据加载…" and cell_len(cut) == 9
+    assert cell_len(clip(text, 10)) <= 10  # a character straddling the edge is left out
+    assert clip("显存", 4) == "显存"
+    assert pad("显存", 6) == "显存  " and cell_len(pad("显存", 6)) == 6
+    parts = [("按量计费 ", 1), ("● 在线 ", 10), ("¥8.27", 10)]
+    assert fit(parts, 13, keep=(10,)) == ["● 在线 ", "¥8.27"]  # 22 columns do not fit in 13

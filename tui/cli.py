@@ -337,6 +337,8 @@ def main(argv=None):
         return EXIT_USAGE
     parser = build_parser()
     args = parser.parse_args(split_box_argv(argv))
+    if getattr(args, "json", False) or getattr(args, "csv", False):
+        set_language("en")  # scripts read JSON and CSV: keys and values stay English
     if args.cmd in BOX_COMMANDS:
         from tui.core.destination import DestinationError
         try:

@@ -13,6 +13,8 @@ than GPU_SHARE of the screen unless one line per GPU needs it."""
 import dataclasses
 import math
 
+from rich.cells import cell_len  # terminal columns: CJK characters take two (issue 14)
+
 MIN_PROC_ROWS = 5
 PROC_CHROME = 3       # the process table's border (2) and header (1)
 PANEL_CHROME = 2      # the GPU panel's border
@@ -63,7 +65,7 @@ def right_column(width):
     return width >= WIDE
 
 
-def fit(parts, width, keep=(), length=len):
+def fit(parts, width, keep=(), length=cell_len):
     """Drop optional header parts, lowest priority first, until the line fits `width`.
 
     parts: [(text, priority)], higher priority kept longer; priorities in `keep` are never
@@ -78,12 +80,25 @@ def fit(parts, width, keep=(), length=len):
 
 
 def clip(text, width):
-    """Cut text to width with a visible '…' (never silently: '--bs 25' for '--bs 256')."""
+    """Cut text to `width` terminal columns with a visible '…' (never silently: '--bs 25' for
+    '--bs 256'); a double-width character that would straddle the edge is left out."""
     if width <= 0:
         return ""
-    if len(text) <= width:
+    if cell_len(text) <= width:
         return text
-    return text[:max(0, width - 1)] + "…"
+    out, used = [], 0
+    for ch in text:
+        w = cell_len(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
+
+
+def pad(text, width):
+    """`text` padded with spaces to `width` columns (str.ljust counts characters, not columns)."""
+    return text + " " * max(0, width - cell_len(text))
 
 
 # Process table columns by terminal width: the command is what tells jobs apart, so narrow
