@@ -1,6 +1,6 @@
 """Render the real app (embedded demo box, real SSH, simulated GPUs) to SVG screenshots.
 
-    python screenshots/make.py          # writes screenshots/*.svg
+    python screenshots/make.py          # writes screenshots/*.svg (and *-zh.svg in Chinese)
 """
 
 import asyncio
@@ -59,6 +59,23 @@ async def shots(box):
     await shoot(box, "a100x2", "tmux", seconds=3, keys=["t"], before=start_job, settle=2.5)
     await shoot(box, "a100x2", "release", seconds=3, keys=["R"], settle=4)
     await shoot(box, "a100x2", "doctor", seconds=3, keys=["d"], settle=6)
+    await shots_zh(box)
+
+
+async def shots_zh(box):
+    """The same app in Chinese (issue 14): the language is set before each app is built, and
+    screens translate their key bindings when they are created."""
+    from tui.core.i18n import set_language
+    set_language("zh")
+    try:
+        await shoot(box, "a100x2", "dashboard-zh", seconds=40)
+        await shoot(box, "a100x2", "dashboard-80x24-zh", seconds=20, size=(80, 24))
+        await shoot(box, "a100x2", "help-zh", seconds=2, keys=["question_mark"])
+        await shoot(box, "a100x2", "tmux-zh", seconds=3, keys=["t"], before=start_job, settle=2.5)
+        await shoot(box, "a100x2", "release-zh", seconds=3, keys=["R"], settle=4)
+        await shoot(box, "a100x2", "doctor-zh", seconds=3, keys=["d"], settle=6)
+    finally:
+        set_language("en")
 
 
 if __name__ == "__main__":
