@@ -7,6 +7,8 @@ directories, DMI vendor strings — never a network call) and overridable in con
 import dataclasses
 from typing import List, Optional
 
+from tui.core.i18n import _
+
 
 @dataclasses.dataclass
 class Preset:
@@ -24,7 +26,7 @@ class Preset:
     @property
     def wiper(self):
         """Who wipes a disk at release, for sentences: 'AutoDL', or 'the provider'."""
-        return self.name if self.known else "the provider"
+        return self.name if self.known else _("the provider")
 
 
 PRESETS = {

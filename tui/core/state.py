@@ -8,6 +8,7 @@ import time
 from typing import Dict, List, Optional
 
 from remote_probe import protocol
+from tui.core.i18n import _
 
 HISTORY = 600  # samples of history kept for the graphs (10 min at 1 Hz)
 
@@ -161,7 +162,7 @@ class DashboardState:
         if self.sample is not None and self.sample.get("gpu_error"):
             return self.sample["gpu_error"]
         if self.inventory and not self.inventory.get("gpus"):
-            return self.inventory.get("reason") or "no GPU on this box"
+            return self.inventory.get("reason") or _("no GPU on this box")
         return None
 
     def data_age(self):

@@ -11,17 +11,18 @@ import getpass
 import sys
 
 from tui.core.config import Config, ConfigError
+from tui.core.i18n import N_, _
 from tui.remote import ssh
 
-NO_TTY = "no terminal to ask on: run it in a terminal, or install a key for this box"
+NO_TTY = N_("no terminal to ask on: run it in a terminal, or install a key for this box")
 
 
 def key_offer_text(where, pub_path, will_create):
-    text = "Install your public key %s on %s, so the next connect needs no password?" % (
+    text = _("Install your public key %s on %s, so the next connect needs no password?") % (
         pub_path, where)
     if will_create:
-        text += (" You have no key yet: gputui will create %s (ed25519, no passphrase; "
-                 "add one later with `ssh-keygen -p -f %s`)."
+        text += (_(" You have no key yet: gputui will create %s (ed25519, no passphrase; "
+                   "add one later with `ssh-keygen -p -f %s`).")
                  % (pub_path[:-4], pub_path[:-4]))
     return text
 
@@ -60,7 +61,7 @@ class TerminalAsker(PromptAsker):
     def _tty(self, what):
         if sys.stdin.isatty():
             return True
-        self.notes.append("%s needed, but %s" % (what, NO_TTY))
+        self.notes.append(_("%s needed, but %s") % (what, _(NO_TTY)))
         return False
 
     async def _run(self, fn, *args):
@@ -73,17 +74,17 @@ class TerminalAsker(PromptAsker):
             return None
 
     async def ask_password(self, prompt):
-        if not self._tty("a password"):
+        if not self._tty(_("a password")):
             return None
         return await self._run(self._getpass, prompt)
 
     async def ask_passphrase(self, keyfile):
-        if not self._tty("the passphrase of %s" % keyfile):
+        if not self._tty(_("the passphrase of %s") % keyfile):
             return None
-        return await self._run(self._getpass, "Enter passphrase for key '%s': " % keyfile)
+        return await self._run(self._getpass, _("Enter passphrase for key '%s': ") % keyfile)
 
     async def ask_kbdint(self, name, instructions, prompts):
-        if not self._tty("an answer to the server's login prompt"):
+        if not self._tty(_("an answer to the server's login prompt")):
             return None
 
         def ask():
@@ -115,10 +116,10 @@ class TerminalAsker(PromptAsker):
 
         def ask():
             try:
-                answer = input(question + " (yes/no) ")
+                answer = input(question + _(" (yes/no) "))
             except EOFError:
                 return None
-            return answer.strip().lower() in ("y", "yes")
+            return answer.strip().lower() in ("y", "yes", _("yes"))
         print("", file=self.stream)
         return await self._run(ask)
 

@@ -27,6 +27,7 @@ from remote_probe.protocol import (
     EXIT_PROBE_MISSING,
     EXIT_PYTHON_TOO_OLD,
 )
+from tui.core.i18n import _
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
 # Non-interactive SSH shells often miss conda's PATH; these are common places.
@@ -225,31 +226,31 @@ def explain_exit(code, stderr=""):
     detail = (stderr or "").strip().splitlines()
     last = detail[-1] if detail else ""
     if code == EXIT_NO_PYTHON:
-        return ("No python3 on the box: the probe needs Python %d.%d+ "
-                "(install python3, e.g. `apt install python3`)" % protocol.MIN_PYTHON)
+        return (_("No python3 on the box: the probe needs Python %d.%d+ "
+                  "(install python3, e.g. `apt install python3`)") % protocol.MIN_PYTHON)
     if code == EXIT_PYTHON_TOO_OLD:
-        return ("The box's Python is too old (%s); the probe needs Python %d.%d+"
+        return (_("The box's Python is too old (%s); the probe needs Python %d.%d+")
                 % (last.replace("gputui: ", "").replace(" is too old", "") or "unknown",
                    *protocol.MIN_PYTHON))
     if code == EXIT_PYTHON_NOT_FOUND:
-        return ("The python you named with --remote-python: %s. Give a python3 that exists "
-                "on the box (e.g. `which python3` there)" % last.replace("gputui: ", ""))
+        return (_("The python you named with --remote-python: %s. Give a python3 that exists "
+                  "on the box (e.g. `which python3` there)") % last.replace("gputui: ", ""))
     if code == EXIT_NO_WRITABLE_DIR:
-        return ("No writable place for the probe on the box: %s"
+        return (_("No writable place for the probe on the box: %s")
                 % last.replace("gputui: ", ""))
     if code == EXIT_UPLOAD_FAILED:
-        return "Could not deploy the probe: %s" % last.replace("gputui: ", "")
+        return _("Could not deploy the probe: %s") % last.replace("gputui: ", "")
     if code == EXIT_USAGE:
-        return "The probe refused the request: %s" % (last.replace("gputui probe: ", "") or "bad arguments")
+        return _("The probe refused the request: %s") % (last.replace("gputui probe: ", "") or "bad arguments")
     if code == EXIT_PROBE_MISSING:
-        return "The probe is not deployed on the box"
+        return _("The probe is not deployed on the box")
     if code == EXIT_PROBE_CRASHED:
-        return "The probe crashed on the box: %s" % (last or "no output")
+        return _("The probe crashed on the box: %s") % (last or _("no output"))
     if code == EXIT_DAEMON_UNREACHABLE:
-        return "The probe daemon on the box could not be reached: %s" % (last or "no output")
+        return _("The probe daemon on the box could not be reached: %s") % (last or _("no output"))
     if code == 127:
-        return "The box could not run the probe command: %s" % (last or "command not found")
-    return "The probe exited with status %s%s" % (code, ": " + last if last else "")
+        return _("The box could not run the probe command: %s") % (last or "command not found")
+    return _("The probe exited with status %s%s") % (code, ": " + last if last else "")
 
 
 # Exit codes after which waiting and reconnecting cannot help.

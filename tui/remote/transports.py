@@ -28,6 +28,7 @@ from typing import List, Optional
 import asyncssh
 
 from remote_probe import filexfer, protocol
+from tui.core.i18n import _
 from tui.remote import bootstrap, ssh
 from tui.remote.probe_client import (
     HELLO_TIMEOUT,
@@ -285,9 +286,9 @@ async def _attach(transport, process, reader, plan, on_push, notes, took, rdir):
         if status is not None:
             raise StartFailed(bootstrap.explain_exit(status, last),
                               fatal=status in bootstrap.FATAL_EXITS, code=status)
-        raise StartFailed("The probe did not answer: %s" % (
-            str(exc) or "no hello within %.0f s%s" % (
-                HELLO_TIMEOUT, (" (the box printed: %s)" % last) if last else "")))
+        raise StartFailed(_("The probe did not answer: %s") % (
+            str(exc) or _("no hello within %.0f s%s") % (
+                HELLO_TIMEOUT, (_(" (the box printed: %s)") % last) if last else "")))
     return Started(transport, process, client, notes, took, rdir)
 
 

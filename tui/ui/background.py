@@ -10,6 +10,8 @@ import functools
 
 from textual import work
 
+from tui.core.i18n import _
+
 
 def background(name, group=None):
     """A Textual worker named for the notice a failure produces ("<name> failed: …")."""
@@ -29,7 +31,7 @@ def background(name, group=None):
 def failure_text(name, exc):
     """What the user reads when background work fails: the action, then the reason."""
     if isinstance(exc, asyncio.TimeoutError):
-        reason = "the box did not answer in time"
+        reason = _("the box did not answer in time")
     else:
         reason = str(exc) or exc.__class__.__name__
-    return "%s failed: %s" % (name or "action", reason)
+    return _("%s failed: %s") % (_(name) if name else _("action"), reason)
