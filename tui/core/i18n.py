@@ -216,7 +216,8 @@ def N_(message):
 
 
 def source_messages(paths):
-    """{msgid or (singular, plural): [where...]} for every `_("…")`, `N_("…")` and
+    """{msgid or (singular, plural): [where...]} for every `_("…")`, `N_("…")`, `background("…")`
+    (a worker name, shown in its failure notice) and
     `ngettext("…", "…", n)` with literal text in these Python files (the catalog check's list)."""
     found = {}
     for path in paths:
@@ -228,7 +229,7 @@ def source_messages(paths):
             args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
                     for a in node.args]
             key = None
-            if node.func.id in ("_", "N_") and args and args[0] is not None:
+            if node.func.id in ("_", "N_", "background") and args and args[0] is not None:
                 key = args[0]
             elif node.func.id == "ngettext" and len(args) >= 2 and None not in args[:2]:
                 key = (args[0], args[1])

@@ -196,7 +196,7 @@ class RemoteSession:
                                      % (exc, self.remote_state_dir or "~/.cache/gputui"))
                 log.info("%s", exc)
                 plan.replace = True
-                self._set_state(DEPLOYING, "the probe there speaks another protocol; redeploying")
+                self._set_state(DEPLOYING, _("the probe there speaks another protocol; redeploying"))
                 continue
             except transports.StartFailed as exc:
                 if exc.fatal:
@@ -239,7 +239,7 @@ class RemoteSession:
     async def open(self):
         """Connect, start the probe and subscribe. Raises ConnectError/FatalError."""
         self._set_state(CONNECTING if self.connects == 0 else RECONNECTING,
-                        "attempt %d" % self.attempt if self.attempt else "")
+                        _("attempt %d") % self.attempt if self.attempt else "")
         self.conn = await self._connect_ssh()
         self.sftp_refused = None
         try:
@@ -370,7 +370,7 @@ class RemoteSession:
             delay = 0.2 if lost_live else backoff_delay(self.attempt)
             lost_live = False
             self.next_attempt_at = time.monotonic() + delay
-            self._set_state(RECONNECTING, "%s - attempt %d, next in %.0fs"
+            self._set_state(RECONNECTING, _("%s - attempt %d, next in %.0fs")
                             % (detail, self.attempt, delay))
             self._retry_now.clear()
             watcher = asyncio.ensure_future(self._port_watch(was_down=False))

@@ -28,7 +28,7 @@ from typing import List, Optional
 import asyncssh
 
 from remote_probe import filexfer, protocol
-from tui.core.i18n import _
+from tui.core.i18n import N_, _
 from tui.remote import bootstrap, ssh
 from tui.remote.probe_client import (
     HELLO_TIMEOUT,
@@ -41,7 +41,7 @@ from tui.remote.probe_client import (
 log = logging.getLogger("gputui.transport")
 
 EXEC, PTY = "exec", "pty"
-LABELS = {EXEC: "exec", PTY: "terminal (PTY)"}
+LABELS = {EXEC: "exec", PTY: N_("terminal (PTY)")}  # the header translates it
 MARKER_TIMEOUT = 60.0  # a conda-laden ~/.bashrc and a cold python can take a while
 READY_TIMEOUT = 20.0
 SETTLE_QUIET, SETTLE_LIMIT = 0.2, 3.0  # let a banner and the prompt pass before typing

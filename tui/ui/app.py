@@ -21,6 +21,7 @@ from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.config import Config
 from tui.core.jobs import attach_argv
+from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
 from tui.core.state import DashboardState
 from tui.remote.session import FAILED, Listener, RemoteSession
@@ -28,11 +29,12 @@ from tui.ui.background import background, failure_text
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.screens.tmux import TmuxScreen, default_hand_off
+from tui.ui.translate import Translated
 
 log = logging.getLogger("gputui.ui")
 
-ABOUT = ("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
-         "daemon on the box that keeps sampling while you are away." % __version__)
+ABOUT = N_("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
+           "daemon on the box that keeps sampling while you are away.")
 
 
 class StateChanged(Message):
@@ -85,13 +87,13 @@ class _AppListener(Listener):
         self.app.notify(text, severity="warning", timeout=15, markup=False)  # box text is data
 
 
-class GputuiApp(App):
+class GputuiApp(Translated, App):
     CSS_PATH = "app.tcss"
     TITLE = "gputui"
     # Global keys only; each screen brings its own (the dashboard's are in DashboardScreen).
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit", tooltip="Leave gputui; the probe keeps sampling on the box"),
-        Binding("question_mark", "help", "Help", id="help", tooltip="Show the keys of this screen"),
+        Binding("q", "quit", N_("Quit"), id="quit", tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
+        Binding("question_mark", "help", N_("Help"), id="help", tooltip=N_("Show the keys of this screen")),
     ]
 
     def __init__(self, target, simulate=None, remote_dir=None, host_label=None,
@@ -110,7 +112,7 @@ class GputuiApp(App):
                 ledger = Ledger()
             except (LedgerError, OSError) as exc:
                 ledger = None
-                self.startup_notices.append("Ledger unavailable: %s" % exc)
+                self.startup_notices.append(_("Ledger unavailable: %s") % exc)
         if ledger is not None and ledger.notice:
             self.startup_notices.append(ledger.notice)
         self.billing = BillingClock(self.host_key, self.host_cfg, ledger)
@@ -169,9 +171,9 @@ class GputuiApp(App):
             self.dashboard.refresh_billing()
         for kind, level, budget in self.billing.new_budget_warnings():
             self.bell()
-            self.notify("Budget: %d%% of %s spent (%s) on %s" % (
+            self.notify(_("Budget: %d%% of %s spent (%s) on %s") % (
                 round(level * 100), format_money(budget, self.host_cfg.currency),
-                "this session" if kind == "session" else "today", self.host_key),
+                _("this session") if kind == "session" else _("today"), self.host_key),
                 severity="error" if level >= 1 else "warning", timeout=20, markup=False)
         self.billing.persist()
         if self.billing.problem:
@@ -184,7 +186,7 @@ class GputuiApp(App):
         await self.session.run()
 
     def reconnect(self):
-        self.notify("Reconnecting to %s now…" % self.host_key, timeout=4, markup=False)
+        self.notify(_("Reconnecting to %s now…") % self.host_key, timeout=4, markup=False)
         if self.session.state == FAILED:
             self.run_session()
         else:
@@ -218,14 +220,14 @@ class GputuiApp(App):
             kind = e.get("event")
             if kind == "grace":
                 self.bell()
-                self.notify(e.get("message", "autostop countdown started"), severity="error",
+                self.notify(e.get("message", _("autostop countdown started")), severity="error",
                             timeout=30, markup=False)
             elif kind == "fired":
-                self.notify("Autostop ran `%s` (%s, exit %s)" % (
+                self.notify(_("Autostop ran `%s` (%s, exit %s)") % (
                     e.get("command"), e.get("reason"), e.get("exit")), severity="error",
                     timeout=60, markup=False)
             elif kind == "disarmed" and event is not None:
-                self.notify("Autostop %s" % e.get("reason"), timeout=8, markup=False)
+                self.notify(_("Autostop %s") % e.get("reason"), timeout=8, markup=False)
         if self.dashboard.ready:
             self.dashboard.refresh_billing()
 
@@ -235,7 +237,7 @@ class GputuiApp(App):
         reply = await self.session.request(kind, **params)
         self.autostop_changed(reply.get("autostop"))
         if kind == protocol.AUTOSTOP_ARM:
-            self.notify("Autostop armed on %s" % self.host_key, timeout=8, markup=False)
+            self.notify(_("Autostop armed on %s") % self.host_key, timeout=8, markup=False)
 
     # -- preflight -----------------------------------------------------------------
     def first_contact(self):
@@ -274,7 +276,7 @@ class GputuiApp(App):
                 continue
             seen.add(b.action)
             keys.append((self.get_key_display(b), b.description, b.tooltip))
-        self.push_screen(HelpScreen(keys, ABOUT))
+        self.push_screen(HelpScreen(keys, _(ABOUT) % __version__))
 
     def action_tmux(self):
         self._jobs_shown = self.jobs_version

@@ -16,6 +16,7 @@ from tui.core import billing
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.diagnosis import orphaned_workers
+from tui.core.i18n import N_, _
 from tui.core.jobs import unprotected_advice
 from tui.core.layout import compact_loaders, gpu_plan, right_column
 from tui.core.state import loader_views
@@ -34,23 +35,24 @@ from tui.ui.widgets.live import update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
+from tui.ui.translate import Translated
 
 
-class DashboardScreen(Screen):
+class DashboardScreen(Translated, Screen):
     BINDINGS = [
-        Binding("s", "cycle_sort", "Sort", id="sort", tooltip="Sort processes by the next column"),
-        Binding("S", "reverse_sort", "Reverse", id="reverse", tooltip="Reverse the process order",
+        Binding("s", "cycle_sort", N_("Sort"), id="sort", tooltip=N_("Sort processes by the next column")),
+        Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order"),
                 show=False),
         Binding("t", "app.tmux", "tmux", id="tmux",
-                tooltip="tmux sessions on the box: new job, attach, Ctrl-C, kill, rename"),
-        Binding("d", "doctor", "Doctor", id="doctor",
-                tooltip="Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks"),
-        Binding("R", "release", "Release", id="release",
-                tooltip="Shutdown checklist: jobs, VRAM, downloads, code, temp files, bill; then release"),
-        Binding("b", "rate", "Rate", id="rate", tooltip="Enter what this box costs per hour"),
-        Binding("a", "autostop", "Autostop", id="autostop",
-                tooltip="Arm or cancel the probe's autostop (runs the release command when idle)"),
-        Binding("r", "retry", "Reconnect", id="retry", tooltip="Reconnect now instead of waiting"),
+                tooltip=N_("tmux sessions on the box: new job, attach, Ctrl-C, kill, rename")),
+        Binding("d", "doctor", N_("Doctor"), id="doctor",
+                tooltip=N_("Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks")),
+        Binding("R", "release", N_("Release"), id="release",
+                tooltip=N_("Shutdown checklist: jobs, VRAM, downloads, code, temp files, bill; then release")),
+        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter what this box costs per hour")),
+        Binding("a", "autostop", N_("Autostop"), id="autostop",
+                tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
+        Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
     ]
 
     def __init__(self):
@@ -73,9 +75,9 @@ class DashboardScreen(Screen):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
-        self.query_one("#procs", ProcessTable).border_title = "GPU processes"
-        self.query_one("#host", HostPanel).border_title = "Host"
-        self.query_one("#billing", BillingPanel).border_title = "Billing"
+        self.query_one("#procs", ProcessTable).border_title = _("GPU processes")
+        self.query_one("#host", HostPanel).border_title = _("Host")
+        self.query_one("#billing", BillingPanel).border_title = _("Billing")
         self.query_one("#loaders", LoaderPanel).border_title = "DataLoaders"
         self.query_one("#gpus", GpuPanel).border_title = "GPUs"
         self.ready = True
@@ -132,17 +134,17 @@ class DashboardScreen(Screen):
         notice = self.query_one("#notice", Static)
         text, kind = None, None
         if st.conn_state == FAILED:
-            text, kind = "✗ " + st.conn_detail + "   (r: try again, q: quit)", "error"
+            text, kind = "✗ " + st.conn_detail + _("   (r: try again, q: quit)"), "error"
         elif st.conn_state != LIVE and st.conn_detail:
-            text, kind = "◌ %s: %s   (r: retry now)" % (st.conn_state, st.conn_detail), "warn"
+            text, kind = _("◌ %s: %s   (r: retry now)") % (_(st.conn_state), st.conn_detail), "warn"
         elif st.unprotected():
             jobs = st.unprotected()
             text = "⚠ " + unprotected_advice(jobs[0])
             if len(jobs) > 1:
-                text += "  (+%d more: see t)" % (len(jobs) - 1)
+                text += _("  (+%d more: see t)") % (len(jobs) - 1)
             kind = "error"
         elif st.no_gpu_reason():
-            text, kind = "No GPU data: " + st.no_gpu_reason(), "warn"
+            text, kind = _("No GPU data: ") + st.no_gpu_reason(), "warn"
         notice.set_class(text is not None, "shown")
         notice.set_class(kind == "error", "error")
         notice.set_class(kind == "warn", "warn")
@@ -207,10 +209,10 @@ class DashboardScreen(Screen):
         try:
             app.config.set_host_values(app.host_key, rate=rate, currency=currency,
                                        granularity=granularity)
-            app.notify("Rate %s/h saved for %s" % (format_money(rate, currency), app.host_key),
+            app.notify(_("Rate %s/h saved for %s") % (format_money(rate, currency), app.host_key),
                        markup=False)
         except ConfigError as exc:  # the rate still applies; only saving it failed
-            app.notify("Rate used for this session only: %s" % exc, severity="warning",
+            app.notify(_("Rate used for this session only: %s") % exc, severity="warning",
                        timeout=15, markup=False)
         self.refresh_billing()
 
@@ -219,18 +221,18 @@ class DashboardScreen(Screen):
         app = self.app
         auto = app.host_cfg.autostop
         if app.autostop and app.autostop.get("armed"):
-            if await app.push_screen_wait(ConfirmScreen("Cancel autostop on %s?" % app.host_key)):
+            if await app.push_screen_wait(ConfirmScreen(_("Cancel autostop on %s?") % app.host_key)):
                 await app.autostop_request("disarm", reason="cancelled from gputui")
             return
         command = app.billing.preset.release_command
         if not auto.allowed:
-            app.notify("Autostop is off for %s. It runs a command that stops the box, so it is "
-                       "opt-in: add `[hosts.\"%s\".autostop]` with `allowed = true` to %s"
+            app.notify(_("Autostop is off for %s. It runs a command that stops the box, so it is "
+                         "opt-in: add `[hosts.\"%s\".autostop]` with `allowed = true` to %s")
                        % (app.host_key, app.host_key, app.config.path), severity="warning",
                        timeout=20, markup=False)
             return
         if not command:
-            app.notify("No release command known for %s (%s): set release_command in %s"
+            app.notify(_("No release command known for %s (%s): set release_command in %s")
                        % (app.host_key, app.billing.preset.name, app.config.path),
                        severity="warning", timeout=20, markup=False)
             return

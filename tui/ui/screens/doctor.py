@@ -6,9 +6,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
+from tui.core.i18n import N_, _, ngettext
 from tui.core.preflight import worst
+from tui.ui.translate import Translated
 from tui.ui.background import background
 
+PRESS_D = N_(" — press d")
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
 
@@ -16,14 +19,15 @@ def summary(checks):
     fails = sum(c.verdict == "fail" for c in checks)
     warns = sum(c.verdict == "warn" for c in checks)
     if not fails and not warns:
-        return "Preflight: all %d checks pass" % len(checks)
-    return "Preflight: %d failed, %d warning%s — press d" % (fails, warns, "" if warns == 1 else "s")
+        return _("Preflight: all %d checks pass") % len(checks)
+    return ngettext("Preflight: %d failed, %d warning", "Preflight: %d failed, %d warnings",
+                    warns) % (fails, warns) + _(PRESS_D)
 
 
-class DoctorScreen(Screen):
+class DoctorScreen(Translated, Screen):
     BINDINGS = [
-        Binding("escape,d", "app.pop_screen", "Back", id="doctor.back", tooltip="Back to the dashboard"),
-        Binding("r", "rerun", "Re-run", id="doctor.rerun", tooltip="Run the preflight again, with the GPU matmul"),
+        Binding("escape,d", "app.pop_screen", N_("Back"), id="doctor.back", tooltip=N_("Back to the dashboard")),
+        Binding("r", "rerun", N_("Re-run"), id="doctor.rerun", tooltip=N_("Run the preflight again, with the GPU matmul")),
     ]
     DEFAULT_CSS = """
     DoctorScreen #checks { height: 1fr; border: round $primary-darken-1; }
@@ -54,14 +58,14 @@ class DoctorScreen(Screen):
             mark, style = MARK[c.verdict]
             table.add_row(Text(mark, style=style), c.name, Text(c.reason, style=style if c.verdict != "pass" else ""))
         verdict = worst(checks)
-        self.query_one("#doctor-head", Static).update(Text(summary(checks).replace(" — press d", ""),
+        self.query_one("#doctor-head", Static).update(Text(summary(checks).replace(_(PRESS_D), ""),
                                                            style=MARK[verdict][1]))
 
     @background("Preflight", group="doctor")
     async def action_rerun(self):
         self.query_one("#doctor-busy").display = True
         self.query_one("#doctor-head", Static).update(
-            "Checking the box: driver, torch build, a matmul on each GPU, disks, network… (up to a minute)")
+            _("Checking the box: driver, torch build, a matmul on each GPU, disks, network… (up to a minute)"))
         try:
             checks = await self.app.run_preflight(smoke=True)
         finally:

@@ -3,6 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.core.i18n import N_, _
 from tui.core.layout import fit
 
 STATE_STYLE = {
@@ -18,6 +19,9 @@ STATE_STYLE = {
 
 # Priorities when the terminal is narrow: the state and the money meter always stay.
 KEEP = 10
+# The state names above as the header shows them (translated there; the keys stay English).
+STATE_LABELS = (N_("live"), N_("connecting"), N_("starting probe"), N_("deploying probe"),
+                N_("reconnecting"), N_("failed"), N_("closed"))
 
 
 def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None,
@@ -35,16 +39,16 @@ def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None,
     dot, style = STATE_STYLE.get(state, ("?", ""))
     if state == "reconnecting" and reconnect:
         attempt, left = reconnect
-        parts.append((Text(" %s reconnecting — attempt %d, next in %ds (r: now) " % (
+        parts.append((Text(_(" %s reconnecting — attempt %d, next in %ds (r: now) ") % (
             dot, attempt, max(0, round(left))), style=style), KEEP))
     else:
-        parts.append((Text(" %s %s " % (dot, state), style=style), KEEP))
+        parts.append((Text(" %s %s " % (dot, _(state)), style=style), KEEP))
     if transport and transport != "exec":
-        parts.append((Text(" via %s " % transport, style="yellow"), 6))
+        parts.append((Text(_(" via %s ") % _(transport), style="yellow"), 6))
     if rtt_ms is not None and state == "live":
-        parts.append((Text(" rtt %.0f ms " % rtt_ms, style="dim"), 5))
+        parts.append((Text(_(" rtt %.0f ms ") % rtt_ms, style="dim"), 5))
     if age is not None and (state != "live" or age > 5):
-        parts.append((Text(" data %.0fs old " % age, style="bold yellow"), 8))
+        parts.append((Text(_(" data %.0fs old ") % age, style="bold yellow"), 8))
     if clock is not None:
         parts.append((clock, KEEP))
     if width:
