@@ -275,7 +275,8 @@ class GputuiApp(Translated, App):
             if b.action in seen or not b.description:
                 continue
             seen.add(b.action)
-            keys.append((self.get_key_display(b), b.description, b.tooltip))
+            # widgets' own bindings (Textual's scroll keys) are translated here, not at creation
+            keys.append((self.get_key_display(b), _(b.description), _(b.tooltip) if b.tooltip else b.tooltip))
         self.push_screen(HelpScreen(keys, _(ABOUT) % __version__))
 
     def action_tmux(self):
