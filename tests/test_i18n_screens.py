@@ -166,3 +166,25 @@ async def test_main_screens_in_chinese(size, zh_recorded):
     assert not zh_recorded.missed and not problems, (
         "shown without a zh translation: %s\nEnglish words on the zh screens: %s\n%s" % (
             sorted(zh_recorded.missed), problems, "\n".join(shown[k] for k in problems)))
+
+
+def test_no_function_binds_the_name_it_translates_with():
+    """`host, _, port = ...` in a function that also calls _() makes `_` local there: the
+    translation call then fails at run time (UnboundLocalError, or calls a string)."""
+    import ast
+    bad = []
+    for path in source_files():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            in_comprehension = {id(n) for c in ast.walk(fn) if isinstance(
+                c, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(c)}
+            binds = any(isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store)
+                        and id(n) not in in_comprehension for n in ast.walk(fn))
+            calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_"
+                        for n in ast.walk(fn))
+            if binds and calls:
+                bad.append("%s:%d %s" % (os.path.relpath(path, ROOT), fn.lineno, fn.name))
+    assert not bad, bad

@@ -14,6 +14,8 @@ import re
 import shlex
 from typing import List, Optional, Sequence, Tuple
 
+from tui.core.i18n import _
+
 # ssh options gputui understands; each takes one value.
 VALUE_OPTIONS = {"-p": "port", "-l": "user", "-i": "identity", "-J": "jump", "-o": "option",
                  "-F": "config"}
@@ -73,7 +75,7 @@ class Destination:
 
 def parse_port(text, what="port"):
     if not text.isdigit() or not 0 < int(text) < 65536:
-        raise DestinationError("%s %r is not a port number (1-65535)" % (what, text))
+        raise DestinationError(_("%s %r is not a port number (1-65535)") % (what, text))
     return int(text)
 
 
@@ -82,39 +84,39 @@ def split_host(text):
     if text.startswith("ssh://"):
         rest = text[len("ssh://"):].rstrip("/")
         if "/" in rest:
-            raise DestinationError("an ssh:// address has no path: %r" % text)
+            raise DestinationError(_("an ssh:// address has no path: %r") % text)
     else:
         rest = text
     user, at, hostport = rest.rpartition("@")
     if at and not user:
-        raise DestinationError("%r has an empty user name before '@'" % text)
+        raise DestinationError(_("%r has an empty user name before '@'") % text)
     port = None
     if hostport.startswith("["):  # [v6]:port or [host]:port
         host, close, tail = hostport[1:].partition("]")
         if not close:
-            raise DestinationError("%r has an unclosed '['" % text)
+            raise DestinationError(_("%r has an unclosed '['") % text)
         if tail:
             if not tail.startswith(":"):
-                raise DestinationError("unexpected %r after ']' in %r" % (tail, text))
+                raise DestinationError(_("unexpected %r after ']' in %r") % (tail, text))
             port = parse_port(tail[1:])
     elif hostport.count(":") == 1:  # host:port; more colons is a bare IPv6 address
-        host, _, p = hostport.partition(":")
+        host, _colon, p = hostport.partition(":")
         port = parse_port(p)
     else:
         host = hostport
     if not host:
-        raise DestinationError("no host in %r" % text)
+        raise DestinationError(_("no host in %r") % text)
     if host.startswith("-"):  # would read as an ssh option
-        raise DestinationError("%r is not a host name" % host)
+        raise DestinationError(_("%r is not a host name") % host)
     if not _HOST_RE.match(host):
-        raise DestinationError("%r is not a host name or ssh_config alias" % host)
+        raise DestinationError(_("%r is not a host name or ssh_config alias") % host)
     return user or None, host, port
 
 
 def _option_pair(text):
     m = _OPTION_RE.match(text.strip())
     if not m:
-        raise DestinationError("-o wants Key=Value (like -o Port=2222), not %r" % text)
+        raise DestinationError(_("-o wants Key=Value (like -o Port=2222), not %r") % text)
     return m.group(1), m.group(2).strip()
 
 
@@ -124,7 +126,7 @@ def _words(argv: Sequence[str]) -> List[str]:
         try:
             words = shlex.split(words[0])  # the login command pasted as one quoted word
         except ValueError as exc:
-            raise DestinationError("cannot split %r: %s" % (argv[0], exc))
+            raise DestinationError(_("cannot split %r: %s") % (argv[0], exc))
     if words and (words[0] == "ssh" or words[0].endswith("/ssh")):
         words = words[1:]
     return words
@@ -136,8 +138,8 @@ def parse_destination(argv) -> Destination:
         argv = [argv]
     words = _words(argv)
     if not words:
-        raise DestinationError("no box given: name an ssh_config alias, user@host[:port], "
-                               "or paste the provider's `ssh -p PORT user@host` command")
+        raise DestinationError(_("no box given: name an ssh_config alias, user@host[:port], "
+                                 "or paste the provider's `ssh -p PORT user@host` command"))
     dest_word = None
     values = {"port": None, "user": None, "jump": None, "config": None}
     identities, options = [], []
@@ -149,15 +151,15 @@ def parse_destination(argv) -> Destination:
             if flag not in VALUE_OPTIONS:
                 why = _REFUSED.get(flag)
                 raise DestinationError(
-                    "ssh option %s%s is not used by gputui; remove it (gputui reads -p -l -i -J "
-                    "-o -F)" % (w, " (%s)" % why if why else ""))
+                    _("ssh option %s%s is not used by gputui; remove it (gputui reads -p -l -i -J "
+                      "-o -F)") % (w, " (%s)" % why if why else ""))
             if attached:
                 value = attached
             elif i + 1 < len(words):
                 i += 1
                 value = words[i]
             else:
-                raise DestinationError("ssh option %s needs a value" % flag)
+                raise DestinationError(_("ssh option %s needs a value") % flag)
             kind = VALUE_OPTIONS[flag]
             if kind == "identity":
                 identities.append(value)
@@ -171,11 +173,11 @@ def parse_destination(argv) -> Destination:
             dest_word = w
         else:
             raise DestinationError(
-                "%r after the destination %r: gputui runs its own remote command, so a command "
-                "for the box cannot be given here" % (w, dest_word))
+                _("%r after the destination %r: gputui runs its own remote command, so a command "
+                  "for the box cannot be given here") % (w, dest_word))
         i += 1
     if dest_word is None:
-        raise DestinationError("no destination among %r (want alias, user@host or host:port)"
+        raise DestinationError(_("no destination among %r (want alias, user@host or host:port)")
                                % " ".join(words))
     user, host, port = split_host(dest_word)
     # -o User / -o Port name the same box as -l / -p, so they count for its key too

@@ -178,7 +178,7 @@ class RemoteSession:
         data, sha = build_probe()
         plan = transports.Plan(data, sha, mode=mode, simulate=self.simulate,
                                remote_dir=self.remote_dir, remote_python=self.remote_python)
-        for _ in range(3):
+        for _attempt in range(3):
             try:
                 started = await transports.start(
                     self.conn, self.transport_name, plan, on_push=self._on_push,

@@ -828,13 +828,13 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
         # The timeout counts the network, not the time the user spends typing a password.
         while True:
             left = timeout - (time.monotonic() - t0 - client.prompt_seconds)
-            done, _ = await asyncio.wait({task}, timeout=max(0.2, left))
+            done, _pending = await asyncio.wait({task}, timeout=max(0.2, left))
             if done:
                 break
             if not client.prompting and left <= 0:
                 task.cancel()
                 raise asyncio.TimeoutError()
-        conn, _ = task.result()
+        conn, _client = task.result()
     except asyncssh.HostKeyNotVerifiable as exc:
         _stop(proxy)
         client.close_agent()

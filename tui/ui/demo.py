@@ -10,6 +10,7 @@ import signal
 import warnings
 from contextlib import contextmanager
 
+from tui.core.i18n import _
 from tui.remote.demo_box import DemoBox, demo_config
 
 LOCAL_DIRS = {"GPUTUI_CONFIG_DIR": "config", "GPUTUI_STATE_DIR": "state", "GPUTUI_DATA_DIR": "data"}
@@ -36,7 +37,7 @@ def demo_app(box, scenario):
     from tui.core.ledger import Ledger
     from tui.ui.app import GputuiApp
     app = GputuiApp(box.target(), simulate=scenario,
-                    host_label="demo box (simulated %s)" % scenario,
+                    host_label=_("demo box (simulated %s)") % scenario,
                     stop_daemon_on_exit=True,
                     config=demo_config(os.path.join(box.dir, "config.toml"), box.home),
                     ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
