@@ -1,0 +1,48 @@
+"""Box text for the app: a `rich.text.Text` built from `tui.core.boxtext.segments`, so it
+is never parsed as markup (`[/]`, `[@click=app.quit]` stay literal) and control
+characters show as dim escapes instead of reaching the terminal.
+
+Widgets put box strings on screen only through `box_text` (or `join` for a line that
+mixes our own styled words with box text); `notify_text` is for `App.notify`, which
+parses markup unless told not to.
+"""
+
+from rich.text import Text
+
+from tui.core.boxtext import ELLIPSIS, segments, visible
+
+ESCAPE_STYLE = "reverse dim"
+
+
+def box_text(value, style="", limit=None, keep_newlines=False) -> Text:
+    """One box string as Text; escapes are shown in ESCAPE_STYLE."""
+    t = Text(style=style, no_wrap=False)
+    used = 0
+    for part, is_escape in segments(value, keep_newlines):
+        if limit is not None and used + len(part) > limit - 1:
+            if not is_escape:
+                t.append(part[:max(0, limit - 1 - used)])
+            t.append(ELLIPSIS)
+            break
+        t.append(part, style=ESCAPE_STYLE if is_escape else "")
+        used += len(part)
+    return t
+
+
+def join(*pieces) -> Text:
+    """A line from pieces: Text is used as it is, (str, style) is our own styled text,
+    and a plain str is box text (made visible)."""
+    t = Text()
+    for p in pieces:
+        if isinstance(p, Text):
+            t.append_text(p)
+        elif isinstance(p, tuple):
+            t.append(visible(p[0], keep_newlines=True), style=p[1])
+        else:
+            t.append_text(box_text(p, keep_newlines=True))
+    return t
+
+
+def plain(value, limit=None) -> str:
+    """For Textual APIs that take a str and do NOT parse markup (Input values, titles)."""
+    return visible(value, limit=limit)
