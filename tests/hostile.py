@@ -49,6 +49,7 @@ def make_artifacts(root):
 
     def put(kind, name, data=b"x" * 1000):
         path = os.path.join(root, name if isinstance(name, bytes) else os.fsencode(name))
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # '[/bold]' is a folder and a file
         with open(path, "wb") as f:
             f.write(data + kind.encode())
         made[kind] = path
