@@ -32,22 +32,36 @@ TMUX_NAMES = ["[/]", "[@click=app.quit]CLICKME[/]", "w" + CLEAR + "x", "r" + BID
 # Bytes that are not UTF-8: Python carries them as surrogates (surrogateescape).
 BAD_UTF8 = b"bad\xff\xfename"
 LONG = "L" * 251 + ".pt"  # 254 bytes: a '.part' suffix would pass NAME_MAX (255)
-LONG_UTF8 = "é" * 127  # 254 bytes in UTF-8
+LONG_UTF8 = "é" * 124 + ".pt"  # 251 bytes in UTF-8
 
 
 def argv_words():
-    """A hostile argv for a process: markup, escapes, bidi (exec'd with these words)."""
-    return ["python", "train.py", "data.paths=[/data/a,/data/b]", "[@click=app.quit]X[/]",
-            OSC52, CLEAR, BIDI + "txt.exe", "[bold]"]
+    """A hostile argv: argv[0] and the first arguments carry markup, escapes and bidi."""
+    return [OSC52 + "train", "[@click=app.quit]X[/]", CLEAR, "data.paths=[/data/a,/data/b]",
+            BIDI + "txt.exe", "[bold]"]
 
 
-def make_artifacts(root):
-    """A checkpoints folder with hostile file names. Returns {kind: path (bytes)}."""
+def hostile_job_command(marker="hostile"):
+    """A shell command (for a box) that runs a sleeping python whose argv is argv_words(),
+    tagged for the simulator's 'adopt' scenario as a GPU job."""
+    import shlex
+    words = argv_words()
+    argv = [words[0], "-c", "import time; time.sleep(300)"] + words[1:] + ["GPUTUI_SIM_GPU_JOB", marker]
+    return "exec python3 -c %s %s" % (
+        shlex.quote("import os, sys; os.execv(sys.executable, sys.argv[1:])"),
+        " ".join(shlex.quote(w) for w in argv))
+
+
+def make_artifacts(root, skip=()):
+    """A checkpoints folder with hostile file names. Returns {kind: path (bytes)}.
+    skip: kinds to leave out (e.g. 'bad_utf8' where the probe cannot carry it yet)."""
     root = os.fsencode(str(root))
     os.makedirs(root, exist_ok=True)
     made = {}
 
     def put(kind, name, data=b"x" * 1000):
+        if kind in skip:
+            return
         path = os.path.join(root, name if isinstance(name, bytes) else os.fsencode(name))
         os.makedirs(os.path.dirname(path), exist_ok=True)  # '[/bold]' is a folder and a file
         with open(path, "wb") as f:
@@ -63,12 +77,14 @@ def make_artifacts(root):
     put("long", LONG)
     put("long_utf8", LONG_UTF8)
     put("plain", "plain.pt")
-    fifo = os.path.join(root, b"fifo.pt")
-    os.mkfifo(fifo)
-    made["fifo"] = fifo
-    loop = os.path.join(root, b"loop")
-    os.symlink(b"loop", loop)
-    made["loop"] = loop
+    if "fifo" not in skip:
+        fifo = os.path.join(root, b"fifo.pt")
+        os.mkfifo(fifo)
+        made["fifo"] = fifo
+    if "loop" not in skip:
+        loop = os.path.join(root, b"loop")
+        os.symlink(b"loop", loop)
+        made["loop"] = loop
     return made
 
 
