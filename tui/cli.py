@@ -221,9 +221,20 @@ def cmd_ledger(args):
 
 def cmd_connect(args):
     from tui.ui.app import GputuiApp
-    GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-              host_label=args.host, remote_python=args.remote_python).run()
-    return EXIT_OK
+    app = GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                    host_label=args.host, remote_python=args.remote_python)
+    app.run()
+    return app_exit(app)
+
+
+def app_exit(app):
+    """The app's exit status: a crash is one line (reason, log path) and not 0."""
+    from tui.core.crash import EXIT_CRASH, crash_line
+    crash = getattr(app, "crash", None)
+    if crash is not None:
+        print(crash_line(crash, getattr(app, "crash_log", None)), file=sys.stderr)
+        return EXIT_CRASH
+    return app.return_code or EXIT_OK
 
 
 def cmd_demo(args):

@@ -21,6 +21,14 @@ def finite_or_zero(value):
     return 0.0 if value is None else value
 
 
+def ratio(part, whole):
+    """part / whole for bars, or None when either is not a finite number or whole is 0."""
+    part, whole = _num(part), _num(whole)
+    if part is None or not whole:
+        return None
+    return part / whole
+
+
 def mib(value):
     """MiB -> '61.7 GiB' / '512 MiB'; None -> 'n/a'."""
     value = _num(value)

@@ -5,6 +5,7 @@ from textual.widgets import Static
 
 from remote_probe.protocol import throttle_names
 from tui.core import format as fmt
+from tui.core.boxtext import visible
 
 BAR = 24
 
@@ -22,13 +23,13 @@ def util_style(util):
 def render_gpu(index, static, dyn, history, width=60):
     """The card's text. A plain function so snapshot-free tests can read it."""
     t = Text()
-    name = fmt.short_gpu_name(static.get("name"))
+    name = visible(fmt.short_gpu_name(static.get("name")), limit=40)
     t.append("GPU %d " % index, style="bold")
     t.append(name, style="bold cyan")
     if static.get("mig_mode") == 1:
         t.append("  MIG", style="bold magenta")
     if static.get("virt_mode") not in (None, "none", "passthrough"):
-        t.append("  %s" % static["virt_mode"], style="bold magenta")
+        t.append("  %s" % visible(static["virt_mode"], limit=20), style="bold magenta")
     t.append("\n")
     util = dyn.get("util")
     t.append("util ", style="dim")
@@ -36,7 +37,7 @@ def render_gpu(index, static, dyn, history, width=60):
     t.append(" %4s" % fmt.pct(util))
     t.append("  mem-bw %s\n" % fmt.pct(dyn.get("mem_util")), style="dim")
     used, total = dyn.get("mem_used"), static.get("mem_total")
-    frac = used / total if used is not None and total else None
+    frac = fmt.ratio(used, total)
     t.append("vram ", style="dim")
     t.append(fmt.bar(frac, BAR), style="magenta")
     t.append(" %s / %s\n" % (fmt.mib(used), fmt.mib(total)))
@@ -47,16 +48,16 @@ def render_gpu(index, static, dyn, history, width=60):
     t.append("  SM %s  MEM %s" % (fmt.na(dyn.get("clock_sm"), "%d MHz"),
                                   fmt.na(dyn.get("clock_mem"), "%d MHz")), style="dim")
     if dyn.get("pstate") is not None:
-        t.append("  P%d" % dyn["pstate"], style="dim")
+        t.append("  %s" % fmt.na(dyn["pstate"], "P%d"), style="dim")
     if dyn.get("fan") is not None:
-        t.append("  fan %d%%" % dyn["fan"], style="dim")
+        t.append("  fan %s" % fmt.na(dyn["fan"], "%d%%"), style="dim")
     reasons = [r for r in throttle_names(dyn.get("throttle")) if r != "idle"]
     if reasons:
         t.append("\nthrottled: " + ", ".join(reasons), style="bold yellow")
     if dyn.get("ecc_errors"):
-        t.append("\nECC errors: %d uncorrected" % dyn["ecc_errors"], style="bold red")
+        t.append("\nECC errors: %s uncorrected" % fmt.na(dyn["ecc_errors"], "%d"), style="bold red")
     for mig in static.get("mig_devices") or []:
-        t.append("\n  slice %s %s" % (mig.get("name") or "?", fmt.mib(mig.get("mem_total"))),
+        t.append("\n  slice %s %s" % (visible(mig.get("name") or "?", limit=30), fmt.mib(mig.get("mem_total"))),
                  style="magenta")
     t.append("\n")
     for line in fmt.graph(history, max(10, width), height=3):

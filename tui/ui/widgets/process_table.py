@@ -5,6 +5,7 @@ from textual.widgets import DataTable
 
 from tui.core import format as fmt
 from tui.core.state import PROC_COLUMNS
+from tui.ui.boxtext import box_text
 
 
 def row_cells(r):
@@ -12,13 +13,13 @@ def row_cells(r):
                style="bold red" if r.unprotected else ("" if r.local else "yellow"))
     return (
         pid,
-        r.user or ("host" if not r.local else "?"),
+        box_text(r.user or ("host" if not r.local else "?"), limit=16),
         "?" if r.gpu is None else str(r.gpu),
         fmt.mib(r.gpu_mem) if r.gpu_mem is not None else ("n/a" if r.kind != "?" else "fd"),
         fmt.na(r.cpu, "%.0f"),
         fmt.mib(r.rss),
         fmt.duration(r.elapsed),
-        Text(r.cmd, style="" if r.local else "dim italic"),
+        box_text(r.cmd, style="" if r.local else "dim italic", limit=400),
     )
 
 

@@ -3,6 +3,8 @@
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.core.boxtext import visible
+
 STATE_STYLE = {
     "live": ("●", "bold green"),
     "connecting": ("◌", "yellow"),
@@ -18,13 +20,14 @@ def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None,
                   reconnect=None):
     t = Text()
     t.append(" gputui ", style="bold reverse")
-    t.append(" %s " % host_label, style="bold")
+    t.append(" %s " % visible(host_label, limit=60), style="bold")
     if model:
-        t.append(" %s " % model, style="cyan")
+        t.append(" %s " % visible(model, limit=40), style="cyan")
     if provider and provider != "unknown provider":
-        t.append(" %s " % provider, style="magenta")
+        t.append(" %s " % visible(provider, limit=30), style="magenta")
     if driver:
-        t.append(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""), style="dim")
+        t.append(visible(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""), limit=50),
+                 style="dim")
     dot, style = STATE_STYLE.get(state, ("?", ""))
     if state == "reconnecting" and reconnect:
         attempt, left = reconnect
