@@ -76,7 +76,8 @@ async def test_checklist_text_with_hostile_artifact_names(sshbox, tmp_path, isol
     made = make_artifacts(work / "ckpt", skip=("bad_utf8",))
     write_config(isolated_dirs, {"testbox": {
         "rate": 1.0, "provider": "runpod", "artifact_paths": [str(work)], "search_paths": [str(work)],
-        "temp_dirs": [str(tmp_path / "none")], "cache_dirs": [], "python": sys.executable}})
+        "temp_dirs": [str(tmp_path / "none")], "cache_dirs": [], "python": sys.executable,
+        "budget_day": float("inf")}})
     conn = await start_hostile_box(sshbox)
     try:
         t0 = time.monotonic()
@@ -88,7 +89,8 @@ async def test_checklist_text_with_hostile_artifact_names(sshbox, tmp_path, isol
         out = r.stdout.decode()
         assert "not downloaded:" in out
         assert "\\x1b]52;c;" in out or "\\x1b[2J" in out or "[@click=app.quit]" in out
-        assert "NOT SAFE" in out.upper() or "not safe to release" in out
+        assert "not safe to release" in out
+        assert b"hosts.testbox.budget_day" in r.stderr  # config problems: every command says them
         js = cli(sshbox, "checklist", "--json")
         assert b"\x1b" not in js.stdout
         doc = json.loads(js.stdout)

@@ -181,3 +181,25 @@ def test_ledger_table_shows_box_text_inert():
              "hours": 1.0, "cost": 1.0, "idle_cost": 0.0, "currency": "USD", "ended_how": n}
             for i, n in enumerate(NAMES)]
     assert_inert(ledger_table(rows))
+
+
+def test_cli_ledger_on_a_locked_ledger_says_who_and_moves_nothing(tmp_path):
+    from tui.core.config import state_dir
+    path = os.path.join(state_dir(), "ledger.sqlite3")
+    led = Ledger(path)
+    led.open_session("box", "b1", 1000.0)
+    led.close()
+    holder = _hold(path, 60)
+    try:
+        r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                            "import tui.core.ledger as l; l.Ledger.__init__.__defaults__ = (None, 1.0); "
+                            "from tui.cli import main; sys.exit(main(['ledger']))" % REPO],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.returncode == 1 and r.stdout == ""
+    assert "pid %d" % holder.pid in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert os.listdir(os.path.dirname(path)).count("ledger.sqlite3") == 1
+    assert not [n for n in os.listdir(os.path.dirname(path)) if ".corrupt-" in n]
+    assert [row["host"] for row in Ledger(path).sessions()] == ["box"]

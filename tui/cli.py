@@ -239,8 +239,7 @@ def app_exit(app):
 
 def cmd_demo(args):
     from tui.ui.demo import run_demo
-    asyncio.run(run_demo(args.scenario))
-    return EXIT_OK
+    return app_exit(asyncio.run(run_demo(args.scenario)))
 
 
 def cmd_scenarios(_args):

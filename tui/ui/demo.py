@@ -6,6 +6,7 @@ from tui.remote.demo_box import DemoBox, demo_config
 
 
 async def run_demo(scenario="a100x2"):
+    """-> the app after it exits (cli turns a crash into one line and a status)."""
     import warnings
 
     from tui.ui.app import GputuiApp
@@ -22,3 +23,4 @@ async def run_demo(scenario="a100x2"):
         await app.run_async()
     finally:
         await box.stop()
+    return app
