@@ -154,7 +154,7 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
         await pilot.pause(0.1)
         notice = str(app.query_one("#notice").render())
         assert "Connection refused" in notice and "attempt 1" in notice and "r: retry now" in notice
-        app.refresh_status()
+        app.dashboard.refresh_status()
         status = str(app.query_one("#status").render())
         assert "reconnecting — attempt 1, next in" in status
         await pilot.press("r")  # retry now: a second attempt happens at once

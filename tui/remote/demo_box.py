@@ -61,7 +61,7 @@ class DemoBox:
     async def _run_command(self, process):
         # The demo box's tmux is its own server (TMUX_TMPDIR), not the user's sessions.
         env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()),
-                   TMUX_TMPDIR=self.dir)
+                   TMUX_TMPDIR=self.dir, GPUTUI_SIM_SCOPE=self.dir)
         env.pop("TMUX", None)
         try:
             child = await asyncio.create_subprocess_exec(

@@ -27,6 +27,10 @@ BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
 
 
+# What a request to the probe raises when the box refuses, the link drops or time runs out.
+REQUEST_ERRORS = (ProbeError, asyncio.TimeoutError, OSError)
+
+
 class FatalError(ssh.ConnectError):
     """Retrying will not help until the user changes something (auth, keys, python)."""
 

@@ -3,7 +3,7 @@
 import json
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -21,6 +21,7 @@ from textual.widgets import (
 
 from tui.core.checklist import verdict
 from tui.core.release import Release
+from tui.ui.background import background
 from tui.ui.screens.modals import ConfirmScreen
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -175,19 +176,16 @@ class ReleaseScreen(Screen):
             self.query_one("#rel-head", Static).update(text)
 
     # -- actions -----------------------------------------------------------------
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Checklist', group="release")
     async def action_recheck(self):
         self.busy(True, "Looking at the box: artifacts, repos, temp files…")
         try:
             await self.release.gather()
-        except Exception as exc:  # noqa: BLE001 - one notice, keep the screen
-            self.app.notify("Checklist: %s" % exc, severity="error", timeout=15)
-            return
         finally:
             self.busy(False)
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Download (g resumes; partial files are kept)', group="release")
     async def action_download(self):
         todo = self.release.to_download()
         if not todo:
@@ -204,9 +202,6 @@ class ReleaseScreen(Screen):
             total_bar.update(total=max(1, total), progress=total_done)
         try:
             results = await self.release.download_missing(progress)
-        except Exception as exc:  # noqa: BLE001 - interrupted: the .part files resume next time
-            self.app.notify("Download stopped: %s (press g to resume)" % exc, severity="error", timeout=15)
-            return
         finally:
             box.remove_class("shown")
         bad = [r for r in results if r.status not in ("downloaded", "resumed", "up to date")]
@@ -217,7 +212,7 @@ class ReleaseScreen(Screen):
         await self.release.gather()
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Verify', group="release")
     async def action_verify(self):
         self.busy(True, "Comparing sha256 of every downloaded artifact with the box…")
         try:
@@ -228,17 +223,13 @@ class ReleaseScreen(Screen):
                         else "Every downloaded artifact matches the box", severity="warning" if bad else "information")
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Capture env', group="release")
     async def action_capture_env(self):
-        try:
-            saved = await self.release.capture_env()
-        except Exception as exc:  # noqa: BLE001
-            self.app.notify("Capture failed: %s" % exc, severity="error", timeout=15)
-            return
+        saved = await self.release.capture_env()
         self.app.notify("Saved %s" % ", ".join(saved))
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Kill', group="release")
     async def action_kill(self):
         rows = [r for r in self.app.state.proc_rows() if r.local]
         if not rows:
@@ -248,14 +239,10 @@ class ReleaseScreen(Screen):
         if not await self.app.push_screen_wait(ConfirmScreen(
                 "Kill pid %d `%s` (GPU %s, %s)?" % (target.pid, target.cmd[:50], target.gpu, target.gpu_mem))):
             return
-        try:
-            result = await self.release.kill(target.pid)
-        except Exception as exc:  # noqa: BLE001 - includes "off in config"
-            self.app.notify(str(exc), severity="error", timeout=15)
-            return
+        result = await self.release.kill(target.pid)
         self.app.notify("pid %d %s" % (target.pid, result))
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Delete temp files', group="release")
     async def action_delete_temp(self):
         paths = self.release.temp_paths()
         if not paths:
@@ -263,11 +250,7 @@ class ReleaseScreen(Screen):
             return
         if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
             return
-        try:
-            deleted = await self.release.delete_temp(paths)
-        except Exception as exc:  # noqa: BLE001
-            self.app.notify(str(exc), severity="error", timeout=15)
-            return
+        deleted = await self.release.delete_temp(paths)
         self.app.notify("Deleted %d path%s" % (len(deleted), "" if len(deleted) == 1 else "s"))
         await self.release.gather()
         self.refresh_items()
@@ -286,7 +269,7 @@ class ReleaseScreen(Screen):
         return {"items": self.release.summary(self.items), "verdict": verdict(self.items),
                 "downloads": self.release.base}
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Release', group="release")
     async def action_release(self):
         command = self.release.preset.release_command if self.release.preset else None
         if not command:
@@ -296,17 +279,13 @@ class ReleaseScreen(Screen):
         open_items = [i.name for i in self.items if i.verdict != "pass"]
         if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):
             return
-        try:
-            result = await self.release.release()
-        except Exception as exc:  # noqa: BLE001 - e.g. the box went down mid-command
-            self.app.notify("Release: %s" % exc, severity="error", timeout=20)
-            return
+        result = await self.release.release()
         self.app.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
                                  checklist=json.dumps(self._summary()))
         self.app.notify("Release command exited with %s: %s" % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
                         severity="information" if result.get("exit") == 0 else "error", timeout=30)
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Close billing session', group="release")
     async def action_manual(self):
         if await self.app.push_screen_wait(ConfirmScreen(
                 "Close the billing session of %s? (You release it in the provider console.)" % self.app.host_key)):
