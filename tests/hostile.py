@@ -8,7 +8,7 @@ is the check every test applies to what reached the user.
 
 import os
 
-OSC52 = "\x1b]52;c;aGFja2Vk\x07"  # writes "hacked" to the terminal's clipboard
+OSC52 = "\x1b]52;c;aGk=\x07"  # writes "hi" to the terminal's clipboard
 CLEAR = "\x1b[2J"  # clears the screen
 BIDI = "\u202e"  # right-to-left override: 'gpj.exe' reads as 'exe.jpg'
 
@@ -37,8 +37,12 @@ LONG_UTF8 = "é" * 124 + ".pt"  # 251 bytes in UTF-8
 
 def argv_words():
     """A hostile argv: argv[0] and the first arguments carry markup, escapes and bidi."""
-    return [OSC52 + "train", "[@click=app.quit]X[/]", CLEAR, "data.paths=[/data/a,/data/b]",
-            BIDI + "txt.exe", "[bold]"]
+    return [ARGV0, CLEAR, "data.paths=[/data/a,/data/b]", BIDI + "txt.exe", "[bold]"]
+
+
+# argv[0]: what the dashboard, the notice and `status` show first (before any cut)
+ARGV0 = OSC52 + "[@click=app.quit]X[/][/data/a]"
+ARGV0_SHOWN = "\\x1b]52;c;aGk=\\x07[@click=app.quit]X[/][/data/a]"
 
 
 def hostile_job_command(marker="hostile"):

@@ -16,7 +16,7 @@ from tui.ui.screens.modals import ConfirmScreen
 from tui.ui.screens.release import ReleaseScreen
 from tui.ui.screens.tmux import TmuxScreen
 
-from .hostile import assert_inert, make_artifacts
+from .hostile import ARGV0_SHOWN, assert_inert, make_artifacts
 from .test_app import SIZE, wait_for
 from .test_e2e_hostile import start_hostile_box
 
@@ -54,10 +54,10 @@ async def test_dashboard_tmux_and_release_screens_with_a_hostile_box(sshbox, tmp
             # dashboard: the Hydra-style override and the click-link are text; escapes are shown
             screen = painted(app)
             notice = str(app.query_one("#notice").render())
-            assert "[@click=app.quit]X[" in notice and "\\x1b]52;c;" in notice
+            assert ARGV0_SHOWN in notice
             procs = app.query_one("#procs")
             cmd = procs.get_row_at(0)[-1]
-            assert "\\x1b]52;c;" in cmd.plain and "[@click=app.quit]X[/]" in cmd.plain
+            assert ARGV0_SHOWN in cmd.plain and "data.paths=[/data/a,/data/b]" in cmd.plain
             assert "\\x1b]52" in screen
 
             # tmux panel: session and window names are text; clicking the link-name quits nothing

@@ -5,7 +5,7 @@ import os
 from tui.remote.session import FAILED
 from tui.ui.screens.modals import HostKeyScreen
 
-from .test_app import SIZE, untrusted_app, wait_for
+from .test_app import SIZE, demo_box, untrusted_app, wait_for  # noqa: F401 (fixture)
 
 
 async def test_enter_on_the_host_key_dialog_does_not_trust(untrusted_sshbox):
@@ -20,3 +20,33 @@ async def test_enter_on_the_host_key_dialog_does_not_trust(untrusted_sshbox):
         assert box.known_hosts.read_text() == ""
         assert not os.path.exists(box.remote_dir)
         await pilot.press("q")
+
+
+async def test_a_crash_exits_non_zero_with_one_line_and_the_log(demo_box, capsys, isolated_dirs):
+    import pytest
+
+    from tui.cli import app_exit
+    from tui.ui.app import GputuiApp
+
+    from .hostile import assert_inert
+
+    app = GputuiApp(demo_box.target(), simulate="a100x2", host_label="demo", stop_daemon_on_exit=True)
+
+    def boom():
+        raise RuntimeError("bad name x[/]\x1b[2J from the box")
+    with pytest.raises(RuntimeError):
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+            app.call_later(boom)
+            await pilot.pause(0.5)
+    await app.session.close(stop_daemon=True)
+    assert isinstance(app.crash, RuntimeError)
+    assert app.crash_log and app.crash_log.startswith(str(isolated_dirs))
+    logged = open(app.crash_log).read()
+    assert "Traceback" in logged and "boom" in logged
+    capsys.readouterr()
+    assert app_exit(app) == 70
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "RuntimeError: bad name x[/]\\x1b[2J from the box" in err and app.crash_log in err
+    assert_inert(err)

@@ -7,11 +7,14 @@ mixes our own styled words with box text); `notify_text` is for `App.notify`, wh
 parses markup unless told not to.
 """
 
+import re
+
 from rich.text import Text
 
-from tui.core.boxtext import ELLIPSIS, segments, visible
+from tui.core.boxtext import ELLIPSIS, as_text, segments, visible
 
 ESCAPE_STYLE = "reverse dim"
+SGR = re.compile(r"\x1b\[[0-9;:]*m")  # colours and bold: the only escapes a preview keeps
 
 
 def box_text(value, style="", limit=None, keep_newlines=False) -> Text:
@@ -41,6 +44,19 @@ def join(*pieces) -> Text:
         else:
             t.append_text(box_text(p, keep_newlines=True))
     return t
+
+
+def ansi_text(value) -> Text:
+    """Terminal output from the box (a tmux pane) with its colours: SGR sequences become
+    styles; every other escape (OSC 52, clear screen, cursor moves) is shown, not obeyed."""
+    text = as_text(value)
+    out, pos = [], 0
+    for m in SGR.finditer(text):
+        out.append(visible(text[pos:m.start()], keep_newlines=True))
+        out.append(m.group())
+        pos = m.end()
+    out.append(visible(text[pos:], keep_newlines=True))
+    return Text.from_ansi("".join(out))
 
 
 def plain(value, limit=None) -> str:

@@ -19,6 +19,7 @@ from tui.core.jobs import unprotected_advice
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui.background import background
+from tui.ui.boxtext import box_text
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
 from tui.ui.widgets.billing_panel import BillingPanel, clock_text, render_billing
 from tui.ui.widgets.gpu_card import GpuCard
@@ -119,7 +120,7 @@ class DashboardScreen(Screen):
         notice.set_class(text is not None, "shown")
         notice.set_class(kind == "error", "error")
         notice.set_class(kind == "warn", "warn")
-        notice.update(text or "")
+        notice.update(box_text(text or ""))  # argv, errors from the box: text, not markup
 
     def refresh_gpus(self):
         st = self.app.state
