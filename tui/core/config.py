@@ -125,7 +125,7 @@ _RANGES = {
     "gpus": (0, 4096), "min_cores_per_gpu": (0, 4096), "min_ram_gb_per_gpu": (0, 1e6),
 }
 _AUTOSTOP_RANGES = {
-    "idle_minutes": (0.1, 1e6), "max_hours": (0.01, 1e6), "grace_seconds": (0, 86400),
+    "idle_minutes": (0, 1e6), "max_hours": (0, 1e6), "grace_seconds": (0, 86400),
     "idle_threshold": (0, 100),
 }
 _LISTS_OF_TEXT = {"persistent_paths", "ephemeral_paths", "artifact_paths", "net_check_urls",
