@@ -5,13 +5,13 @@ import os
 
 import pytest
 
-from tui.ui.app import GputuiApp
+from tui.remote import ssh
 from tui.remote.demo_box import DemoBox
-from tui.ui.screens.modals import HelpScreen, HostKeyScreen
 from tui.remote.session import FAILED, LIVE
+from tui.ui.app import GputuiApp
+from tui.ui.screens.modals import HelpScreen, HostKeyScreen
 from tui.ui.widgets.gpu_card import GpuCard
 from tui.ui.widgets.process_table import ProcessTable
-from tui.remote import ssh
 
 SIZE = (160, 45)
 

@@ -4,7 +4,12 @@ import time
 import pytest
 
 from remote_probe.backends import BackendError, select_backend
-from remote_probe.backends.sim import SimBackend, load_scenario, scenario_names, utilization
+from remote_probe.backends.sim import (
+    SimBackend,
+    load_scenario,
+    scenario_names,
+    utilization,
+)
 
 
 def test_shipped_scenarios_all_load():
@@ -75,6 +80,7 @@ def test_adopt_sees_only_its_own_scope(monkeypatch):
     test, another demo, another user on a shared machine)."""
     import subprocess
     import sys
+
     from remote_probe.backends.sim import SCOPE_VAR, _pids_matching
     marker = "GPUTUI_SIM_GPU_JOB_scope_test_%d" % os.getpid()
     job = [sys.executable, "-c", "import time; time.sleep(30)", marker]

@@ -230,6 +230,8 @@ def cmd_connect(args):
 def app_exit(app):
     """The app's exit status: a crash is one line (reason, log path) and not 0."""
     from tui.core.crash import EXIT_CRASH, crash_line
+    if app is None:
+        return EXIT_FAILED
     crash = getattr(app, "crash", None)
     if crash is not None:
         print(crash_line(crash, getattr(app, "crash_log", None)), file=sys.stderr)
@@ -240,6 +242,16 @@ def app_exit(app):
 def cmd_demo(args):
     from tui.ui.demo import run_demo
     return app_exit(asyncio.run(run_demo(args.scenario)))
+
+
+def unknown_scenario(name):
+    """None when the simulator knows `name`, else the one-line error with the list."""
+    from remote_probe.backends.sim import scenario_names
+    names = scenario_names()
+    if name in names:
+        return None
+    return "unknown scenario %r; the simulator knows: %s (see `gputui scenarios`)" % (
+        name, ", ".join(names))
 
 
 def cmd_scenarios(_args):
@@ -260,6 +272,10 @@ def main(argv=None):
                 "checklist": cmd_checklist}
     if args.cmd not in handlers:
         parser.print_help()
+        return EXIT_USAGE
+    scenario = getattr(args, "scenario", None) or getattr(args, "simulate", None)
+    if scenario is not None and unknown_scenario(scenario):
+        print("gputui: %s" % unknown_scenario(scenario), file=sys.stderr)
         return EXIT_USAGE
     try:
         return handlers[args.cmd](args)

@@ -20,6 +20,7 @@ from tui.core.billing_clock import BillingClock
 from tui.core.boxtext import visible
 from tui.core.config import Config
 from tui.core.crash import crash_log_path, write_crash_log
+from tui.core.jobs import attach_argv
 from tui.core.ledger import Ledger, LedgerError
 from tui.core.state import DashboardState
 from tui.remote.session import FAILED, Listener, RemoteSession
@@ -116,12 +117,16 @@ class GputuiApp(App):
         self._jobs_shown = -1
         # The terminal hand-off for `tmux attach`; tests replace it (suspend() needs a tty).
         self.hand_off_terminal = default_hand_off
+        # How to attach to a tmux session on the box (`ssh -t HOST tmux attach`); the demo
+        # attaches to its local tmux server instead.
+        self.attach_argv = lambda session_id: attach_argv(self.session.target, session_id)
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python)
         self.stop_daemon_on_exit = stop_daemon_on_exit
         self.crash = None  # the exception that ended the app, if one did (see _handle_exception)
         self.crash_log = None
+        self.crash_log_file = None  # where a crash is logged; None: the state dir's crash.log
         self.set_keymap(self.keymap)
 
     def notify(self, message, *, title="", severity="information", timeout=None, markup=False):
@@ -137,7 +142,7 @@ class GputuiApp(App):
         traceback print is dropped."""
         if self.crash is None:
             self.crash = error
-            self.crash_log = write_crash_log(error, crash_log_path())
+            self.crash_log = write_crash_log(error, self.crash_log_file or crash_log_path())
             log.error("gputui crashed", exc_info=error)
         super()._handle_exception(error)
         self._exit_renderables.clear()

@@ -13,7 +13,7 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
 from tui.core.boxtext import visible
-from tui.core.jobs import attach_argv, pane_rows, safe_session_name, unprotected_advice
+from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS
 from tui.ui.background import background
 from tui.ui.boxtext import ansi_text, box_text, plain
@@ -262,7 +262,7 @@ class TmuxScreen(Screen):
         s = self._session_of(self.selected)
         if s is None:
             return
-        argv = attach_argv(self.app.session.target, s["id"])
+        argv = self.app.attach_argv(s["id"])
         code = self.app.hand_off_terminal(self.app, argv)
         if code not in (0, None):
             self.app.notify("`%s` exited with %s" % (" ".join(argv), code), severity="warning")
