@@ -79,6 +79,19 @@ async def test_dashboard_tmux_and_release_screens_with_a_hostile_box(sshbox, tmp
             await pilot.press("n")
             await pilot.press("escape")
 
+            # help and doctor: painted without a control code
+            from tui.ui.screens.doctor import DoctorScreen
+            from tui.ui.screens.modals import HelpScreen
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            painted(app)
+            await pilot.press("escape")
+            await pilot.press("d")
+            await wait_for(pilot, lambda: isinstance(app.screen, DoctorScreen)
+                           and app.screen.query_one("#checks").row_count > 0, timeout=90)
+            painted(app)
+            await pilot.press("escape")
+
             # Release screen: hostile artifact names in the table, details, progress, notices
             await pilot.press("R")
             await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items,

@@ -50,3 +50,17 @@ async def test_a_crash_exits_non_zero_with_one_line_and_the_log(demo_box, capsys
     assert len(err.strip().splitlines()) == 1
     assert "RuntimeError: bad name x[/]\\x1b[2J from the box" in err and app.crash_log in err
     assert_inert(err)
+
+
+async def test_a_nan_rate_in_the_config_is_reported_not_a_crash(demo_box, tmp_path):
+    from .test_app import app_with
+    host = demo_box.target().host
+    app, _ = app_with(demo_box, "idle", tmp_path, {host: {"rate": float("nan"), "budget_day": -1}})
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.state.samples_seen >= 2)
+        await pilot.pause(0.3)
+        messages = " ".join(n.message for n in app._notifications)
+        assert "rate: nan is not a finite number" in messages and "budget_day" in messages
+        assert "No rate set" in str(app.query_one("#billing").render())
+        await pilot.press("q")
+    assert app.return_code in (0, None) and app.crash is None
