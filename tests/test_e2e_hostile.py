@@ -98,5 +98,7 @@ async def test_checklist_text_with_hostile_artifact_names(sshbox, tmp_path, isol
         listed = "\n".join(items["artifacts"]["details"])
         for kind in ("long", "long_utf8", "markup", "click", "plain"):
             assert os.path.basename(made[kind]).decode() in listed, kind
+        if "bad_utf8" in made:
+            assert "bad\\xff\\xfename.pt" in listed  # the bytes shown, the line still there
     finally:
         conn.close()
