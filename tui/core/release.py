@@ -106,7 +106,7 @@ class Release:
                     if r.status in ("downloaded", "resumed"):
                         self.corrupt.discard(s["path"])
                     results.append(r)
-                    if r.status == "failed" and "no data from the box" in r.detail:
+                    if r.stalled:
                         break  # a fresh SFTP channel for the rest
         self.results = results
         return results

@@ -170,6 +170,7 @@ class Result:
     status: str
     bytes: int = 0
     detail: str = ""
+    stalled: bool = False  # the box stopped sending: its SFTP channel may still be stuck
 
 
 def local_state(local, size, mtime):
@@ -180,6 +181,8 @@ def local_state(local, size, mtime):
         return "missing"
     except OSError:  # a symlink loop, a name too long: nothing usable is here
         return "missing"
+    if not stat.S_ISREG(st.st_mode):  # a folder or FIFO in the way: not a copy (download refuses)
+        return "stale"
     if st.st_size == size and st.st_mtime >= mtime - 1:
         return "same"
     if st.st_mtime > mtime + 1:
@@ -231,7 +234,7 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
     except asyncio.TimeoutError:
         done = _getsize(part)
         return Result(remote, local, "failed", done - offset, "no data from the box for %d s; %s" % (
-            stall_seconds, part_advice(visible(part), done)))
+            stall_seconds, part_advice(visible(part), done)), stalled=True)
     except OSError as exc:  # the laptop's disk (ENOSPC, EDQUOT, EIO) or a name it refuses
         done = _getsize(part)
         why = "the laptop's disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
