@@ -5,7 +5,18 @@ import os
 from tui.remote.session import FAILED
 from tui.ui.screens.modals import HostKeyScreen
 
-from .test_app import SIZE, demo_box, untrusted_app, wait_for  # noqa: F401 (fixture)
+import pytest
+
+from tui.remote.demo_box import DemoBox
+
+from .test_app import SIZE, untrusted_app, wait_for
+
+
+@pytest.fixture
+async def demo():
+    box = await DemoBox().start()
+    yield box
+    await box.stop()
 
 
 async def test_enter_on_the_host_key_dialog_does_not_trust(untrusted_sshbox):
@@ -22,15 +33,14 @@ async def test_enter_on_the_host_key_dialog_does_not_trust(untrusted_sshbox):
         await pilot.press("q")
 
 
-async def test_a_crash_exits_non_zero_with_one_line_and_the_log(demo_box, capsys, isolated_dirs):
-    import pytest
+async def test_a_crash_exits_non_zero_with_one_line_and_the_log(demo, capsys, isolated_dirs):
 
     from tui.cli import app_exit
     from tui.ui.app import GputuiApp
 
     from .hostile import assert_inert
 
-    app = GputuiApp(demo_box.target(), simulate="a100x2", host_label="demo", stop_daemon_on_exit=True)
+    app = GputuiApp(demo.target(), simulate="a100x2", host_label="demo", stop_daemon_on_exit=True)
 
     def boom():
         raise RuntimeError("bad name x[/]\x1b[2J from the box")
@@ -52,10 +62,10 @@ async def test_a_crash_exits_non_zero_with_one_line_and_the_log(demo_box, capsys
     assert_inert(err)
 
 
-async def test_a_nan_rate_in_the_config_is_reported_not_a_crash(demo_box, tmp_path):
+async def test_a_nan_rate_in_the_config_is_reported_not_a_crash(demo, tmp_path):
     from .test_app import app_with
-    host = demo_box.target().host
-    app, _ = app_with(demo_box, "idle", tmp_path, {host: {"rate": float("nan"), "budget_day": -1}})
+    host = demo.target().host
+    app, _ = app_with(demo, "idle", tmp_path, {host: {"rate": float("nan"), "budget_day": -1}})
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_for(pilot, lambda: app.state.samples_seen >= 2)
         await pilot.pause(0.3)
