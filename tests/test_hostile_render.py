@@ -10,7 +10,7 @@ from rich.console import Console
 from tui.core.jobs import pane_rows, unprotected_advice
 from tui.core.report import status_text
 from tui.core.state import ProcRow
-from tui.ui.widgets.gpu_card import render_gpu
+from tui.ui.widgets.gpu_panel import detail_line, grid_cell, summary_line
 from tui.ui.widgets.host_panel import render_host
 from tui.ui.widgets.process_table import row_cells
 from tui.ui.widgets.status_bar import render_status
@@ -35,11 +35,12 @@ def rendered(*renderables):
 
 
 @settings(max_examples=150, deadline=None)
-@given(box_text, box_text, number, number, number, number, st.lists(number, max_size=20))
-def test_gpu_card(name, virt, util, used, total, temp, history):
+@given(box_text, box_text, number, number, number, number)
+def test_gpu_panel(name, virt, util, used, total, temp):
     static = {"name": name, "virt_mode": virt, "mem_total": total, "mig_devices": [{"name": name}]}
     dyn = {"util": util, "mem_used": used, "temp": temp, "pstate": temp, "fan": util, "ecc_errors": used}
-    rendered(render_gpu(0, static, dyn, history))
+    rendered(summary_line(0, static, dyn, 100), summary_line(0, static, dyn, 40),
+             detail_line(static, dyn), grid_cell(0, static, dyn))
 
 
 @settings(max_examples=150, deadline=None)

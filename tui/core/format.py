@@ -15,6 +15,11 @@ def _num(value):
     return value if math.isfinite(value) else None
 
 
+def finite(value):
+    """A number from the box as float when it is finite, else None."""
+    return _num(value)
+
+
 def finite_or_zero(value):
     """For sort keys: a number from the box, or 0 when it is not a finite number."""
     value = _num(value)
@@ -26,7 +31,7 @@ def ratio(part, whole):
     part, whole = _num(part), _num(whole)
     if part is None or not whole:
         return None
-    return part / whole
+    return _num(part / whole)  # a tiny whole can overflow to inf
 
 
 def mib(value):

@@ -182,6 +182,7 @@ class GputuiApp(App):
         await self.session.run()
 
     def reconnect(self):
+        self.notify("Reconnecting to %s now…" % self.host_key, timeout=4, markup=False)
         if self.session.state == FAILED:
             self.run_session()
         else:

@@ -20,15 +20,21 @@ SGR = re.compile(r"\x1b\[[0-9;:]*m")  # colours and bold: the only escapes a pre
 def box_text(value, style="", limit=None, keep_newlines=False) -> Text:
     """One box string as Text; escapes are shown in ESCAPE_STYLE."""
     t = Text(style=style, no_wrap=False)
-    used = 0
-    for part, is_escape in segments(value, keep_newlines):
-        if limit is not None and used + len(part) > limit - 1:
-            if not is_escape:
-                t.append(part[:max(0, limit - 1 - used)])
-            t.append(ELLIPSIS)
-            break
+    parts = segments(value, keep_newlines)
+    if limit is not None and sum(len(p) for p, _ in parts) > limit:
+        if limit <= 0:
+            return t
+        used = 0
+        for part, is_escape in parts:  # cut at limit - 1, '…' last; never half an escape
+            if used + len(part) > limit - 1:
+                if not is_escape:
+                    t.append(part[:limit - 1 - used])
+                t.append(ELLIPSIS)
+                return t
+            t.append(part, style=ESCAPE_STYLE if is_escape else "")
+            used += len(part)
+    for part, is_escape in parts:
         t.append(part, style=ESCAPE_STYLE if is_escape else "")
-        used += len(part)
     return t
 
 

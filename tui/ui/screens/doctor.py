@@ -36,7 +36,7 @@ class DoctorScreen(Screen):
         yield Static(id="doctor-head")
         yield LoadingIndicator(id="doctor-busy")
         yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#checks", DataTable)

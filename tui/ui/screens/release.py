@@ -19,7 +19,9 @@ from textual.widgets import (
     Static,
 )
 
-from tui.core.checklist import verdict
+from tui.core import format as fmt
+from tui.core.checklist import release_blockers, verdict
+from tui.core.layout import clip
 from tui.core.release import Release
 from tui.ui.background import background
 from tui.ui.boxtext import box_text, join
@@ -34,7 +36,7 @@ class TypeToConfirm(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
-    TypeToConfirm > Vertical { width: 84; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    TypeToConfirm > Vertical { width: 84; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, host, command, problems):
@@ -81,19 +83,23 @@ class ReleaseScreen(Screen):
         Binding("escape", "app.pop_screen", "Back", id="rel.back"),
         Binding("r", "recheck", "Re-check", id="rel.recheck", tooltip="Look at the box again"),
         Binding("g", "download", "Download", id="rel.download", tooltip="Download missing artifacts (resumable, sha256-verified)"),
-        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box"),
-        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment"),
+        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box",
+                show=False),
+        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment",
+                show=False),
         Binding("k", "kill", "Kill", id="rel.kill", tooltip="Kill the GPU process of the selected item (confirm)"),
         Binding("x", "delete_temp", "Delete temp", id="rel.delete", tooltip="Delete the listed caches and leftovers (confirm)"),
         Binding("w", "waive", "Waive", id="rel.waive", tooltip="Accept the selected failing item knowingly (recorded)"),
-        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code"),
+        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code",
+                show=False),
         Binding("R", "release", "Release", id="rel.release", tooltip="Run the provider's release command"),
         Binding("m", "manual", "Released by hand", id="rel.manual",
-                tooltip="I'll release it in the provider console: close the billing session"),
+                tooltip="I'll release it in the provider console: close the billing session",
+                show=False),
     ]
     DEFAULT_CSS = """
     ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
-    ReleaseScreen #details { height: 12; border: round $primary-darken-1; }
+    ReleaseScreen #details { height: 30%; min-height: 5; border: round $primary-darken-1; }
     ReleaseScreen #rel-head { height: auto; padding: 0 1; }
     ReleaseScreen #progress { height: auto; display: none; padding: 0 1; }
     ReleaseScreen #progress.shown { display: block; }
@@ -117,7 +123,7 @@ class ReleaseScreen(Screen):
         yield DataTable(id="items", cursor_type="row")
         with VerticalScroll(id="details"):
             yield Static(id="details-text")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#items", DataTable)
@@ -141,14 +147,18 @@ class ReleaseScreen(Screen):
         table = self.query_one("#items", DataTable)
         row = table.cursor_row
         table.clear()
+        # RESULT and FIX share what CHECK leaves; the details pane below has the full text.
+        name_w = max([len(i.name) for i in self.items] or [10])
+        rest = max(20, (table.size.width or 120) - name_w - 12)
+        result_w, fix_w = rest - rest * 9 // 20, rest * 9 // 20
         for i in self.items:
             mark, style = MARK[i.verdict]
             if i.waived:
                 mark, style = "~", "dim"
             table.add_row(Text(mark, style=style), box_text(i.name),
                           box_text(i.reason + (" (waived)" if i.waived else ""),
-                                   style=style if i.verdict != "pass" else "", limit=200),
-                          box_text(i.fix or "", style="dim"), key=i.key)
+                                   style=style if i.verdict != "pass" else "", limit=result_w),
+                          box_text(i.fix or "", style="dim", limit=fix_w), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
         v = verdict(self.items)
@@ -167,6 +177,10 @@ class ReleaseScreen(Screen):
         t = box_text(item.name + ": ", style="bold")
         t.append_text(box_text(item.reason))
         t.append("\n")
+        if item.fix:
+            t.append("fix: ", style="bold")
+            t.append_text(box_text(item.fix, style="cyan"))
+            t.append("\n")
         for d in item.details:  # paths, argv, tmux names from the box
             t.append_text(box_text("  " + d))
             t.append("\n")
@@ -246,9 +260,13 @@ class ReleaseScreen(Screen):
         if not rows:
             self.app.notify("No GPU process to kill")
             return
+        if self.release.kill_refused():
+            self.app.notify(self.release.kill_refused(), severity="warning", timeout=15, markup=False)
+            return
         target = rows[0]
         if not await self.app.push_screen_wait(ConfirmScreen(
-                "Kill pid %d `%s` (GPU %s, %s)?" % (target.pid, target.cmd[:50], target.gpu, target.gpu_mem))):
+                "Kill pid %d `%s` (GPU %s, %s of VRAM)?" % (target.pid, clip(target.cmd, 50), target.gpu,
+                                                         fmt.mib(target.gpu_mem)))):
             return
         result = await self.release.kill(target.pid)
         self.app.notify("pid %d %s" % (target.pid, result))
@@ -258,6 +276,9 @@ class ReleaseScreen(Screen):
         paths = self.release.temp_paths()
         if not paths:
             self.app.notify("No temp files listed")
+            return
+        if self.release.delete_refused():
+            self.app.notify(self.release.delete_refused(), severity="warning", timeout=15, markup=False)
             return
         if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
             return
@@ -286,6 +307,11 @@ class ReleaseScreen(Screen):
         if not command:
             self.app.notify("No release command for this provider: set release_command in the config, "
                             "or press m after releasing in the provider console", severity="warning", timeout=15)
+            return
+        blockers = release_blockers(self.items)
+        if blockers:
+            self.app.notify("Not released: %s still failing. Fix or waive (w) each first."
+                            % ", ".join(blockers), severity="error", timeout=15, markup=False)
             return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
         if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):

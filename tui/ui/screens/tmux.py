@@ -39,7 +39,7 @@ class JobScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="job.cancel")]
     DEFAULT_CSS = """
     JobScreen { align: center middle; }
-    JobScreen > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    JobScreen > Vertical { width: 80; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     JobScreen Input { margin-bottom: 1; }
     JobScreen #error { color: $error; height: auto; }
     """
@@ -125,7 +125,7 @@ class TmuxScreen(Screen):
                 yield DataTable(id="panes", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="preview-box"):
                 yield Static(id="preview")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#panes", DataTable)

@@ -9,6 +9,33 @@ from tui.core.boxtext import visible
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
 
 
+def render_compact(views, orphans, width):
+    """Two lines per training process (small terminals): the figures, then the verdict."""
+    t = Text()
+    for v in views:
+        st = v["stats"] or {}
+        wf = st.get("wait_fraction")
+        head = Text()
+        head.append("pid %s " % visible(v["pid"]), style="bold")
+        if v["gpu"] is not None:
+            head.append("GPU %s " % visible(v["gpu"]), style="dim")
+        head.append("%s batch/s " % fmt.na(st.get("batches_per_s"), "%.1f"))
+        head.append("waiting %s " % fmt.pct(None if wf is None else wf * 100),
+                    style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
+        room = width - head.cell_len
+        if v["cmd"] and room > 8:
+            head.append(visible(v["cmd"], limit=room), style="cyan")
+        t.append_text(head)
+        d = v["diagnosis"]
+        t.append("\n  → " + visible(d.line, limit=max(0, width - 4)) + "\n",
+                 style=VERDICT_STYLE.get(d.verdict, ""))
+    for o in orphans:
+        t.append(visible("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU" % (
+            o["pid"], fmt.na(o.get("cpu"), "%.0f")), limit=width) + "\n", style="bold yellow")
+    t.rstrip()
+    return t
+
+
 def render_loaders(views, orphans=(), width=80):
     t = Text()
     for v in views:
@@ -44,7 +71,7 @@ def render_loaders(views, orphans=(), width=80):
                 t.append(fmt.graph(v["gpu_history"], half, 1)[0], style="green")
             t.append("\n")
         d = v["diagnosis"]
-        t.append("  → " + d.line + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
+        t.append("  → " + visible(d.line) + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
         t.append("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU, %s\n" % (
             visible(o["pid"]), fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
@@ -58,7 +85,9 @@ class LoaderPanel(Static):
     LoaderPanel.shown { display: block; }
     """
 
-    def show(self, views, orphans):
+    def show(self, views, orphans, compact=False):
         self.set_class(bool(views or orphans), "shown")
         if views or orphans:
-            self.update(render_loaders(views, orphans, max(40, self.size.width - 4)))
+            width = max(40, self.size.width - 4)
+            self.update(render_compact(views, orphans, width) if compact
+                        else render_loaders(views, orphans, width))
