@@ -57,7 +57,9 @@ async def test_dashboard_tmux_and_release_screens_with_a_hostile_box(sshbox, tmp
             assert ARGV0_SHOWN in notice
             procs = app.query_one("#procs")
             cmd = procs.get_row_at(0)[-1]
-            assert ARGV0_SHOWN in cmd.plain and "data.paths=[/data/a,/data/b]" in cmd.plain
+            # (cut to the column's width: the start is what must read right)
+            assert cmd.plain.startswith("\\x1b]52;c;aGk=\\x07[@click=app.quit]X[/]")
+            assert [s.style for s in cmd.spans][:1] == ["reverse dim"]  # the escape, marked
             assert "\\x1b]52" in screen
 
             # tmux panel: session and window names are text; clicking the link-name quits nothing

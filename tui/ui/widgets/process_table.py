@@ -4,7 +4,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from tui.core import format as fmt
-from tui.core.layout import MAX_PROC_ROWS, clip, cmd_width, proc_columns
+from tui.core.layout import MAX_PROC_ROWS, cmd_width, proc_columns
 from tui.core.state import PROC_COLUMNS
 from tui.ui.boxtext import box_text
 
