@@ -102,3 +102,23 @@ async def test_checklist_text_with_hostile_artifact_names(sshbox, tmp_path, isol
             assert "bad\\xff\\xfename.pt" in listed  # the bytes shown, the line still there
     finally:
         conn.close()
+
+
+async def test_connect_on_a_real_terminal_never_passes_the_box_s_escapes_through(sshbox, isolated_dirs):
+    """The whole app on a pseudo-terminal: the raw bytes it writes hold the hostile argv
+    only in its visible form; OSC 52 (clipboard), the bidi override and a bare CSI never."""
+    from .test_demo_sandbox import run_in_pty
+    conn = await start_hostile_box(sshbox)
+    try:
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS="160", LINES="45")
+        env.pop("TMUX", None)
+        argv = [sys.executable, "-m", "tui", "connect", "testbox", "--simulate", "adopt",
+                "--ssh-config", sshbox.ssh_config, "--remote-dir", sshbox.remote_dir]
+        code, out = run_in_pty(argv, lambda o: b"aGk=" in o and b"tmux" in o, send=[b"q"],
+                               timeout=90, env=env)
+    finally:
+        conn.close()
+    assert code == 0, out[-2000:]
+    assert b"\\x1b" in out and b"]52;c;aGk=" in out  # drawn as text (the escape styled apart)
+    assert b"\x1b]52;c;aGk=" not in out and OSC52.encode() not in out
+    assert "\u202e".encode() not in out and b"\xc2\x9b" not in out
