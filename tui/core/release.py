@@ -88,7 +88,7 @@ class Release:
         results = []
         i = 0
         while i < len(todo):
-            async with self.session.conn.start_sftp_client() as sftp:
+            async with self.session.file_client() as sftp:
                 while i < len(todo):
                     s = todo[i]
 
@@ -107,7 +107,7 @@ class Release:
                         self.corrupt.discard(s["path"])
                     results.append(r)
                     if r.stalled:
-                        break  # a fresh SFTP channel for the rest
+                        break  # a fresh file channel for the rest
         self.results = results
         return results
 

@@ -220,17 +220,21 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
         return Result(remote, local, "no space", 0, "needs %s, only %s free on the disk of %s "
                       "(keeping %s spare); free some space and download again" % (
                           size_text(need), size_text(free), visible(base), size_text(reserve)))
-    # The box's path as bytes: a name that is not UTF-8 reaches SFTP as it is on the box.
-    remote_b = remote.encode("utf-8", "surrogateescape")
+    # SFTP gets the box's path as bytes: a name that is not UTF-8 arrives as it is on the box.
+    # The probe channel (no SFTP: PTY-only boxes) has no stat and takes the str, surrogates
+    # and all, which the probe turns back into the same bytes.
+    is_sftp = hasattr(sftp, "stat")
+    remote_arg = remote.encode("utf-8", "surrogateescape") if is_sftp else remote
     try:
-        attrs = await asyncio.wait_for(sftp.stat(remote_b), stall_seconds)
-        if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
-            return Result(remote, local, "refused", detail="not a regular file on the box any more "
-                          "(a FIFO or device would block the download)")
+        if is_sftp:
+            attrs = await asyncio.wait_for(sftp.stat(remote_arg), stall_seconds)
+            if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
+                return Result(remote, local, "refused", detail="not a regular file on the box any "
+                              "more (a FIFO or device would block the download)")
         os.makedirs(os.path.dirname(local), exist_ok=True)
         if renamed(remote):
             remember_name(base, local, remote)
-        done, got = await _fetch(sftp, remote_b, part, offset, size, progress, stall_seconds)
+        done, got = await _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds)
     except asyncio.TimeoutError:
         done = _getsize(part)
         return Result(remote, local, "failed", done - offset, "no data from the box for %d s; %s" % (
@@ -267,7 +271,7 @@ def _getsize(path):
         return 0
 
 
-async def _fetch(sftp, remote_b, part, offset, size, progress, stall_seconds):
+async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
     """Append the box's bytes from `offset` to `part`. -> (size reached, sha256 hex).
 
     The hash grows as the bytes arrive (after what a resumed .part already holds)
@@ -281,8 +285,10 @@ async def _fetch(sftp, remote_b, part, offset, size, progress, stall_seconds):
     if progress:
         progress(done, size)
     loop = asyncio.get_running_loop()
-    f = await asyncio.wait_for(sftp.open(remote_b, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS),
-                               stall_seconds)
+    # `async with`, entered by hand to bound the open: SFTP and the probe channel both
+    # hand out an async context manager.
+    opener = sftp.open(remote_arg, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS)
+    f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
     try:
         with open(part, "ab") as out:
 
@@ -305,7 +311,7 @@ async def _fetch(sftp, remote_b, part, offset, size, progress, stall_seconds):
                 await pending
     finally:
         try:  # a stalled server may not answer the close either
-            await asyncio.wait_for(f.close(), 5)
+            await asyncio.wait_for(opener.__aexit__(None, None, None), 5)
         except Exception:  # noqa: BLE001 - the download's own outcome is what matters
             pass
     return done, digest.hexdigest()
