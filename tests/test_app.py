@@ -118,7 +118,8 @@ async def test_unknown_host_key_dialog_trust(untrusted_sshbox):
     box = untrusted_sshbox
     app = untrusted_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        # (composed, not only pushed: the fingerprint is in its last Static)
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen) and app.screen.query("Static"))
         shown = str(app.screen.query("Static").last().render())
         fingerprint = os.popen("ssh-keygen -lf %s.pub" % box.host_key).read().split()[1]
         assert fingerprint in shown

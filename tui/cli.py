@@ -10,8 +10,10 @@ import time
 
 from remote_probe import protocol
 from tui import __version__
+from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.report import (
+    config_for,
     doctor_request,
     procs_from,
     record_contact,
@@ -21,7 +23,21 @@ from tui.core.report import (
 from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
 
-EXIT_OK, EXIT_CONNECT, EXIT_USAGE = 0, 2, 64
+EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
+
+
+def emit(text):
+    """Every line of human output: nothing from the box can act on the terminal."""
+    print(visible(text, keep_newlines=True))
+
+
+def emit_json(doc):
+    """JSON stays JSON: escapes are json's own, and never a bare NaN."""
+    print(json.dumps(json_safe(doc), indent=1, allow_nan=False))
+
+
+def warn(text):
+    print("gputui: %s" % visible(text), file=sys.stderr)
 
 
 def add_box_options(p):
@@ -127,7 +143,7 @@ async def _terminal_trust(exc):
     """`gputui status` on a terminal asks like ssh does; without one it refuses."""
     if not sys.stdin.isatty():
         return False
-    print(str(exc), file=sys.stderr)
+    print(visible(exc, keep_newlines=True), file=sys.stderr)
     answer = await asyncio.get_running_loop().run_in_executor(
         None, lambda: input("Trust this host key and continue (yes/no)? "))
     return answer.strip().lower() in ("y", "yes")
@@ -138,13 +154,14 @@ def run_remote(coro):
     try:
         return asyncio.run(coro)
     except (ssh.ConnectError, FatalError) as exc:
-        print("gputui: %s" % exc, file=sys.stderr)
+        warn(exc)
     except Exception as exc:  # probe errors and timeouts: one line, not a traceback
-        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+        warn("%s: %s" % (exc.__class__.__name__, exc))
     return None
 
 
 def cmd_status(args):
+    cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
                                 asker=asker_of(args)))
@@ -152,11 +169,11 @@ def cmd_status(args):
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
-    doc["billing"] = record_contact(args.host, reply["inventory"])
+    doc["billing"] = record_contact(args.host, reply["inventory"], cfg)
     if args.json:
-        print(json.dumps(doc, indent=1))
+        emit_json(doc)
     else:
-        print(status_text(doc))
+        emit(status_text(doc))
     return EXIT_OK
 
 
@@ -167,11 +184,9 @@ def print_notices(notices):
 
 
 def cmd_doctor(args):
-    from tui.core.config import Config
     from tui.core.preflight import exit_code, run_checks, worst
     from tui.core.providers import resolve
-    cfg = Config.load()
-    host_cfg = cfg.host(args.host)
+    cfg, host_cfg = config_for(args.host)
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
@@ -180,7 +195,7 @@ def cmd_doctor(args):
     if reply is None:
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
-    record_contact(args.host, reply["inventory"])
+    record_contact(args.host, reply["inventory"], cfg)
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
     sample = reply.get("sample") or {}
@@ -188,13 +203,13 @@ def cmd_doctor(args):
     checks = run_checks(facts, host_cfg, preset, dyn)
     code = exit_code(checks)
     if args.json:
-        print(json.dumps({"host": args.host, "verdict": worst(checks), "seconds": round(time.time() - t0, 1),
-                          "checks": [c.__dict__ for c in checks], "facts": facts}, indent=1))
+        emit_json({"host": args.host, "verdict": worst(checks), "seconds": round(time.time() - t0, 1),
+                   "checks": [c.__dict__ for c in checks], "facts": facts})
     else:
         marks = {"pass": "✓", "warn": "!", "fail": "✗"}
         for c in checks:
-            print(" %s %-28s %s" % (marks[c.verdict], c.name[:28], c.reason))
-        print("%s: %s (%.1f s)" % (args.host, worst(checks).upper(), time.time() - t0))
+            emit(" %s %-28s %s" % (marks[c.verdict], visible(c.name, limit=28), visible(c.reason)))
+        emit("%s: %s (%.1f s)" % (args.host, worst(checks).upper(), time.time() - t0))
     return code
 
 
@@ -234,54 +249,69 @@ async def checklist_run(args, host_cfg):
 
 def cmd_checklist(args):
     from tui.core.checklist import exit_code, verdict
-    from tui.core.config import Config
-    host_cfg = Config.load().host(args.host)
+    _, host_cfg = config_for(args.host)
     t0 = time.time()
     result = run_remote(checklist_run(args, host_cfg))
     if result is None:
         return EXIT_CONNECT
     items, rel = result
     if args.json:
-        print(json.dumps({"host": args.host, "verdict": verdict(items), "seconds": round(time.time() - t0, 2),
-                          "download_dir": rel.base, "items": [i.__dict__ for i in items]}, indent=1))
+        emit_json({"host": args.host, "verdict": verdict(items), "seconds": round(time.time() - t0, 2),
+                   "download_dir": rel.base, "items": [i.__dict__ for i in items]})
     else:
         marks = {"pass": "✓", "warn": "!", "fail": "✗"}
         for i in items:
-            print(" %s %-28s %s" % (marks[i.verdict], i.name, i.reason))
+            emit(" %s %-28s %s" % (marks[i.verdict], visible(i.name), visible(i.reason)))
             for d in i.details[:8]:
-                print("      %s" % d)
-        print("%s: %s — %s (%.1f s)" % (args.host, verdict(items).upper(),
+                emit("      %s" % visible(d))
+        emit("%s: %s — %s (%.1f s)" % (args.host, verdict(items).upper(),
                                         "safe to release" if verdict(items) == "pass" else
                                         "not safe to release yet", time.time() - t0))
     return exit_code(items)
 
 
 def cmd_ledger(args):
-    from tui.core.ledger import Ledger, ledger_csv, ledger_table
-    ledger = Ledger()
-    if ledger.notice:
-        print("gputui: %s" % ledger.notice, file=sys.stderr)
-    rows = ledger.sessions()
+    from tui.core.ledger import Ledger, LedgerError, ledger_csv, ledger_table
+    try:
+        ledger = Ledger()
+        if ledger.notice:
+            warn(ledger.notice)
+        rows = ledger.sessions()
+    except LedgerError as exc:  # locked or unreadable: said once, nothing moved
+        warn(exc)
+        return EXIT_FAILED
     if args.json:
-        print(json.dumps(rows, indent=1))
+        emit_json(rows)
     elif args.csv:
         sys.stdout.write(ledger_csv(rows))
     else:
-        print(ledger_table(rows))
+        emit(ledger_table(rows))
     return EXIT_OK
 
 
 def cmd_connect(args):
     from tui.ui.app import GputuiApp
-    GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-              host_label=args.host, remote_python=args.remote_python).run()
-    return EXIT_OK
+    app = GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                    host_label=args.host, remote_python=args.remote_python)
+    app.run()
+    return app_exit(app)
+
+
+def app_exit(app):
+    """The app's exit status: a crash is one line (reason, log path) and not 0."""
+    from tui.core.crash import EXIT_CRASH, crash_line
+    if app is None:
+        return EXIT_FAILED
+    crash = getattr(app, "crash", None)
+    if crash is not None:
+        print(crash_line(crash, getattr(app, "crash_log", None)), file=sys.stderr)
+        return EXIT_CRASH
+    return app.return_code or EXIT_OK
 
 
 def cmd_demo(args):
     from tui.ui.demo import run_demo
-    code = asyncio.run(run_demo(args.scenario))
-    return EXIT_OK if code in (0, None) else code
+    return app_exit(asyncio.run(run_demo(args.scenario)))
 
 
 def unknown_scenario(name):
@@ -297,7 +327,7 @@ def unknown_scenario(name):
 def cmd_scenarios(_args):
     from remote_probe.backends.sim import load_scenario, scenario_names
     for name in scenario_names():
-        print("%-12s %s" % (name, load_scenario(name).get("description", "")))
+        emit("%-12s %s" % (name, load_scenario(name).get("description", "")))
     return EXIT_OK
 
 

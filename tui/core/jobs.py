@@ -3,6 +3,7 @@
 import shlex
 
 from tui.core import format as fmt
+from tui.core.boxtext import visible
 
 
 def pane_rows(sessions, now):
@@ -36,8 +37,11 @@ def attach_argv(target, session_id, ssh_binary="ssh"):
 
 
 def unprotected_advice(job):
-    return ("pid %d `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
-            "survives disconnects." % (job["pid"], (job.get("cmd") or "?")[:60], job["reason"]))
+    """Plain text (box argv made visible); the UI still shows it as Text, never markup:
+    a Hydra override like `data.paths=[/data/a]` is text, not a closing tag."""
+    return ("pid %s `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
+            "survives disconnects." % (visible(job["pid"]), visible(job.get("cmd") or "?", limit=60),
+                                       visible(job.get("reason"))))
 
 
 def safe_session_name(name):

@@ -19,7 +19,9 @@ from remote_probe import protocol
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
+from tui.core.boxtext import visible
 from tui.core.config import Config
+from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.jobs import attach_argv
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
@@ -132,7 +134,28 @@ class GputuiApp(Translated, App):
             ask_trust=self.ask_trust, remote_python=remote_python,
             asker=DialogAsker(self, self.host_key))  # password/passphrase dialogs (issue 9)
         self.stop_daemon_on_exit = stop_daemon_on_exit
+        self.crash = None  # the exception that ended the app, if one did (see _handle_exception)
+        self.crash_log = None
+        self.crash_log_file = None  # where a crash is logged; None: the state dir's crash.log
         self.set_keymap(self.keymap)
+
+    def notify(self, message, *, title="", severity="information", timeout=None, markup=False):
+        """Every toast is plain text: messages carry box text (paths, argv, probe errors),
+        so markup is off and control characters are shown, whoever calls this."""
+        super().notify(visible(message, keep_newlines=True), title=visible(title),
+                       severity=severity, timeout=timeout, markup=False)
+
+    def _handle_exception(self, error):
+        """A crash: the full traceback goes to the crash log, the terminal gets one line
+        (tui.cli.app_exit) and the exit status is not 0. Textual's own handling still runs
+        (it stops the app and lets run_test re-raise in tests); only its multi-screen
+        traceback print is dropped."""
+        if self.crash is None:
+            self.crash = error
+            self.crash_log = write_crash_log(error, self.crash_log_file or crash_log_path())
+            log.error("gputui crashed", exc_info=error)
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
 
     # Bench mode (bench/latency.py): GPUTUI_FRAME_LOG=FILE records, for the first frame written
     # to the terminal after each new sample, "frame_time seq sample_time" (sample->screen).

@@ -4,7 +4,6 @@ It only displays what the app's DashboardState holds and forwards keys to action
 
 import time
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,6 +21,7 @@ from tui.core.layout import compact_loaders, gpu_plan, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui.background import background
+from tui.ui.boxtext import box_text
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
 from tui.ui.widgets.billing_panel import (
     BillingPanel,
@@ -148,7 +148,7 @@ class DashboardScreen(Translated, Screen):
         notice.set_class(text is not None, "shown")
         notice.set_class(kind == "error", "error")
         notice.set_class(kind == "warn", "warn")
-        update_text(notice, Text(text or ""))
+        update_text(notice, box_text(text or ""))  # argv, errors from the box: text, not markup
 
     def refresh_gpus(self):
         st = self.app.state

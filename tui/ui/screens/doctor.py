@@ -10,6 +10,7 @@ from tui.core.i18n import N_, _, ngettext
 from tui.core.preflight import worst
 from tui.ui.translate import Translated
 from tui.ui.background import background
+from tui.ui.boxtext import box_text
 
 PRESS_D = N_(" — press d")
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -44,7 +45,7 @@ class DoctorScreen(Translated, Screen):
     def on_mount(self):
         table = self.query_one("#checks", DataTable)
         table.add_columns("", "CHECK", "RESULT")
-        table.border_title = "Preflight of %s" % self.app.state.host_label
+        table.border_title = box_text("Preflight of %s" % self.app.state.host_label)
         if self.app.preflight_checks is not None:
             self.show(self.app.preflight_checks)
         else:
@@ -56,7 +57,8 @@ class DoctorScreen(Translated, Screen):
         table.clear()
         for c in checks:
             mark, style = MARK[c.verdict]
-            table.add_row(Text(mark, style=style), c.name, Text(c.reason, style=style if c.verdict != "pass" else ""))
+            table.add_row(Text(mark, style=style), box_text(c.name),
+                          box_text(c.reason, style=style if c.verdict != "pass" else ""))
         verdict = worst(checks)
         self.query_one("#doctor-head", Static).update(Text(summary(checks).replace(_(PRESS_D), ""),
                                                            style=MARK[verdict][1]))

@@ -1,5 +1,7 @@
 """Modal screens: help, host-key trust."""
 
+import math
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -8,6 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from tui.core.billing import next_clock_time
+from tui.core.boxtext import visible
+from tui.ui.boxtext import box_text
 
 
 class HelpScreen(ModalScreen[None]):
@@ -45,7 +49,11 @@ class HelpScreen(ModalScreen[None]):
 
 
 class HostKeyScreen(ModalScreen[bool]):
-    """Unknown host key: show the fingerprint, trust only on an explicit yes."""
+    """Unknown host key: show the fingerprint, trust only on an explicit yes.
+
+    "Do not trust" has the focus, so Enter (or a stray key press) never trusts."""
+
+    AUTO_FOCUS = "#no"
 
     BINDINGS = [
         Binding("y", "answer(True)", "Trust and connect", id="hostkey.yes"),
@@ -68,14 +76,14 @@ class HostKeyScreen(ModalScreen[bool]):
         with Vertical():
             yield Label(Text("Unknown host key", style="bold yellow"))
             yield Static(Text.assemble(
-                "gputui has never connected to ", (self.host, "bold"), " before.\n\n",
-                "%s key fingerprint:\n" % self.algorithm,
-                ("  %s\n\n" % self.fingerprint, "bold cyan"),
+                "gputui has never connected to ", (visible(self.host), "bold"), " before.\n\n",
+                "%s key fingerprint:\n" % visible(self.algorithm),
+                ("  %s\n\n" % visible(self.fingerprint), "bold cyan"),
                 "Compare it with the one your provider shows (or `ssh-keygen -lf` on the box).\n"
-                "Trusting adds it to %s." % self.known_hosts_file))
+                "Trusting adds it to %s." % visible(self.known_hosts_file)))
             with Horizontal():
+                yield Button("Do not trust (n)", id="no", variant="primary")
                 yield Button("Trust (y)", id="yes", variant="warning")
-                yield Button("Cancel (n)", id="no", variant="primary")
 
     def on_button_pressed(self, event):
         self.dismiss(event.button.id == "yes")
@@ -131,7 +139,7 @@ class RateScreen(ModalScreen):
         raw = self.query_one("#rate", Input).value.strip()
         try:
             rate = float(raw)
-            if rate < 0:
+            if not math.isfinite(rate) or rate < 0:
                 raise ValueError
         except ValueError:
             self.query_one("#error", Static).update("Enter a price like 2.58 (a number ≥ 0).")
@@ -165,7 +173,7 @@ class AutostopScreen(ModalScreen):
             yield Label(Text("Arm autostop on %s" % self.host, style="bold yellow"))
             yield Static(id="what", content=Text.assemble(
                 "The probe on the box will run, as you on the box:\n\n",
-                ("  %s\n\n" % self.command, "bold"),
+                ("  %s\n\n" % visible(self.command), "bold"),
                 "when a condition below is met, after a %d s warning to every tmux client, "
                 "terminal and this app. It works with your laptop closed. Cancel any time "
                 "with a, or on the box: ~/.cache/gputui/cancel-autostop" % self.grace))
@@ -217,6 +225,9 @@ class AutostopScreen(ModalScreen):
 
 
 class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question. A str question is box text (a session name, an argv, paths):
+    shown through box_text, never as markup; our own styling comes as a Text."""
+
     BINDINGS = [Binding("y", "answer(True)", "Yes", id="confirm.yes"),
                 Binding("n,escape", "answer(False)", "No", id="confirm.no")]
     DEFAULT_CSS = """
@@ -230,7 +241,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question)
+            yield Static(self.question if isinstance(self.question, Text)
+                         else box_text(self.question, keep_newlines=True))
             yield Static(Text("y: yes    n: no", style="bold"))
 
     def action_answer(self, yes):

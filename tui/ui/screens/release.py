@@ -24,6 +24,7 @@ from tui.core.checklist import release_blockers, verdict
 from tui.core.layout import clip
 from tui.core.release import Release
 from tui.ui.background import background
+from tui.ui.boxtext import box_text, join
 from tui.ui.screens.modals import ConfirmScreen
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -44,11 +45,13 @@ class TypeToConfirm(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("Release %s" % self.host, style="bold red"))
-            text = Text.assemble("This runs on the box:\n\n", ("  %s\n\n" % self.command, "bold"))
+            yield Label(box_text("Release %s" % self.host, style="bold red"))
+            text = join("This runs on the box:\n\n", box_text("  %s" % self.command, style="bold"), "\n\n")
             if self.problems:
-                text.append("Waived or open items: %s\n\n" % ", ".join(self.problems), style="yellow")
-            text.append("Type the host name (%s) to confirm:" % self.host)
+                text.append_text(box_text("Waived or open items: %s" % ", ".join(self.problems),
+                                          style="yellow"))
+                text.append("\n\n")
+            text.append_text(box_text("Type the host name (%s) to confirm:" % self.host))
             yield Static(text, id="what")
             yield Input(id="confirm-name")
             with Horizontal():
@@ -68,7 +71,8 @@ class TypeToConfirm(ModalScreen):
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
-            self.query_one("#what", Static).update(Text("The name does not match %r." % self.host, style="bold red"))
+            self.query_one("#what", Static).update(box_text("The name does not match %r." % self.host,
+                                                            style="bold red"))
 
     def action_cancel(self):
         self.dismiss(False)
@@ -124,7 +128,7 @@ class ReleaseScreen(Screen):
     def on_mount(self):
         table = self.query_one("#items", DataTable)
         table.add_columns("", "CHECK", "RESULT", "FIX")
-        table.border_title = "Before releasing %s" % self.app.state.host_label
+        table.border_title = box_text("Before releasing %s" % self.app.state.host_label)
         app = self.app
         self.release = Release(app.host_key, app.session, app.host_cfg, app.billing.preset,
                                app.billing.session_key(app.state.inventory))
@@ -151,10 +155,10 @@ class ReleaseScreen(Screen):
             mark, style = MARK[i.verdict]
             if i.waived:
                 mark, style = "~", "dim"
-            table.add_row(Text(mark, style=style), i.name,
-                          Text(clip(i.reason + (" (waived)" if i.waived else ""), result_w),
-                               style=style if i.verdict != "pass" else ""),
-                          Text(clip(i.fix or "", fix_w), style="dim"), key=i.key)
+            table.add_row(Text(mark, style=style), box_text(i.name),
+                          box_text(i.reason + (" (waived)" if i.waived else ""),
+                                   style=style if i.verdict != "pass" else "", limit=result_w),
+                          box_text(i.fix or "", style="dim", limit=fix_w), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
         v = verdict(self.items)
@@ -170,14 +174,16 @@ class ReleaseScreen(Screen):
             return
         item = self.items[table.cursor_row]
         self.selected = item
-        t = Text()
-        t.append(item.name + ": ", style="bold")
-        t.append(item.reason + "\n")
+        t = box_text(item.name + ": ", style="bold")
+        t.append_text(box_text(item.reason))
+        t.append("\n")
         if item.fix:
             t.append("fix: ", style="bold")
-            t.append(item.fix + "\n", style="cyan")
-        for d in item.details:
-            t.append("  " + d + "\n")
+            t.append_text(box_text(item.fix, style="cyan"))
+            t.append("\n")
+        for d in item.details:  # paths, argv, tmux names from the box
+            t.append_text(box_text("  " + d))
+            t.append("\n")
         self.query_one("#details-text", Static).update(t)
 
     @on(DataTable.RowHighlighted)
@@ -187,7 +193,7 @@ class ReleaseScreen(Screen):
     def busy(self, on, text=None):
         self.query_one("#rel-busy").display = on
         if text:
-            self.query_one("#rel-head", Static).update(text)
+            self.query_one("#rel-head", Static).update(box_text(text))
 
     # -- actions -----------------------------------------------------------------
     @background('Checklist', group="release")
@@ -211,16 +217,21 @@ class ReleaseScreen(Screen):
         total_bar = self.query_one("#total-progress", ProgressBar)
 
         def progress(i, n, path, done, size, total_done, total):
-            self.query_one("#file-label", Label).update("file %d of %d: %s" % (i + 1, n, path))
+            self.query_one("#file-label", Label).update(
+                box_text("file %d of %d: %s" % (i + 1, n, path), limit=200))
             file_bar.update(total=max(1, size), progress=done)
             total_bar.update(total=max(1, total), progress=total_done)
         try:
             results = await self.release.download_missing(progress)
         finally:
             box.remove_class("shown")
+        problem = self.release.space_problem() if results else None
+        if problem:
+            self.app.notify(problem, severity="warning", timeout=20)
         bad = [r for r in results if r.status not in ("downloaded", "resumed", "up to date")]
-        for r in bad:
-            self.app.notify("%s: %s %s" % (r.remote, r.status, r.detail), severity="warning", timeout=15)
+        for r in bad:  # each failure says how to resume or remove its .part (transfer.Result)
+            self.app.notify("%s: %s — %s" % (r.remote, r.status, r.detail), severity="warning",
+                            timeout=20)
         self.app.notify("Downloaded %d file%s to %s" % (len(results) - len(bad), "" if len(results) - len(bad) == 1 else "s",
                                                        self.release.base), timeout=10)
         await self.release.gather()

@@ -7,7 +7,8 @@ from textual.widgets import Static
 
 from remote_probe.protocol import throttle_names
 from tui.core import format as fmt
-from tui.core.layout import GRID_CELL, GpuPlan, clip
+from tui.core.boxtext import visible
+from tui.core.layout import GRID_CELL, GpuPlan
 from tui.ui.widgets.live import update_text
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
@@ -24,11 +25,12 @@ def util_style(util):
 
 
 def _frac(used, total):
-    return used / total if used is not None and total else None
+    return fmt.ratio(used, total)
 
 
 def _short_mib(used, total):
     """'60.3/80.0G' — the VRAM figure that fits one line."""
+    used, total = fmt.finite(used), fmt.finite(total)
     if used is None or not total:
         return "%s/%s" % ("n/a" if used is None else "%.1f" % (used / 1024.0),
                           "n/a" if not total else "%.1fG" % (total / 1024.0))
@@ -55,7 +57,8 @@ def summary_line(index, static, dyn, width):
             name = "MIG " + name
         elif static.get("virt_mode") not in (None, "none", "passthrough"):
             name = "%s %s" % (static["virt_mode"], name)
-        t.append(clip(name, name_w).ljust(name_w) + " ", style="bold cyan")
+        # the name comes from the box (NVML, or whatever answers as nvidia-smi)
+        t.append(visible(name, limit=name_w).ljust(name_w) + " ", style="bold cyan")
     t.append(fmt.bar(None if util is None else util / 100.0, util_w), style=util_style(util))
     t.append("%5s " % fmt.pct(util))
     t.append(fmt.bar(_frac(used, total), mem_w), style="magenta")
@@ -89,17 +92,18 @@ def detail_line(static, dyn):
         fmt.pct(dyn.get("mem_util")), fmt.na(dyn.get("clock_sm"), "%d MHz"),
         fmt.na(dyn.get("clock_mem"), "%d MHz")), style="dim")
     if dyn.get("pstate") is not None:
-        t.append("  P%d" % dyn["pstate"], style="dim")
+        t.append("  %s" % fmt.na(dyn["pstate"], "P%d"), style="dim")
     if dyn.get("fan") is not None:
-        t.append("  fan %d%%" % dyn["fan"], style="dim")
+        t.append("  fan %s" % fmt.na(dyn["fan"], "%d%%"), style="dim")
     reasons = [r for r in throttle_names(dyn.get("throttle")) if r != "idle"]
     if reasons:
         t.append("  throttled: " + ", ".join(reasons), style="bold yellow")
     if dyn.get("ecc_errors"):
-        t.append("  ECC errors: %d uncorrected" % dyn["ecc_errors"], style="bold red")
+        t.append("  ECC errors: %s uncorrected" % fmt.na(dyn["ecc_errors"], "%d"), style="bold red")
     slices = static.get("mig_devices") or []
     if slices:
-        t.append("  slices: " + ", ".join("%s %s" % (m.get("name") or "?", fmt.mib(m.get("mem_total")))
+        t.append("  slices: " + ", ".join("%s %s" % (visible(m.get("name") or "?", limit=30),
+                                                    fmt.mib(m.get("mem_total")))
                                           for m in slices), style="magenta")
     return t
 

@@ -4,7 +4,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.core import format as fmt
-from tui.core.layout import clip
+from tui.core.boxtext import visible
 from tui.ui.widgets.live import update_text
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
@@ -17,21 +17,22 @@ def render_compact(views, orphans, width):
         st = v["stats"] or {}
         wf = st.get("wait_fraction")
         head = Text()
-        head.append("pid %d " % v["pid"], style="bold")
+        head.append("pid %s " % visible(v["pid"]), style="bold")
         if v["gpu"] is not None:
-            head.append("GPU %d " % v["gpu"], style="dim")
+            head.append("GPU %s " % visible(v["gpu"]), style="dim")
         head.append("%s batch/s " % fmt.na(st.get("batches_per_s"), "%.1f"))
         head.append("waiting %s " % fmt.pct(None if wf is None else wf * 100),
                     style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
         room = width - head.cell_len
         if v["cmd"] and room > 8:
-            head.append(clip(v["cmd"], room), style="cyan")
+            head.append(visible(v["cmd"], limit=room), style="cyan")
         t.append_text(head)
         d = v["diagnosis"]
-        t.append("\n  → " + clip(d.line, width - 4) + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
+        t.append("\n  → " + visible(d.line, limit=max(0, width - 4)) + "\n",
+                 style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
-        t.append(clip("orphaned DataLoader worker pid %d (trainer gone) holds %s%% CPU" % (
-            o["pid"], fmt.na(o.get("cpu"), "%.0f")), width) + "\n", style="bold yellow")
+        t.append(visible("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU" % (
+            o["pid"], fmt.na(o.get("cpu"), "%.0f")), limit=width) + "\n", style="bold yellow")
     t.rstrip()
     return t
 
@@ -40,11 +41,11 @@ def render_loaders(views, orphans=(), width=80):
     t = Text()
     for v in views:
         st = v["stats"]
-        t.append("pid %d " % v["pid"], style="bold")
+        t.append("pid %s " % visible(v["pid"]), style="bold")
         if v["cmd"]:
-            t.append(clip(v["cmd"], 40) + " ", style="cyan")
+            t.append(visible(v["cmd"], limit=40) + " ", style="cyan")
         if v["gpu"] is not None:
-            t.append("GPU %d " % v["gpu"], style="dim")
+            t.append("GPU %s " % visible(v["gpu"]), style="dim")
         if st:
             t.append(" %s batch/s  %s samples/s  " % (fmt.na(st.get("batches_per_s"), "%.1f"),
                                                       fmt.na(st.get("samples_per_s"), "%.0f")))
@@ -54,13 +55,13 @@ def render_loaders(views, orphans=(), width=80):
             t.append("  p50 %s p95 %s max %s ms" % (fmt.na(st.get("wait_p50_ms"), "%.0f"),
                                                     fmt.na(st.get("wait_p95_ms"), "%.0f"),
                                                     fmt.na(st.get("wait_max_ms"), "%.0f")), style="dim")
-            t.append("\n  num_workers=%s pin_memory=%s prefetch_factor=%s persistent_workers=%s" % (
+            t.append(visible("\n  num_workers=%s pin_memory=%s prefetch_factor=%s persistent_workers=%s" % (
                 st.get("num_workers"), st.get("pin_memory"), st.get("prefetch_factor"),
-                st.get("persistent_workers")), style="dim")
+                st.get("persistent_workers")), keep_newlines=True), style="dim")
         t.append("\n")
         if v["workers"]:
             t.append("  workers: " + "  ".join(
-                "%d %s%% %s" % (w["pid"], fmt.na(w.get("cpu"), "%.0f"), w.get("state") or "?")
+                "%s %s%% %s" % (visible(w["pid"]), fmt.na(w.get("cpu"), "%.0f"), visible(w.get("state") or "?"))
                 for w in v["workers"][:12]) + "\n", style="dim")
         if v["wait_history"]:
             half = max(10, (width - 16) // 2)
@@ -71,10 +72,10 @@ def render_loaders(views, orphans=(), width=80):
                 t.append(fmt.graph(v["gpu_history"], half, 1)[0], style="green")
             t.append("\n")
         d = v["diagnosis"]
-        t.append("  → " + d.line + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
+        t.append("  → " + visible(d.line) + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
-        t.append("orphaned DataLoader worker pid %d (trainer gone) holds %s%% CPU, %s\n" % (
-            o["pid"], fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
+        t.append("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU, %s\n" % (
+            visible(o["pid"]), fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
     t.rstrip()
     return t
 

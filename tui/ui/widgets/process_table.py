@@ -14,23 +14,25 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.core import format as fmt
-from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, clip, cmd_width, proc_columns
+from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, cmd_width, proc_columns
 from tui.core.state import PROC_COLUMNS
+from tui.ui.boxtext import box_text
 
 
 def row_cells(r, columns=PROC_COLUMNS, cmd_cols=None):
     pid = Text(("⚠ " if r.unprotected else "") + str(r.pid),
                style="bold red" if r.unprotected else ("" if r.local else "yellow"))
-    cmd = r.cmd if cmd_cols is None else clip(r.cmd, cmd_cols)
+    # user and command come from the box: text with control characters shown, never markup
     cells = {
         "pid": pid,
-        "user": r.user or ("host" if not r.local else "?"),
+        "user": box_text(r.user or ("host" if not r.local else "?"), limit=16),
         "gpu": "?" if r.gpu is None else str(r.gpu),
         "gpu_mem": fmt.mib(r.gpu_mem) if r.gpu_mem is not None else ("n/a" if r.kind != "?" else "fd"),
         "cpu": fmt.na(r.cpu, "%.0f"),
         "rss": fmt.mib(r.rss),
         "elapsed": fmt.age(r.elapsed),
-        "cmd": Text(cmd, style="" if r.local else "dim italic"),
+        "cmd": box_text(r.cmd, style="" if r.local else "dim italic",
+                        limit=400 if cmd_cols is None else cmd_cols),
     }
     return tuple(cells[k] for k, _ in columns)
 

@@ -3,6 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.core.layout import fit
 
@@ -26,16 +27,17 @@ STATE_LABELS = (N_("live"), N_("connecting"), N_("starting probe"), N_("deployin
 
 def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None,
                   reconnect=None, clock=None, transport=None, width=None):
-    """The header line; parts drop lowest priority first so it fits `width` (issue 11)."""
+    """The header line; parts drop lowest priority first so it fits `width` (issue 11).
+    Host label, model, provider and driver can come from the box: visible()."""
     parts = [(Text(" gputui ", style="bold reverse"), 1),
-             (Text(" %s " % host_label, style="bold"), 9)]
+             (Text(" %s " % visible(host_label, limit=60), style="bold"), 9)]
     if model:
-        parts.append((Text(" %s " % model, style="cyan"), 4))
+        parts.append((Text(" %s " % visible(model, limit=40), style="cyan"), 4))
     if provider and provider != "unknown provider":
-        parts.append((Text(" %s " % provider, style="magenta"), 2))
+        parts.append((Text(" %s " % visible(provider, limit=30), style="magenta"), 2))
     if driver:
-        parts.append((Text(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""),
-                           style="dim"), 3))
+        parts.append((Text(visible(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""),
+                                   limit=50), style="dim"), 3))
     dot, style = STATE_STYLE.get(state, ("?", ""))
     if state == "reconnecting" and reconnect:
         attempt, left = reconnect
