@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
+from rich.cells import cell_len
 
 from tui.core.boxtext import finite, json_safe, segments, visible
 from tui.ui.boxtext import box_text, join
@@ -98,7 +99,7 @@ def test_property_visible_is_inert_idempotent_and_bounded(s, limit):
     out.encode("utf-8")  # printable on any UTF-8 terminal, no surrogate left
     assert visible(out, limit=limit) == out
     if limit is not None:
-        assert len(out) <= limit
+        assert cell_len(out) <= limit  # terminal columns (CJK: two, combining marks: none)
     if limit is None:
         assert box_text(s).plain == out
 
@@ -128,3 +129,10 @@ def test_property_json_safe_always_dumps(doc):
             for v in x:
                 yield from floats(v)
     assert all(math.isfinite(f) for f in floats(json.loads(text)))
+
+
+def test_limit_counts_terminal_columns_for_cjk_text():
+    # a Chinese path from the box: 2 columns per character, cut on a character boundary
+    out = visible("/root/数据集/训练集", limit=12)
+    assert out == "/root/数据…" and cell_len(out) <= 12
+    assert visible("显存", limit=4) == "显存"

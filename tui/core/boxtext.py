@@ -23,6 +23,8 @@ are escaped by `json.dumps` itself), but numbers that are not finite become null
 import math
 import unicodedata
 
+from rich.cells import cell_len  # terminal columns: CJK characters take two (issue 14)
+
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 SEPARATORS = frozenset("\u2028\u2029")
 ELLIPSIS = "…"
@@ -83,30 +85,34 @@ def as_text(value):
 def visible(value, limit=None, keep_newlines=False):
     """Box text as a plain str a terminal cannot act on. Idempotent.
 
-    limit: at most this many characters of the *result*, ending with '…' when cut
-    (an escape is never cut in half)."""
+    limit: at most this many terminal columns of the *result* (CJK characters take two),
+    ending with '…' when cut (an escape is never cut in half)."""
     text = as_text(value)
     if not any(is_unsafe(ch) for ch in text):
         parts = [(text, False)]
     else:
         parts = segments(text, keep_newlines)
     out = "".join(part for part, _ in parts)
-    if limit is not None and len(out) > limit:
+    if limit is not None and cell_len(out) > limit:
         out = clip(parts, limit)
     return out
 
 
 def clip(parts, limit):
-    """Join (text, is_escape) runs into at most `limit` characters, '…' at the end."""
+    """Join (text, is_escape) runs into at most `limit` columns, '…' at the end."""
     room = max(0, limit - 1)
     out = []
     for part, is_escape in parts:
-        if len(part) <= room:
+        if cell_len(part) <= room:
             out.append(part)
-            room -= len(part)
+            room -= cell_len(part)
             continue
         if not is_escape:
-            out.append(part[:room])
+            for ch in part:  # a double-width character straddling the edge is left out
+                room -= cell_len(ch)
+                if room < 0:
+                    break
+                out.append(ch)
         break
     return "".join(out) + ELLIPSIS
 
