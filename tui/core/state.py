@@ -8,14 +8,14 @@ import time
 from typing import Dict, List, Optional
 
 from remote_probe import protocol
-from tui.core.i18n import _
+from tui.core.i18n import N_, _
 
 HISTORY = 600  # samples of history kept for the graphs (10 min at 1 Hz)
 
 # Columns of the process table: (key, title). Sorting uses the key.
 PROC_COLUMNS = (
-    ("pid", "PID"), ("user", "USER"), ("gpu", "GPU"), ("gpu_mem", "GPU MEM"),
-    ("cpu", "CPU%"), ("rss", "RSS"), ("elapsed", "ELAPSED"), ("cmd", "COMMAND"),
+    ("pid", N_("PID")), ("user", N_("USER")), ("gpu", N_("GPU")), ("gpu_mem", N_("GPU MEM")),
+    ("cpu", N_("CPU%")), ("rss", N_("RSS")), ("elapsed", N_("ELAPSED")), ("cmd", N_("COMMAND")),
 )
 SORT_KEYS = tuple(k for k, _ in PROC_COLUMNS)
 

@@ -8,7 +8,8 @@ from textual.widgets import Static
 from remote_probe.protocol import throttle_names
 from tui.core import format as fmt
 from tui.core.boxtext import visible
-from tui.core.layout import GRID_CELL, GpuPlan
+from tui.core.i18n import _, ngettext
+from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
 from tui.ui.widgets.live import update_text
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
@@ -58,7 +59,7 @@ def summary_line(index, static, dyn, width):
         elif static.get("virt_mode") not in (None, "none", "passthrough"):
             name = "%s %s" % (static["virt_mode"], name)
         # the name comes from the box (NVML, or whatever answers as nvidia-smi)
-        t.append(visible(name, limit=name_w).ljust(name_w) + " ", style="bold cyan")
+        t.append(pad(visible(name, limit=name_w), name_w) + " ", style="bold cyan")
     t.append(fmt.bar(None if util is None else util / 100.0, util_w), style=util_style(util))
     t.append("%5s " % fmt.pct(util))
     t.append(fmt.bar(_frac(used, total), mem_w), style="magenta")
@@ -70,39 +71,41 @@ def summary_line(index, static, dyn, width):
 
 def graph_lines(history, width, height):
     """The utilization history with its scale (0–100 %) and time span labelled."""
-    label_w, time_w = 5, 15  # "100% " on the left, "  last 12:03:04" on the right
+    util_label = _("util")
+    # "100% " on the left, "  last 12:03:04" on the right; labels measured in columns (CJK)
+    label_w, time_w = max(5, cell_len(util_label) + 1), 15
     span = max(4, width - label_w - time_w)
     rows = fmt.graph(history, span, height=height)
     seconds = min(len(history), span) * HISTORY_SECONDS_PER_COLUMN
     out = []
     for i, row in enumerate(rows):
         if height == 1:
-            label = "util"
+            label = util_label
         else:
             label = "100%" if i == 0 else ("  0%" if i == height - 1 else "")
-        out.append((label.rjust(4) + " ", row))
-    last = "  last %s" % fmt.duration(seconds) if seconds else "  no history yet"
+        out.append((" " * (label_w - 1 - cell_len(label)) + label + " ", row))
+    last = _("  last %s") % fmt.duration(seconds) if seconds else _("  no history yet")
     return out, last
 
 
 def detail_line(static, dyn):
     """Secondary facts: memory bandwidth, clocks, P-state, fan, throttling, ECC, MIG slices."""
     t = Text("   ")
-    t.append("mem-bw %s  SM %s  MEM %s" % (
+    t.append(_("mem-bw %s  SM %s  MEM %s") % (
         fmt.pct(dyn.get("mem_util")), fmt.na(dyn.get("clock_sm"), "%d MHz"),
         fmt.na(dyn.get("clock_mem"), "%d MHz")), style="dim")
     if dyn.get("pstate") is not None:
         t.append("  %s" % fmt.na(dyn["pstate"], "P%d"), style="dim")
     if dyn.get("fan") is not None:
-        t.append("  fan %s" % fmt.na(dyn["fan"], "%d%%"), style="dim")
+        t.append(_("  fan %s") % fmt.na(dyn["fan"], "%d%%"), style="dim")
     reasons = [r for r in throttle_names(dyn.get("throttle")) if r != "idle"]
     if reasons:
-        t.append("  throttled: " + ", ".join(reasons), style="bold yellow")
+        t.append(_("  throttled: ") + ", ".join(reasons), style="bold yellow")
     if dyn.get("ecc_errors"):
-        t.append("  ECC errors: %s uncorrected" % fmt.na(dyn["ecc_errors"], "%d"), style="bold red")
+        t.append(_("  ECC errors: %s uncorrected") % fmt.na(dyn["ecc_errors"], "%d"), style="bold red")
     slices = static.get("mig_devices") or []
     if slices:
-        t.append("  slices: " + ", ".join("%s %s" % (visible(m.get("name") or "?", limit=30),
+        t.append(_("  slices: ") + ", ".join("%s %s" % (visible(m.get("name") or "?", limit=30),
                                                     fmt.mib(m.get("mem_total")))
                                           for m in slices), style="magenta")
     return t
@@ -161,5 +164,5 @@ class GpuPanel(Static):
     def show(self, statics, dyns, histories, plan):
         width = max(20, self.size.width - 4) if self.size.width else 76
         text = render_gpus(statics, dyns, histories, width, plan)
-        self.border_subtitle = ("%d GPUs" % len(dyns)) if len(dyns) > 1 else ""
+        self.border_subtitle = (ngettext("%d GPU", "%d GPUs", len(dyns)) % len(dyns)) if len(dyns) > 1 else ""
         update_text(self, text)  # an unchanged sample costs no repaint

@@ -5,6 +5,7 @@ from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
+from tui.core.i18n import _
 from tui.ui.widgets.live import update_text
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
@@ -20,8 +21,8 @@ def render_compact(views, orphans, width):
         head.append("pid %s " % visible(v["pid"]), style="bold")
         if v["gpu"] is not None:
             head.append("GPU %s " % visible(v["gpu"]), style="dim")
-        head.append("%s batch/s " % fmt.na(st.get("batches_per_s"), "%.1f"))
-        head.append("waiting %s " % fmt.pct(None if wf is None else wf * 100),
+        head.append(_("%s batch/s ") % fmt.na(st.get("batches_per_s"), "%.1f"))
+        head.append(_("waiting %s ") % fmt.pct(None if wf is None else wf * 100),
                     style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
         room = width - head.cell_len
         if v["cmd"] and room > 8:
@@ -31,7 +32,7 @@ def render_compact(views, orphans, width):
         t.append("\n  → " + visible(d.line, limit=max(0, width - 4)) + "\n",
                  style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
-        t.append(visible("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU" % (
+        t.append(visible(_("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU") % (
             o["pid"], fmt.na(o.get("cpu"), "%.0f")), limit=width) + "\n", style="bold yellow")
     t.rstrip()
     return t
@@ -47,10 +48,10 @@ def render_loaders(views, orphans=(), width=80):
         if v["gpu"] is not None:
             t.append("GPU %s " % visible(v["gpu"]), style="dim")
         if st:
-            t.append(" %s batch/s  %s samples/s  " % (fmt.na(st.get("batches_per_s"), "%.1f"),
+            t.append(_(" %s batch/s  %s samples/s  ") % (fmt.na(st.get("batches_per_s"), "%.1f"),
                                                       fmt.na(st.get("samples_per_s"), "%.0f")))
             wf = st.get("wait_fraction")
-            t.append("waiting %s" % fmt.pct(None if wf is None else wf * 100),
+            t.append(_("waiting %s") % fmt.pct(None if wf is None else wf * 100),
                      style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
             t.append("  p50 %s p95 %s max %s ms" % (fmt.na(st.get("wait_p50_ms"), "%.0f"),
                                                     fmt.na(st.get("wait_p95_ms"), "%.0f"),
@@ -60,12 +61,12 @@ def render_loaders(views, orphans=(), width=80):
                 st.get("persistent_workers")), keep_newlines=True), style="dim")
         t.append("\n")
         if v["workers"]:
-            t.append("  workers: " + "  ".join(
+            t.append(_("  workers: ") + "  ".join(
                 "%s %s%% %s" % (visible(w["pid"]), fmt.na(w.get("cpu"), "%.0f"), visible(w.get("state") or "?"))
                 for w in v["workers"][:12]) + "\n", style="dim")
         if v["wait_history"]:
             half = max(10, (width - 16) // 2)
-            t.append("  wait ", style="dim")
+            t.append(_("  wait "), style="dim")
             t.append(fmt.graph([x * 100 for x in v["wait_history"]], half, 1)[0], style="red")
             if v["gpu_history"]:
                 t.append("  gpu ", style="dim")
@@ -74,7 +75,7 @@ def render_loaders(views, orphans=(), width=80):
         d = v["diagnosis"]
         t.append("  → " + visible(d.line) + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
-        t.append("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU, %s\n" % (
+        t.append(_("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU, %s\n") % (
             visible(o["pid"]), fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
     t.rstrip()
     return t

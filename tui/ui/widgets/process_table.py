@@ -14,6 +14,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.core import format as fmt
+from tui.core.i18n import _, ngettext
 from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, cmd_width, proc_columns
 from tui.core.state import PROC_COLUMNS
 from tui.ui.boxtext import box_text
@@ -90,13 +91,13 @@ class ProcessTable(ScrollView, can_focus=True):
         layout = (columns, width)
         if layout != self._layout:
             self._layout = layout
-            self.columns = {k: Column(k, t, PROC_WIDTHS.get(k, cmd_cols)) for k, t in columns}
+            self.columns = {k: Column(k, _(t), PROC_WIDTHS.get(k, cmd_cols)) for k, t in columns}
             self._strips.clear()
             self._sort = None
         if self._sort != (sort_key, reverse):
             self._sort = (sort_key, reverse)
             for key, col in self.columns.items():
-                title = dict(PROC_COLUMNS)[key]
+                title = _(dict(PROC_COLUMNS)[key])
                 col.label = Text(title + ((" ▼" if reverse else " ▲") if key == sort_key else ""))
             self.refresh_line(0)
         selected = self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
@@ -119,11 +120,11 @@ class ProcessTable(ScrollView, can_focus=True):
         if changed:
             self.refresh()  # only rows whose cells changed are rendered again (see _row_strip)
         if not rows:
-            self.border_subtitle = "no GPU processes"
+            self.border_subtitle = _("no GPU processes")
         elif len(rows) > len(drawn):
-            self.border_subtitle = "%d processes, first %d shown" % (len(rows), len(drawn))
+            self.border_subtitle = _("%d processes, first %d shown") % (len(rows), len(drawn))
         else:
-            self.border_subtitle = "%d processes" % len(rows)
+            self.border_subtitle = ngettext("%d process", "%d processes", len(rows)) % len(rows)
 
     # -- rendering -------------------------------------------------------------------
     def _line(self, cells):
