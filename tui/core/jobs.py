@@ -4,6 +4,7 @@ import shlex
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
+from tui.core.i18n import N_, _
 
 
 def pane_rows(sessions, now):
@@ -39,8 +40,8 @@ def attach_argv(target, session_id, ssh_binary="ssh"):
 def unprotected_advice(job):
     """Plain text (box argv made visible); the UI still shows it as Text, never markup:
     a Hydra override like `data.paths=[/data/a]` is text, not a closing tag."""
-    return ("pid %s `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
-            "survives disconnects." % (visible(job["pid"]), visible(job.get("cmd") or "?", limit=60),
+    return (_("pid %s `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
+              "survives disconnects.") % (visible(job["pid"]), visible(job.get("cmd") or "?", limit=60),
                                        visible(job.get("reason"))))
 
 
@@ -48,7 +49,7 @@ def safe_session_name(name):
     """tmux forbids ':' and '.' in session names; say so instead of letting tmux mangle them."""
     name = name.strip()
     if not name:
-        return None, "a job needs a name"
+        return None, N_("a job needs a name")
     if any(c in name for c in ":."):
-        return None, "tmux session names cannot contain ':' or '.'"
+        return None, N_("tmux session names cannot contain ':' or '.'")
     return name, None

@@ -13,15 +13,17 @@ from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
 from tui.core.boxtext import visible
+from tui.core.i18n import N_, _
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS
 from tui.ui.background import background
 from tui.ui.boxtext import ansi_text, box_text, plain
 from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.translate import Translated
 
 PREVIEW_EVERY = 1.0
-COLUMNS = (("session", "SESSION"), ("window", "WINDOW"), ("pane", "PANE"),
-           ("command", "COMMAND"), ("elapsed", "RUNNING"), ("attached", "ATT"))
+COLUMNS = (("session", N_("SESSION")), ("window", N_("WINDOW")), ("pane", N_("PANE")),
+           ("command", N_("COMMAND")), ("elapsed", N_("RUNNING")), ("attached", N_("ATT")))
 
 
 def default_hand_off(app, argv):
@@ -33,10 +35,10 @@ def default_hand_off(app, argv):
         return subprocess.call(argv)
 
 
-class JobScreen(ModalScreen):
+class JobScreen(Translated, ModalScreen):
     """New job: name, working directory, command."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="job.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="job.cancel")]
     DEFAULT_CSS = """
     JobScreen { align: center middle; }
     JobScreen > Vertical { width: 80; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
@@ -44,7 +46,7 @@ class JobScreen(ModalScreen):
     JobScreen #error { color: $error; height: auto; }
     """
 
-    def __init__(self, title="New job in tmux", name="", cwd="~", command="", rename=False):
+    def __init__(self, title=N_("New job in tmux"), name="", cwd="~", command="", rename=False):
         super().__init__()
         self.title_text, self.rename = title, rename
         self.values = (name, cwd, command)
@@ -52,18 +54,18 @@ class JobScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         name, cwd, command = self.values
         with Vertical():
-            yield Label(Text(self.title_text, style="bold"))
-            yield Label("Session name:")
+            yield Label(Text(_(self.title_text), style="bold"))
+            yield Label(_("Session name:"))
             yield Input(value=plain(name), id="name")
             if not self.rename:
-                yield Label("Working directory on the box:")
+                yield Label(_("Working directory on the box:"))
                 yield Input(value=cwd, id="cwd")
-                yield Label("Command (runs detached; survives any disconnect):")
+                yield Label(_("Command (runs detached; survives any disconnect):"))
                 yield Input(value=command, id="command", placeholder="python train.py --epochs 90")
             yield Static(id="error")
             with Horizontal():
-                yield Button("OK", id="ok", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+                yield Button(_("OK"), id="ok", variant="primary")
+                yield Button(_("Cancel (esc)"), id="cancel")
 
     def on_input_submitted(self, _event):
         self._ok()
@@ -77,14 +79,14 @@ class JobScreen(ModalScreen):
     def _ok(self):
         name, problem = safe_session_name(self.query_one("#name", Input).value)
         if problem:
-            self.query_one("#error", Static).update(problem)
+            self.query_one("#error", Static).update(_(problem))
             return
         if self.rename:
             self.dismiss({"name": name})
             return
         command = self.query_one("#command", Input).value.strip()
         if not command:
-            self.query_one("#error", Static).update("what should the job run?")
+            self.query_one("#error", Static).update(_("what should the job run?"))
             return
         self.dismiss({"name": name, "cwd": self.query_one("#cwd", Input).value.strip() or "~",
                       "command": command})
@@ -93,18 +95,18 @@ class JobScreen(ModalScreen):
         self.dismiss(None)
 
 
-class TmuxScreen(Screen):
+class TmuxScreen(Translated, Screen):
     BINDINGS = [
-        Binding("escape,t", "app.pop_screen", "Back", id="tmux.back", tooltip="Back to the dashboard"),
-        Binding("n", "new_job", "New job", id="tmux.new", tooltip="Start a command in a new detached tmux session"),
-        Binding("enter", "attach", "Attach", id="tmux.attach", tooltip="Hand the terminal to tmux attach; detach (C-b d) to come back"),
-        Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip="Send Ctrl-C to the selected pane"),
-        Binding("k", "kill", "Kill", id="tmux.kill", tooltip="Kill the selected session"),
-        Binding("R", "rename", "Rename", id="tmux.rename", tooltip="Rename the selected session"),
-        Binding("m", "move", "Move into tmux", id="tmux.move", show=False,
-                tooltip="Move an unprotected job into a new tmux session with reptyr"),
-        Binding("i", "install", "Install tmux", id="tmux.install", show=False,
-                tooltip="Install tmux on the box (when it is missing)"),
+        Binding("escape,t", "app.pop_screen", N_("Back"), id="tmux.back", tooltip=N_("Back to the dashboard")),
+        Binding("n", "new_job", N_("New job"), id="tmux.new", tooltip=N_("Start a command in a new detached tmux session")),
+        Binding("enter", "attach", N_("Attach"), id="tmux.attach", tooltip=N_("Hand the terminal to tmux attach; detach (C-b d) to come back")),
+        Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip=N_("Send Ctrl-C to the selected pane")),
+        Binding("k", "kill", N_("Kill"), id="tmux.kill", tooltip=N_("Kill the selected session")),
+        Binding("R", "rename", N_("Rename"), id="tmux.rename", tooltip=N_("Rename the selected session")),
+        Binding("m", "move", N_("Move into tmux"), id="tmux.move", show=False,
+                tooltip=N_("Move an unprotected job into a new tmux session with reptyr")),
+        Binding("i", "install", N_("Install tmux"), id="tmux.install", show=False,
+                tooltip=N_("Install tmux on the box (when it is missing)")),
     ]
     DEFAULT_CSS = """
     TmuxScreen #tmux-left { width: 1fr; }
@@ -130,9 +132,9 @@ class TmuxScreen(Screen):
     def on_mount(self):
         table = self.query_one("#panes", DataTable)
         for key, title in COLUMNS:
-            table.add_column(title, key=key)
-        table.border_title = box_text("tmux sessions on %s" % self.app.state.host_label)
-        self.query_one("#preview-box").border_title = "preview"
+            table.add_column(_(title), key=key)
+        table.border_title = box_text(_("tmux sessions on %s") % self.app.state.host_label)
+        self.query_one("#preview-box").border_title = _("preview")
         self.refresh_panes()
         self.set_interval(PREVIEW_EVERY, self.refresh_preview)
         self.refresh_preview()
@@ -172,18 +174,18 @@ class TmuxScreen(Screen):
             t.append("%s. " % visible(error), style="bold yellow")
             install = ((st.jobs or {}).get("tmux") or {}).get("install") or {}
             if install.get("argv"):
-                t.append("Install with `%s`" % visible(" ".join(install["argv"])))
-                t.append(" — press i" if install.get("can_run") else " (%s)" % visible(install.get("why")),
+                t.append(_("Install with `%s`") % visible(" ".join(install["argv"])))
+                t.append(_(" — press i") if install.get("can_run") else " (%s)" % visible(install.get("why")),
                          style="bold" if install.get("can_run") else "dim")
             t.append("\n")
         elif not st.tmux_sessions():
-            t.append("No tmux sessions on the box. Press n to start a job that survives disconnects.\n",
+            t.append(_("No tmux sessions on the box. Press n to start a job that survives disconnects.\n"),
                      style="dim")
         for job in st.unprotected():
             t.append("⚠ " + unprotected_advice(job) + "\n", style="bold red")
         if st.unprotected() and (st.jobs or {}).get("reptyr"):
-            t.append("reptyr is installed on the box: press m to move pid %d into a new tmux "
-                     "session (needs ptrace: root, or kernel.yama.ptrace_scope = 0).\n"
+            t.append(_("reptyr is installed on the box: press m to move pid %d into a new tmux "
+                       "session (needs ptrace: root, or kernel.yama.ptrace_scope = 0).\n")
                      % st.unprotected()[0]["pid"])
         t.rstrip()
         self.query_one("#tmux-notice", Static).update(t)
@@ -205,12 +207,12 @@ class TmuxScreen(Screen):
         if not self.is_open():
             return
         if self.selected is None:
-            self.query_one("#preview", Static).update(Text("(no pane)", style="dim"))
+            self.query_one("#preview", Static).update(Text(_("(no pane)"), style="dim"))
             return
         try:
             reply = await self.app.session.request(protocol.TMUX_CAPTURE, pane=self.selected, lines=300)
         except REQUEST_ERRORS as exc:  # shown in the preview: it is the preview's content
-            self.query_one("#preview", Static).update(box_text("preview unavailable: %s" % exc, style="dim"))
+            self.query_one("#preview", Static).update(box_text(_("preview unavailable: %s") % exc, style="dim"))
             return
         self.preview_text = reply.get("text", "")
         if not self.is_open():
@@ -218,7 +220,7 @@ class TmuxScreen(Screen):
         box = self.query_one("#preview-box", VerticalScroll)
         at_bottom = box.scroll_y >= box.max_scroll_y - 1
         self.query_one("#preview", Static).update(ansi_text(self.preview_text.rstrip("\n")))
-        self.query_one("#preview-box").border_title = box_text("preview of %s" % self.selected)
+        self.query_one("#preview-box").border_title = box_text(_("preview of %s") % self.selected)
         if at_bottom:
             box.call_after_refresh(box.scroll_end, animate=False)
 
@@ -251,7 +253,7 @@ class TmuxScreen(Screen):
     async def action_new_job(self):
         answer = await self.app.push_screen_wait(JobScreen())
         if answer:
-            reply = await self._request(protocol.TMUX_NEW, done="Started %s" % answer["name"],
+            reply = await self._request(protocol.TMUX_NEW, done=_("Started %s") % answer["name"],
                                         dlhook=True, **answer)
             if reply:
                 self.selected = reply.get("pane")
@@ -265,44 +267,44 @@ class TmuxScreen(Screen):
         argv = self.app.attach_argv(s["id"])
         code = self.app.hand_off_terminal(self.app, argv)
         if code not in (0, None):
-            self.app.notify("`%s` exited with %s" % (" ".join(argv), code), severity="warning")
+            self.app.notify(_("`%s` exited with %s") % (" ".join(argv), code), severity="warning")
         await self.reload()
 
     @background('Ctrl-C', group="tmux-action")
     async def action_interrupt(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
-                "Send Ctrl-C to pane %s of session '%s'?" % (self.selected, s["name"]))):
-            await self._request(protocol.TMUX_INTERRUPT, done="Ctrl-C sent", pane=self.selected)
+                _("Send Ctrl-C to pane %s of session '%s'?") % (self.selected, s["name"]))):
+            await self._request(protocol.TMUX_INTERRUPT, done=_("Ctrl-C sent"), pane=self.selected)
 
     @background('Kill session', group="tmux-action")
     async def action_kill(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
-                "Kill tmux session '%s' and everything running in it?" % s["name"])):
-            await self._request(protocol.TMUX_KILL, done="Killed %s" % s["name"], session=s["id"])
+                _("Kill tmux session '%s' and everything running in it?") % s["name"])):
+            await self._request(protocol.TMUX_KILL, done=_("Killed %s") % s["name"], session=s["id"])
 
     @background('Rename', group="tmux-action")
     async def action_rename(self):
         s = self._session_of(self.selected)
         if s is None:
             return
-        answer = await self.app.push_screen_wait(JobScreen("Rename session", name=s["name"], rename=True))
+        answer = await self.app.push_screen_wait(JobScreen(N_("Rename session"), name=s["name"], rename=True))
         if answer:
-            await self._request(protocol.TMUX_RENAME, done="Renamed to %s" % answer["name"],
+            await self._request(protocol.TMUX_RENAME, done=_("Renamed to %s") % answer["name"],
                                 session=s["id"], name=answer["name"])
 
     @background('Move into tmux', group="tmux-action")
     async def action_move(self):
         jobs = self.app.state.unprotected()
         if not jobs or not (self.app.state.jobs or {}).get("reptyr"):
-            self.app.notify("Nothing to move (no unprotected job, or reptyr is not on the box)")
+            self.app.notify(_("Nothing to move (no unprotected job, or reptyr is not on the box)"))
             return
         pid = jobs[0]["pid"]
         if await self.app.push_screen_wait(ConfirmScreen(
-                "Move pid %d (`%s`) into a new tmux session with reptyr? reptyr attaches with "
-                "ptrace; the job keeps running, now safe from disconnects." % (pid, jobs[0]["cmd"][:50]))):
-            await self._request(protocol.TMUX_NEW, done="Moving pid %d into tmux" % pid,
+                _("Move pid %d (`%s`) into a new tmux session with reptyr? reptyr attaches with "
+                  "ptrace; the job keeps running, now safe from disconnects.") % (pid, jobs[0]["cmd"][:50]))):
+            await self._request(protocol.TMUX_NEW, done=_("Moving pid %d into tmux") % pid,
                                 name="moved-%d" % pid, command="reptyr %d" % pid)
 
     @background('Install tmux', group="tmux-action")
@@ -311,6 +313,6 @@ class TmuxScreen(Screen):
         if not install.get("argv") or not install.get("can_run"):
             return
         if await self.app.push_screen_wait(ConfirmScreen(
-                "Run `%s` on the box?" % " ".join(install["argv"]))):
-            self.app.notify("Installing tmux…", timeout=5)
-            await self._request(protocol.TMUX_INSTALL, done="tmux installed")
+                _("Run `%s` on the box?") % " ".join(install["argv"]))):
+            self.app.notify(_("Installing tmux…"), timeout=5)
+            await self._request(protocol.TMUX_INSTALL, done=_("tmux installed"))
