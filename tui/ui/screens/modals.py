@@ -11,13 +11,15 @@ from textual.widgets import Button, Label, Static
 
 from tui.core.billing import next_clock_time
 from tui.core.boxtext import visible
+from tui.core.i18n import N_, _
 from tui.ui.boxtext import box_text
+from tui.ui.translate import Translated
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Translated, ModalScreen[None]):
     """Every key of the current screen, with what it does."""
 
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close")]
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", N_("Close"), id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 76; max-width: 100%; max-height: 80%; border: thick $primary;
@@ -31,15 +33,15 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         t = Text()
-        t.append("gputui — keys\n\n", style="bold")
+        t.append(_("gputui — keys\n\n"), style="bold")
         for key, description, tooltip in self.keys:
-            t.append(" %-10s" % key, style="bold cyan")
+            t.append(" %-10s" % key, style="bold cyan")  # key names: ASCII
             t.append(" %s" % description)
             if tooltip:
                 t.append("  — %s" % tooltip, style="dim")
             t.append("\n")
         t.append("\n ctrl+p     ", style="bold cyan")
-        t.append("command palette: every action by name\n")
+        t.append(_("command palette: every action by name\n"))
         t.append("\n" + self.about, style="dim")
         with VerticalScroll():
             yield Static(t, id="help-text")
@@ -48,7 +50,7 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class HostKeyScreen(ModalScreen[bool]):
+class HostKeyScreen(Translated, ModalScreen[bool]):
     """Unknown host key: show the fingerprint, trust only on an explicit yes.
 
     "Do not trust" has the focus, so Enter (or a stray key press) never trusts."""
@@ -56,8 +58,8 @@ class HostKeyScreen(ModalScreen[bool]):
     AUTO_FOCUS = "#no"
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Trust and connect", id="hostkey.yes"),
-        Binding("n,escape", "answer(False)", "Do not trust", id="hostkey.no"),
+        Binding("y", "answer(True)", N_("Trust and connect"), id="hostkey.yes"),
+        Binding("n,escape", "answer(False)", N_("Do not trust"), id="hostkey.no"),
     ]
     DEFAULT_CSS = """
     HostKeyScreen { align: center middle; }
@@ -74,16 +76,16 @@ class HostKeyScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("Unknown host key", style="bold yellow"))
+            yield Label(Text(_("Unknown host key"), style="bold yellow"))
             yield Static(Text.assemble(
-                "gputui has never connected to ", (visible(self.host), "bold"), " before.\n\n",
-                "%s key fingerprint:\n" % visible(self.algorithm),
+                _("gputui has never connected to "), (visible(self.host), "bold"), _(" before.\n\n"),
+                _("%s key fingerprint:\n") % visible(self.algorithm),
                 ("  %s\n\n" % visible(self.fingerprint), "bold cyan"),
-                "Compare it with the one your provider shows (or `ssh-keygen -lf` on the box).\n"
-                "Trusting adds it to %s." % visible(self.known_hosts_file)))
+                _("Compare it with the one your provider shows (or `ssh-keygen -lf` on the box).\n"
+                  "Trusting adds it to %s.") % visible(self.known_hosts_file)))
             with Horizontal():
-                yield Button("Do not trust (n)", id="no", variant="primary")
-                yield Button("Trust (y)", id="yes", variant="warning")
+                yield Button(_("Do not trust (n)"), id="no", variant="primary")
+                yield Button(_("Trust (y)"), id="yes", variant="warning")
 
     def on_button_pressed(self, event):
         self.dismiss(event.button.id == "yes")
@@ -92,10 +94,10 @@ class HostKeyScreen(ModalScreen[bool]):
         self.dismiss(bool(yes))
 
 
-class RateScreen(ModalScreen):
+class RateScreen(Translated, ModalScreen):
     """Enter what the box costs; remembered per host in the config."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="rate.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="rate.cancel")]
     DEFAULT_CSS = """
     RateScreen { align: center middle; }
     RateScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
@@ -110,20 +112,20 @@ class RateScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         from textual.widgets import Input, Select
         with Vertical():
-            yield Label(Text("What does %s cost?" % self.host, style="bold"))
-            yield Label("Price per hour for the whole box:")
-            yield Input(value="" if self.rate is None else str(self.rate), placeholder="e.g. 2.58",
+            yield Label(Text(_("What does %s cost?") % self.host, style="bold"))
+            yield Label(_("Price per hour for the whole box:"))
+            yield Input(value="" if self.rate is None else str(self.rate), placeholder=_("e.g. 2.58"),
                         id="rate", type="number")
-            yield Label("Currency (CNY, USD, EUR, …):")
+            yield Label(_("Currency (CNY, USD, EUR, …):"))
             yield Input(value=self.currency, id="currency", max_length=4)
-            yield Label("The provider bills per:")
-            yield Select([("second", "second"), ("minute", "minute"),
-                          ("started hour (rounded up)", "hour")],
+            yield Label(_("The provider bills per:"))
+            yield Select([(_("second"), "second"), (_("minute"), "minute"),
+                          (_("started hour (rounded up)"), "hour")],
                          value=self.granularity, allow_blank=False, id="granularity")
             yield Static(id="error")
             with Horizontal():
-                yield Button("Save (enter)", id="save", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+                yield Button(_("Save (enter)"), id="save", variant="primary")
+                yield Button(_("Cancel (esc)"), id="cancel")
 
     def on_input_submitted(self, _event):
         self._save()
@@ -142,7 +144,7 @@ class RateScreen(ModalScreen):
             if not math.isfinite(rate) or rate < 0:
                 raise ValueError
         except ValueError:
-            self.query_one("#error", Static).update("Enter a price like 2.58 (a number ≥ 0).")
+            self.query_one("#error", Static).update(_("Enter a price like 2.58 (a number ≥ 0)."))
             return
         currency = self.query_one("#currency", Input).value.strip().upper() or "CNY"
         self.dismiss((rate, currency, self.query_one("#granularity", Select).value))
@@ -151,10 +153,10 @@ class RateScreen(ModalScreen):
         self.dismiss(None)
 
 
-class AutostopScreen(ModalScreen):
+class AutostopScreen(Translated, ModalScreen):
     """Arm autostop: the conditions, and exactly which command will run on the box."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="autostop.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="autostop.cancel")]
     DEFAULT_CSS = """
     AutostopScreen { align: center middle; }
     AutostopScreen > Vertical { width: 84; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
@@ -170,25 +172,25 @@ class AutostopScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         from textual.widgets import Input
         with Vertical():
-            yield Label(Text("Arm autostop on %s" % self.host, style="bold yellow"))
+            yield Label(Text(_("Arm autostop on %s") % self.host, style="bold yellow"))
             yield Static(id="what", content=Text.assemble(
-                "The probe on the box will run, as you on the box:\n\n",
+                _("The probe on the box will run, as you on the box:\n\n"),
                 ("  %s\n\n" % visible(self.command), "bold"),
-                "when a condition below is met, after a %d s warning to every tmux client, "
-                "terminal and this app. It works with your laptop closed. Cancel any time "
-                "with a, or on the box: ~/.cache/gputui/cancel-autostop" % self.grace))
-            yield Label("All GPUs idle for (minutes, empty = no idle rule):")
+                _("when a condition below is met, after a %d s warning to every tmux client, "
+                  "terminal and this app. It works with your laptop closed. Cancel any time "
+                  "with a, or on the box: ~/.cache/gputui/cancel-autostop") % self.grace))
+            yield Label(_("All GPUs idle for (minutes, empty = no idle rule):"))
             yield Input(value="" if self.idle_minutes is None else "%g" % self.idle_minutes,
                         id="idle", type="number")
-            yield Label("Stop after at most (hours from now, empty = no deadline):")
+            yield Label(_("Stop after at most (hours from now, empty = no deadline):"))
             yield Input(value="" if self.max_hours is None else "%g" % self.max_hours,
                         id="hours", type="number")
-            yield Label("Stop at (local time HH:MM, empty = none):")
+            yield Label(_("Stop at (local time HH:MM, empty = none):"))
             yield Input(value=self.stop_at or "", id="stop_at", placeholder="07:00")
             yield Static(id="error")
             with Horizontal():
-                yield Button("Arm", id="arm", variant="warning")
-                yield Button("Cancel (esc)", id="cancel", variant="primary")
+                yield Button(_("Arm"), id="arm", variant="warning")
+                yield Button(_("Cancel (esc)"), id="cancel", variant="primary")
 
     def on_button_pressed(self, event):
         if event.button.id != "arm":
@@ -210,13 +212,13 @@ class AutostopScreen(ModalScreen):
         try:
             idle, hours = number("#idle"), number("#hours")
         except ValueError:
-            self.query_one("#error", Static).update("Enter numbers, or leave a field empty.")
+            self.query_one("#error", Static).update(_("Enter numbers, or leave a field empty."))
             return
         if stop_at and not _is_clock_time(stop_at):
-            self.query_one("#error", Static).update("Stop at: a time like 07:00.")
+            self.query_one("#error", Static).update(_("Stop at: a time like 07:00."))
             return
         if idle is None and hours is None and not stop_at:
-            self.query_one("#error", Static).update("Give an idle time, a deadline, or both.")
+            self.query_one("#error", Static).update(_("Give an idle time, a deadline, or both."))
             return
         self.dismiss({"idle_minutes": idle, "max_hours": hours, "stop_at": stop_at})
 
@@ -224,12 +226,12 @@ class AutostopScreen(ModalScreen):
         self.dismiss(None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Translated, ModalScreen[bool]):
     """A yes/no question. A str question is box text (a session name, an argv, paths):
     shown through box_text, never as markup; our own styling comes as a Text."""
 
-    BINDINGS = [Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-                Binding("n,escape", "answer(False)", "No", id="confirm.no")]
+    BINDINGS = [Binding("y", "answer(True)", N_("Yes"), id="confirm.yes"),
+                Binding("n,escape", "answer(False)", N_("No"), id="confirm.no")]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
@@ -243,7 +245,7 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical():
             yield Static(self.question if isinstance(self.question, Text)
                          else box_text(self.question, keep_newlines=True))
-            yield Static(Text("y: yes    n: no", style="bold"))
+            yield Static(Text(_("y: yes    n: no"), style="bold"))
 
     def action_answer(self, yes):
         self.dismiss(bool(yes))
@@ -258,14 +260,14 @@ def _is_clock_time(text):
 
 
 # -- logins (issue 9): password, keyboard-interactive, key passphrase -----------------------
-class PasswordScreen(ModalScreen):
+class PasswordScreen(Translated, ModalScreen):
     """Masked answers to a login prompt, worded as the server words it.
 
     Dismisses with the list of answers, or None on cancel. Server text is data: shown as
     Text with control characters made visible, never as markup.
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="password.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="password.cancel")]
     DEFAULT_CSS = """
     PasswordScreen { align: center middle; }
     PasswordScreen > Vertical { width: 76; height: auto; border: thick $warning;
@@ -291,11 +293,11 @@ class PasswordScreen(ModalScreen):
             for i, (prompt, echo) in enumerate(self.prompts):
                 yield Label(Text(ssh_text(prompt.strip())))
                 yield Input(password=not echo, id="answer-%d" % i)
-            yield Static(Text("Kept in memory for reconnects of this run only; written nowhere.",
+            yield Static(Text(_("Kept in memory for reconnects of this run only; written nowhere."),
                               style="dim"))
             with Horizontal():
-                yield Button("Log in (enter)", id="ok", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+                yield Button(_("Log in (enter)"), id="ok", variant="primary")
+                yield Button(_("Cancel (esc)"), id="cancel")
 
     def on_input_submitted(self, event):
         from textual.widgets import Input
@@ -332,17 +334,17 @@ class DialogAsker(PromptAsker):
 
     async def ask_password(self, prompt):
         answers = await self.app.push_screen_wait(
-            PasswordScreen("Password login: %s" % self.host_key, [(prompt, False)]))
+            PasswordScreen(_("Password login: %s") % self.host_key, [(prompt, False)]))
         return answers[0] if answers else None
 
     async def ask_passphrase(self, keyfile):
         answers = await self.app.push_screen_wait(PasswordScreen(
-            "Your key %s is encrypted" % keyfile, [("Passphrase for %s:" % keyfile, False)]))
+            _("Your key %s is encrypted") % keyfile, [(_("Passphrase for %s:") % keyfile, False)]))
         return answers[0] if answers else None
 
     async def ask_kbdint(self, name, instructions, prompts):
         return await self.app.push_screen_wait(PasswordScreen(
-            name or "Login: %s" % self.host_key, prompts, instructions))
+            name or _("Login: %s") % self.host_key, prompts, instructions))
 
     async def confirm(self, question):
         return await self.app.push_screen_wait(ConfirmScreen(Text(question)))
