@@ -9,6 +9,7 @@ from typing import List, Optional
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.config import data_dir
+from tui.core.i18n import _, ngettext
 from tui.core.preflight import FAIL, ORDER, PASS, WARN
 from tui.core.transfer import (
     NAMES_FILE,
@@ -41,18 +42,18 @@ def download_base(host, session_key):
 def check_jobs(compute_procs, tmux_sessions):
     running = []
     for p in compute_procs:
-        running.append("GPU %s: pid %s %s" % (visible(p.get("gpu")), visible(p["pid"]),
+        running.append(_("GPU %s: pid %s %s") % (visible(p.get("gpu")), visible(p["pid"]),
                                               visible(p.get("cmd") or "", limit=60)))
     for s in tmux_sessions:
         for w in s["windows"]:
             for pane in w["panes"]:
                 if pane.get("running"):
-                    running.append("tmux '%s' pane %s: %s" % (visible(s["name"], limit=40), visible(pane["id"]),
+                    running.append(_("tmux '%s' pane %s: %s") % (visible(s["name"], limit=40), visible(pane["id"]),
                                                               visible(pane["command"], limit=60)))
     if not running:
-        return Item("jobs", "Jobs finished", PASS, "no GPU compute process, no job running in tmux")
-    return Item("jobs", "Jobs finished", FAIL, "%d still running" % len(running), running,
-                "t: tmux panel (Ctrl-C a pane) · k: kill the GPU process")
+        return Item("jobs", _("Jobs finished"), PASS, _("no GPU compute process, no job running in tmux"))
+    return Item("jobs", _("Jobs finished"), FAIL, _("%d still running") % len(running), running,
+                _("t: tmux panel (Ctrl-C a pane) · k: kill the GPU process"))
 
 
 def check_vram(gpus, procs):
@@ -61,14 +62,15 @@ def check_vram(gpus, procs):
         used = g.get("mem_used") or 0
         if used > VRAM_FREE_MIB:
             owners = [p for p in procs if p.get("gpu") == i]
-            who = ", ".join("pid %s %s (%s)" % (visible(p["pid"]), visible(p.get("cmd") or "?", limit=40),
+            who = ", ".join(_("pid %s %s (%s)") % (visible(p["pid"]), visible(p.get("cmd") or "?", limit=40),
                                                 fmt.mib(p.get("gpu_mem")))
-                            for p in owners) or "no process listed (a leftover context, or another container)"
-            held.append("GPU %d: %s in use by %s" % (i, fmt.mib(used), who))
+                            for p in owners) or _("no process listed (a leftover context, or another container)")
+            held.append(_("GPU %d: %s in use by %s") % (i, fmt.mib(used), who))
     if not held:
-        return Item("vram", "VRAM released", PASS, "every GPU's memory is free")
-    return Item("vram", "VRAM released", FAIL, "%d GPU%s still hold memory" % (len(held), "" if len(held) == 1 else "s"),
-                held, "k: kill the holder")
+        return Item("vram", _("VRAM released"), PASS, _("every GPU's memory is free"))
+    return Item("vram", _("VRAM released"), FAIL,
+                ngettext("%d GPU still holds memory", "%d GPUs still hold memory", len(held)) % len(held),
+                held, _("k: kill the holder"))
 
 
 def artifact_status(files, base):
@@ -89,26 +91,28 @@ def check_artifacts(statuses, truncated=False, corrupt=()):
     refused = [s for s in statuses if s["state"] == "refused"]
     newer = [s for s in statuses if s["state"] == "newer local"]
     bad = [s for s in statuses if s["path"] in set(corrupt)]
-    details = ["%s %s (%s)" % ({"missing": "not downloaded:", "stale": "changed on the box:"}[s["state"]],
+    details = ["%s %s (%s)" % ({"missing": _("not downloaded:"), "stale": _("changed on the box:")}[s["state"]],
                                 visible(s["path"]), fmt.mib(s["size"] / 1048576.0)) for s in missing]
-    details += ["corrupt local copy (sha256 differs): %s" % visible(s["path"]) for s in bad]
-    details += ["refused (unsafe name): %s" % visible(s["path"]) for s in refused]
-    details += ["local copy is newer, kept: %s" % visible(s["local"]) for s in newer]
-    details += ["saved as %s (its name on the box cannot be a local file name; %s maps it back)"
+    details += [_("corrupt local copy (sha256 differs): %s") % visible(s["path"]) for s in bad]
+    details += [_("refused (unsafe name): %s") % visible(s["path"]) for s in refused]
+    details += [_("local copy is newer, kept: %s") % visible(s["local"]) for s in newer]
+    details += [_("saved as %s (its name on the box cannot be a local file name; %s maps it back)")
                 % (visible(os.path.basename(s["local"])), NAMES_FILE)
                 for s in statuses if s["state"] == "same" and renamed(s["path"])]
     if truncated:
-        details.append("discovery was cut short (many files): set artifact_paths for this host")
+        details.append(_("discovery was cut short (many files): set artifact_paths for this host"))
     total = sum(s["size"] for s in missing)
     if missing or bad:
-        return Item("artifacts", "Artifacts downloaded", FAIL, "%d of %d not on this laptop (%s)%s" % (
+        return Item("artifacts", _("Artifacts downloaded"), FAIL, _("%d of %d not on this laptop (%s)%s") % (
             len(missing) + len(bad), len(statuses), fmt.mib(total / 1048576.0),
-            "; %d corrupt" % len(bad) if bad else ""), details, "g: download · v: verify sha256")
+            _("; %d corrupt") % len(bad) if bad else ""), details, _("g: download · v: verify sha256"))
     if refused or truncated:
-        return Item("artifacts", "Artifacts downloaded", WARN, "all safe files are here; %s" % (
-            "%d refused" % len(refused) if refused else "discovery was cut short"), details, "v: verify sha256")
-    return Item("artifacts", "Artifacts downloaded", PASS, "%d file%s, all on this laptop" % (
-        len(statuses), "" if len(statuses) == 1 else "s"), details, "v: verify sha256")
+        return Item("artifacts", _("Artifacts downloaded"), WARN, _("all safe files are here; %s") % (
+            _("%d refused") % len(refused) if refused else _("discovery was cut short")), details,
+            _("v: verify sha256"))
+    return Item("artifacts", _("Artifacts downloaded"), PASS, ngettext(
+        "%d file, all on this laptop", "%d files, all on this laptop", len(statuses)) % len(statuses),
+        details, _("v: verify sha256"))
 
 
 def _under(path, prefixes):
@@ -117,76 +121,84 @@ def _under(path, prefixes):
 
 def check_ephemeral(statuses, preset):
     if preset is None:
-        return Item("ephemeral", "Nothing on vanishing disks", PASS, "provider unknown: no ephemeral paths")
+        return Item("ephemeral", _("Nothing on vanishing disks"), PASS, _("provider unknown: no ephemeral paths"))
     persistent = [p for p in preset.persistent_paths if p != "/"]
     at_risk = [s for s in statuses if _under(s["path"], preset.ephemeral_paths)
                and not _under(s["path"], persistent)]
     if not at_risk:
-        return Item("ephemeral", "Nothing on vanishing disks", PASS, "no artifact on a path %s wipes at release"
+        return Item("ephemeral", _("Nothing on vanishing disks"), PASS, _("no artifact on a path %s wipes at release")
                     % preset.wiper)
-    details = ["%s%s" % (visible(s["path"]), " (downloaded)" if s["state"] == "same" else " (NOT downloaded)")
+    details = ["%s%s" % (visible(s["path"]), _(" (downloaded)") if s["state"] == "same" else _(" (NOT downloaded)"))
                for s in at_risk]
-    return Item("ephemeral", "Nothing on vanishing disks", WARN, "%d artifact%s on disks %s wipes at release%s"
-                % (len(at_risk), "" if len(at_risk) == 1 else "s", preset.wiper,
-                   " (persistent: %s)" % ", ".join(persistent) if persistent else ""), details, "g: download")
+    return Item("ephemeral", _("Nothing on vanishing disks"), WARN,
+                ngettext("%d artifact on disks %s wipes at release%s",
+                         "%d artifacts on disks %s wipes at release%s", len(at_risk))
+                % (len(at_risk), preset.wiper,
+                   _(" (persistent: %s)") % ", ".join(persistent) if persistent else ""), details,
+                _("g: download"))
 
 
 def check_code(git):
     repos = [r for r in (git or {}).get("repos", []) if r["dirty"] or r["unpushed"]]
     if (git or {}).get("error"):
-        return Item("code", "Code committed and pushed", WARN, visible(git["error"]))
+        return Item("code", _("Code committed and pushed"), WARN, visible(git["error"]))
     if not repos:
-        return Item("code", "Code committed and pushed", PASS, "%d repo%s clean and pushed" % (
-            len((git or {}).get("repos", [])), "" if len((git or {}).get("repos", [])) == 1 else "s"))
+        n = len((git or {}).get("repos", []))
+        return Item("code", _("Code committed and pushed"), PASS,
+                    ngettext("%d repo clean and pushed", "%d repos clean and pushed", n) % n)
     details = []
     for r in repos:
         if r["dirty"]:
-            details.append("%s: %d uncommitted change%s (%s)" % (
-                visible(r["path"]), r["dirty"], "" if r["dirty"] == 1 else "s",
+            details.append(ngettext("%s: %d uncommitted change (%s)", "%s: %d uncommitted changes (%s)",
+                                    r["dirty"]) % (
+                visible(r["path"]), r["dirty"],
                 ", ".join(visible(f, limit=80) for f in r["dirty_files"][:3])))
         if r["unpushed"]:
-            details.append("%s: %d commit%s no remote has" % (visible(r["path"]), r["unpushed"], "" if r["unpushed"] == 1 else "s"))
-    return Item("code", "Code committed and pushed", FAIL, "%d repo%s with work not on a remote" % (
-        len(repos), "" if len(repos) == 1 else "s"), details, "t: open a shell in tmux to commit and push")
+            details.append(ngettext("%s: %d commit no remote has", "%s: %d commits no remote has",
+                                    r["unpushed"]) % (visible(r["path"]), r["unpushed"]))
+    return Item("code", _("Code committed and pushed"), FAIL, ngettext(
+        "%d repo with work not on a remote", "%d repos with work not on a remote", len(repos)) % len(repos),
+        details, _("t: open a shell in tmux to commit and push"))
 
 
 def check_temp(temp):
     big = [t for t in temp or [] if t["size"] >= TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
     if not big:
-        return Item("temp", "Temp files cleaned", PASS, "no large caches or leftovers")
+        return Item("temp", _("Temp files cleaned"), PASS, _("no large caches or leftovers"))
     total = sum(t["size"] for t in big)
     details = ["%s %s (%s%s)" % (visible(t["kind"]), visible(t["path"]), fmt.mib(t["size"] / 1048576.0),
-                                 ", %s on disk, sparse" % fmt.mib(t["on_disk"] / 1048576.0)
+                                 _(", %s on disk, sparse") % fmt.mib(t["on_disk"] / 1048576.0)
                                  if t.get("on_disk") is not None and t["on_disk"] < t["size"] / 2 else "")
                for t in big]
-    return Item("temp", "Temp files cleaned", WARN, "%s in caches and leftovers billed as storage" %
-                fmt.mib(total / 1048576.0), details, "x: delete (shows the paths first)")
+    return Item("temp", _("Temp files cleaned"), WARN, _("%s in caches and leftovers billed as storage") %
+                fmt.mib(total / 1048576.0), details, _("x: delete (shows the paths first)"))
 
 
 def check_env(env_dir):
     files = [f for f in ("pip-freeze.txt", "conda-env.yml") if os.path.exists(os.path.join(env_dir, f))]
     if "pip-freeze.txt" in files:
-        return Item("env", "Environment captured", PASS, "saved in %s" % env_dir, files)
-    return Item("env", "Environment captured", WARN, "no pip freeze saved: the box could not be rebuilt",
-                [], "e: capture pip freeze / conda env")
+        return Item("env", _("Environment captured"), PASS, _("saved in %s") % env_dir, files)
+    return Item("env", _("Environment captured"), WARN, _("no pip freeze saved: the box could not be rebuilt"),
+                [], _("e: capture pip freeze / conda env"))
 
 
 def check_protection(autostop):
     armed = (autostop or {}).get("armed")
-    return Item("protection", "Protection", PASS, "autostop %s; the probe daemon stops at release" %
-                ("armed (%s)" % armed.get("command") if armed else "off"))
+    return Item("protection", _("Protection"), PASS, _("autostop %s; the probe daemon stops at release") %
+                (_("armed (%s)") % armed.get("command") if armed else _("off")))
 
 
 def check_bill(figures, currency_fmt):
     if figures is None or figures.rate is None:
-        return Item("bill", "Bill", WARN, "no rate set: the final bill cannot be computed", [], "b: enter the rate")
-    details = ["elapsed %s" % fmt.duration(figures.elapsed), "cost %s" % currency_fmt(figures.cost),
-               "idle GPUs %s" % currency_fmt(figures.idle_cost)]
+        return Item("bill", _("Bill"), WARN, _("no rate set: the final bill cannot be computed"), [],
+                    _("b: enter the rate"))
+    details = [_("elapsed %s") % fmt.duration(figures.elapsed), _("cost %s") % currency_fmt(figures.cost),
+               _("idle GPUs %s") % currency_fmt(figures.idle_cost)]
     if figures.storage_per_day is not None:
-        details.append("disk after release %s/day" % currency_fmt(figures.storage_per_day))
-    return Item("bill", "Bill", PASS, "%s over %s (idle %s)%s" % (
+        details.append(_("disk after release %s/day") % currency_fmt(figures.storage_per_day))
+    return Item("bill", _("Bill"), PASS, _("%s over %s (idle %s)%s") % (
         currency_fmt(figures.cost), fmt.duration(figures.elapsed), currency_fmt(figures.idle_cost),
-        "; storage %s/day after release" % currency_fmt(figures.storage_per_day)
+        _("; storage %s/day after release") % currency_fmt(figures.storage_per_day)
         if figures.storage_per_day is not None else ""), details)
 
 
