@@ -7,6 +7,7 @@ import time
 from remote_probe import protocol
 from tui.core import checklist
 from tui.core.billing import format_money
+from tui.core.i18n import _
 from tui.core.transfer import (
     RESERVE_BYTES,
     NotRegular,
@@ -26,8 +27,8 @@ def free_space_problem(base, todo):
         need += max(0, s["size"] - have)
     free = free_bytes(base)
     if need + RESERVE_BYTES > free:
-        return ("the downloads need %s and the disk of %s has %s free: free some space first "
-                "(files that fit are still downloaded, smallest first)" % (
+        return (_("the downloads need %s and the disk of %s has %s free: free some space first "
+                  "(files that fit are still downloaded, smallest first)") % (
                     size_text(need), base, size_text(free)))
     return None
 
@@ -138,20 +139,20 @@ class Release:
                 f.write(reply["conda_env"])
             saved.append("conda-env.yml")
         if not saved:
-            raise RuntimeError("nothing captured: %s" % (reply.get("pip_error") or "pip freeze failed"))
+            raise RuntimeError(_("nothing captured: %s") % (reply.get("pip_error") or _("pip freeze failed")))
         return saved
 
     def kill_refused(self):
         """Why killing is not allowed here (said before asking, not after), or None."""
         if not self.cfg.allow_kill:
-            return ("killing processes is off for %s: set allow_kill = true for this host in "
-                    "the config" % self.host)
+            return (_("killing processes is off for %s: set allow_kill = true for this host in "
+                      "the config") % self.host)
         return None
 
     def delete_refused(self):
         if not self.cfg.allow_delete:
-            return ("deleting files is off for %s: set allow_delete = true for this host in "
-                    "the config" % self.host)
+            return (_("deleting files is off for %s: set allow_delete = true for this host in "
+                      "the config") % self.host)
         return None
 
     async def kill(self, pid):
@@ -173,7 +174,7 @@ class Release:
     async def release(self):
         command = self.preset.release_command if self.preset else None
         if not command:
-            raise RuntimeError("no release command known for %s: set release_command in the config"
+            raise RuntimeError(_("no release command known for %s: set release_command in the config")
                                % self.host)
         return await self.session.request(protocol.RELEASE, timeout=180, command=command)
 

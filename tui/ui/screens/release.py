@@ -21,19 +21,21 @@ from textual.widgets import (
 
 from tui.core import format as fmt
 from tui.core.checklist import release_blockers, verdict
-from tui.core.layout import clip
+from tui.core.i18n import N_, _, ngettext
+from tui.core.layout import cell_len, clip
 from tui.core.release import Release
 from tui.ui.background import background
 from tui.ui.boxtext import box_text, join
 from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.translate import Translated
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
 
-class TypeToConfirm(ModalScreen):
+class TypeToConfirm(Translated, ModalScreen):
     """Release: shows the command and wants the host name typed."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="release.cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
     TypeToConfirm > Vertical { width: 84; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
@@ -45,18 +47,18 @@ class TypeToConfirm(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(box_text("Release %s" % self.host, style="bold red"))
-            text = join("This runs on the box:\n\n", box_text("  %s" % self.command, style="bold"), "\n\n")
+            yield Label(box_text(_("Release %s") % self.host, style="bold red"))
+            text = join(_("This runs on the box:\n\n"), box_text("  %s" % self.command, style="bold"), "\n\n")
             if self.problems:
-                text.append_text(box_text("Waived or open items: %s" % ", ".join(self.problems),
+                text.append_text(box_text(_("Waived or open items: %s") % ", ".join(self.problems),
                                           style="yellow"))
                 text.append("\n\n")
-            text.append_text(box_text("Type the host name (%s) to confirm:" % self.host))
+            text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
             yield Static(text, id="what")
             yield Input(id="confirm-name")
             with Horizontal():
-                yield Button("Release", id="go", variant="error")
-                yield Button("Cancel (esc)", id="cancel")
+                yield Button(_("Release"), id="go", variant="error")
+                yield Button(_("Cancel (esc)"), id="cancel")
 
     def on_input_submitted(self, _e):
         self._go()
@@ -71,30 +73,30 @@ class TypeToConfirm(ModalScreen):
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
-            self.query_one("#what", Static).update(box_text("The name does not match %r." % self.host,
+            self.query_one("#what", Static).update(box_text(_("The name does not match %r.") % self.host,
                                                             style="bold red"))
 
     def action_cancel(self):
         self.dismiss(False)
 
 
-class ReleaseScreen(Screen):
+class ReleaseScreen(Translated, Screen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="rel.back"),
-        Binding("r", "recheck", "Re-check", id="rel.recheck", tooltip="Look at the box again"),
-        Binding("g", "download", "Download", id="rel.download", tooltip="Download missing artifacts (resumable, sha256-verified)"),
-        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box",
+        Binding("escape", "app.pop_screen", N_("Back"), id="rel.back"),
+        Binding("r", "recheck", N_("Re-check"), id="rel.recheck", tooltip=N_("Look at the box again")),
+        Binding("g", "download", N_("Download"), id="rel.download", tooltip=N_("Download missing artifacts (resumable, sha256-verified)")),
+        Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box"),
                 show=False),
-        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment",
+        Binding("e", "capture_env", N_("Capture env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment"),
                 show=False),
-        Binding("k", "kill", "Kill", id="rel.kill", tooltip="Kill the GPU process of the selected item (confirm)"),
-        Binding("x", "delete_temp", "Delete temp", id="rel.delete", tooltip="Delete the listed caches and leftovers (confirm)"),
-        Binding("w", "waive", "Waive", id="rel.waive", tooltip="Accept the selected failing item knowingly (recorded)"),
-        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code",
+        Binding("k", "kill", N_("Kill"), id="rel.kill", tooltip=N_("Kill the GPU process of the selected item (confirm)")),
+        Binding("x", "delete_temp", N_("Delete temp"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
+        Binding("w", "waive", N_("Waive"), id="rel.waive", tooltip=N_("Accept the selected failing item knowingly (recorded)")),
+        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code"),
                 show=False),
-        Binding("R", "release", "Release", id="rel.release", tooltip="Run the provider's release command"),
-        Binding("m", "manual", "Released by hand", id="rel.manual",
-                tooltip="I'll release it in the provider console: close the billing session",
+        Binding("R", "release", N_("Release"), id="rel.release", tooltip=N_("Run the provider's release command")),
+        Binding("m", "manual", N_("Released by hand"), id="rel.manual",
+                tooltip=N_("I'll release it in the provider console: close the billing session"),
                 show=False),
     ]
     DEFAULT_CSS = """
@@ -118,7 +120,7 @@ class ReleaseScreen(Screen):
         with Vertical(id="progress"):
             yield Label("", id="file-label")
             yield ProgressBar(id="file-progress", show_eta=True)
-            yield Label("total", id="total-label")
+            yield Label(_("total"), id="total-label")
             yield ProgressBar(id="total-progress", show_eta=True)
         yield DataTable(id="items", cursor_type="row")
         with VerticalScroll(id="details"):
@@ -127,8 +129,8 @@ class ReleaseScreen(Screen):
 
     def on_mount(self):
         table = self.query_one("#items", DataTable)
-        table.add_columns("", "CHECK", "RESULT", "FIX")
-        table.border_title = box_text("Before releasing %s" % self.app.state.host_label)
+        table.add_columns("", _("CHECK"), _("RESULT"), _("FIX"))
+        table.border_title = box_text(_("Before releasing %s") % self.app.state.host_label)
         app = self.app
         self.release = Release(app.host_key, app.session, app.host_cfg, app.billing.preset,
                                app.billing.session_key(app.state.inventory))
@@ -148,7 +150,7 @@ class ReleaseScreen(Screen):
         row = table.cursor_row
         table.clear()
         # RESULT and FIX share what CHECK leaves; the details pane below has the full text.
-        name_w = max([len(i.name) for i in self.items] or [10])
+        name_w = max([cell_len(i.name) for i in self.items] or [10])
         rest = max(20, (table.size.width or 120) - name_w - 12)
         result_w, fix_w = rest - rest * 9 // 20, rest * 9 // 20
         for i in self.items:
@@ -156,16 +158,16 @@ class ReleaseScreen(Screen):
             if i.waived:
                 mark, style = "~", "dim"
             table.add_row(Text(mark, style=style), box_text(i.name),
-                          box_text(i.reason + (" (waived)" if i.waived else ""),
+                          box_text(i.reason + (_(" (waived)") if i.waived else ""),
                                    style=style if i.verdict != "pass" else "", limit=result_w),
                           box_text(i.fix or "", style="dim", limit=fix_w), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
         v = verdict(self.items)
         self.query_one("#rel-head", Static).update(Text(
-            {"pass": "Safe to release: every check passes (R releases)",
-             "warn": "Only warnings left: review them, then R releases",
-             "fail": "Not safe to release yet: fix or waive (w) the failing checks"}[v], style=MARK[v][1]))
+            {"pass": _("Safe to release: every check passes (R releases)"),
+             "warn": _("Only warnings left: review them, then R releases"),
+             "fail": _("Not safe to release yet: fix or waive (w) the failing checks")}[v], style=MARK[v][1]))
         self.show_details()
 
     def show_details(self):
@@ -178,7 +180,7 @@ class ReleaseScreen(Screen):
         t.append_text(box_text(item.reason))
         t.append("\n")
         if item.fix:
-            t.append("fix: ", style="bold")
+            t.append(_("fix: "), style="bold")
             t.append_text(box_text(item.fix, style="cyan"))
             t.append("\n")
         for d in item.details:  # paths, argv, tmux names from the box
@@ -198,7 +200,7 @@ class ReleaseScreen(Screen):
     # -- actions -----------------------------------------------------------------
     @background('Checklist', group="release")
     async def action_recheck(self):
-        self.busy(True, "Looking at the box: artifacts, repos, temp files…")
+        self.busy(True, _("Looking at the box: artifacts, repos, temp files…"))
         try:
             await self.release.gather()
         finally:
@@ -209,7 +211,7 @@ class ReleaseScreen(Screen):
     async def action_download(self):
         todo = self.release.to_download()
         if not todo:
-            self.app.notify("Nothing to download")
+            self.app.notify(_("Nothing to download"))
             return
         box = self.query_one("#progress")
         box.add_class("shown")
@@ -218,7 +220,7 @@ class ReleaseScreen(Screen):
 
         def progress(i, n, path, done, size, total_done, total):
             self.query_one("#file-label", Label).update(
-                box_text("file %d of %d: %s" % (i + 1, n, path), limit=200))
+                box_text(_("file %d of %d: %s") % (i + 1, n, path), limit=200))
             file_bar.update(total=max(1, size), progress=done)
             total_bar.update(total=max(1, total), progress=total_done)
         try:
@@ -232,40 +234,41 @@ class ReleaseScreen(Screen):
         for r in bad:  # each failure says how to resume or remove its .part (transfer.Result)
             self.app.notify("%s: %s — %s" % (r.remote, r.status, r.detail), severity="warning",
                             timeout=20)
-        self.app.notify("Downloaded %d file%s to %s" % (len(results) - len(bad), "" if len(results) - len(bad) == 1 else "s",
-                                                       self.release.base), timeout=10)
+        done = len(results) - len(bad)
+        self.app.notify(ngettext("Downloaded %d file to %s", "Downloaded %d files to %s", done)
+                        % (done, self.release.base), timeout=10)
         await self.release.gather()
         self.refresh_items()
 
     @background('Verify', group="release")
     async def action_verify(self):
-        self.busy(True, "Comparing sha256 of every downloaded artifact with the box…")
+        self.busy(True, _("Comparing sha256 of every downloaded artifact with the box…"))
         try:
             bad = await self.release.verify()
         finally:
             self.busy(False)
-        self.app.notify("%d corrupt local cop%s" % (len(bad), "y" if len(bad) == 1 else "ies") if bad
-                        else "Every downloaded artifact matches the box", severity="warning" if bad else "information")
+        self.app.notify(ngettext("%d corrupt local copy", "%d corrupt local copies", len(bad)) % len(bad) if bad
+                        else _("Every downloaded artifact matches the box"), severity="warning" if bad else "information")
         self.refresh_items()
 
     @background('Capture env', group="release")
     async def action_capture_env(self):
         saved = await self.release.capture_env()
-        self.app.notify("Saved %s" % ", ".join(saved))
+        self.app.notify(_("Saved %s") % ", ".join(saved))
         self.refresh_items()
 
     @background('Kill', group="release")
     async def action_kill(self):
         rows = [r for r in self.app.state.proc_rows() if r.local]
         if not rows:
-            self.app.notify("No GPU process to kill")
+            self.app.notify(_("No GPU process to kill"))
             return
         if self.release.kill_refused():
             self.app.notify(self.release.kill_refused(), severity="warning", timeout=15, markup=False)
             return
         target = rows[0]
         if not await self.app.push_screen_wait(ConfirmScreen(
-                "Kill pid %d `%s` (GPU %s, %s of VRAM)?" % (target.pid, clip(target.cmd, 50), target.gpu,
+                _("Kill pid %d `%s` (GPU %s, %s of VRAM)?") % (target.pid, clip(target.cmd, 50), target.gpu,
                                                          fmt.mib(target.gpu_mem)))):
             return
         result = await self.release.kill(target.pid)
@@ -275,15 +278,15 @@ class ReleaseScreen(Screen):
     async def action_delete_temp(self):
         paths = self.release.temp_paths()
         if not paths:
-            self.app.notify("No temp files listed")
+            self.app.notify(_("No temp files listed"))
             return
         if self.release.delete_refused():
             self.app.notify(self.release.delete_refused(), severity="warning", timeout=15, markup=False)
             return
-        if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
+        if not await self.app.push_screen_wait(ConfirmScreen(_("Delete on the box:\n  ") + "\n  ".join(paths))):
             return
         deleted = await self.release.delete_temp(paths)
-        self.app.notify("Deleted %d path%s" % (len(deleted), "" if len(deleted) == 1 else "s"))
+        self.app.notify(ngettext("Deleted %d path", "Deleted %d paths", len(deleted)) % len(deleted))
         await self.release.gather()
         self.refresh_items()
 
@@ -305,12 +308,12 @@ class ReleaseScreen(Screen):
     async def action_release(self):
         command = self.release.preset.release_command if self.release.preset else None
         if not command:
-            self.app.notify("No release command for this provider: set release_command in the config, "
-                            "or press m after releasing in the provider console", severity="warning", timeout=15)
+            self.app.notify(_("No release command for this provider: set release_command in the config, "
+                              "or press m after releasing in the provider console"), severity="warning", timeout=15)
             return
         blockers = release_blockers(self.items)
         if blockers:
-            self.app.notify("Not released: %s still failing. Fix or waive (w) each first."
+            self.app.notify(_("Not released: %s still failing. Fix or waive (w) each first.")
                             % ", ".join(blockers), severity="error", timeout=15, markup=False)
             return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
@@ -319,13 +322,13 @@ class ReleaseScreen(Screen):
         result = await self.release.release()
         self.app.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
                                  checklist=json.dumps(self._summary()))
-        self.app.notify("Release command exited with %s: %s" % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
+        self.app.notify(_("Release command exited with %s: %s") % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
                         severity="information" if result.get("exit") == 0 else "error", timeout=30)
 
     @background('Close billing session', group="release")
     async def action_manual(self):
         if await self.app.push_screen_wait(ConfirmScreen(
-                "Close the billing session of %s? (You release it in the provider console.)" % self.app.host_key)):
+                _("Close the billing session of %s? (You release it in the provider console.)") % self.app.host_key)):
             self.app.billing.persist(force=True, ended_how="released in the provider console",
                                      checklist=json.dumps(self._summary()))
-            self.app.notify("Billing session closed")
+            self.app.notify(_("Billing session closed"))
