@@ -7,6 +7,18 @@ import time
 from remote_probe import protocol
 from tui.core import format as fmt
 from tui.core.boxtext import visible
+from tui.core.i18n import _, ngettext
+from tui.core.layout import cell_len
+
+
+def columns(cells):
+    """One table row of (text, width) cells, padded in terminal columns (CJK headers take
+    two per character); a negative width aligns left, as %-Ns does."""
+    out = []
+    for text, width in cells:
+        gap = " " * max(0, abs(width) - cell_len(text))
+        out.append(text + gap if width < 0 else gap + text)
+    return " ".join(out)
 
 
 def procs_from(sample, meta):
@@ -48,29 +60,30 @@ def status_text(doc):
     """The human snapshot. Every string from the box goes through visible()."""
     lines = []
     gpus = doc["gpus"]
-    head = "%s — %s" % (visible(doc["host"]), "%d GPU%s" % (len(gpus), "" if len(gpus) == 1 else "s"))
+    head = "%s — %s" % (visible(doc["host"]), ngettext("%d GPU", "%d GPUs", len(gpus)) % len(gpus))
     if doc["driver"]:
-        head += " — driver %s" % visible(doc["driver"]) + (
+        head += _(" — driver %s") % visible(doc["driver"]) + (
             ", CUDA %s" % visible(doc["cuda_driver"]) if doc["cuda_driver"] else "")
-    head += " — backend %s" % visible(doc["backend"])
+    head += _(" — backend %s") % visible(doc["backend"])
     lines.append(head)
     bill = doc.get("billing") or {}
     if bill.get("start"):
         from tui.core.billing import format_money
         provider = bill.get("provider")
-        lines.append("running %s (since instance start)%s — %s" % (
+        lines.append(_("running %s (since instance start)%s — %s") % (
             fmt.duration(bill["elapsed_s"]),
-            (", %s so far at %s/h" % (format_money(bill["cost"], bill["currency"]),
-                                      format_money(bill["rate"], bill["currency"])))
-            if bill.get("rate") is not None else ", no rate set",
-            "provider %s" % visible(provider) if provider and provider != "unknown provider"
-            else "provider not detected (set provider in the config)"))
+            (_(", %s so far at %s/h") % (format_money(bill["cost"], bill["currency"]),
+                                         format_money(bill["rate"], bill["currency"])))
+            if bill.get("rate") is not None else _(", no rate set"),
+            _("provider %s") % visible(provider) if provider and provider != "unknown provider"
+            else _("provider not detected (set provider in the config)")))
     if doc["no_gpu_reason"]:
-        lines.append("No GPU: %s" % visible(doc["no_gpu_reason"]))
+        lines.append(_("No GPU: %s") % visible(doc["no_gpu_reason"]))
     if doc["gpu_error"]:
-        lines.append("GPU data unavailable: %s" % visible(doc["gpu_error"]))
+        lines.append(_("GPU data unavailable: %s") % visible(doc["gpu_error"]))
     if gpus:
-        lines.append("%-3s %-24s %5s %20s %6s %12s" % ("GPU", "NAME", "UTIL", "VRAM", "TEMP", "POWER"))
+        lines.append(columns((("GPU", -3), (_("NAME"), -24), (_("UTIL"), 5), (_("VRAM"), 20),
+                              (_("TEMP"), 6), (_("POWER"), 12))))
         for g in gpus:
             lines.append("%-3s %-24s %5s %20s %6s %12s" % (
                 visible(g.get("index")), visible(fmt.short_gpu_name(g.get("name")), limit=24),
@@ -80,10 +93,10 @@ def status_text(doc):
                 "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
     procs = doc["processes"]
     lines.append("")
-    lines.append("%d GPU process%s" % (len(procs), "" if len(procs) == 1 else "es"))
+    lines.append(ngettext("%d GPU process", "%d GPU processes", len(procs)) % len(procs))
     now = doc.get("time") or time.time()
     for p in sorted(procs, key=lambda p: -(fmt.finite_or_zero(p.get("gpu_mem")))):
-        cmd = p.get("cmd") or ("(host pid, not visible in this container)" if not p["local"] else "?")
+        cmd = p.get("cmd") or (_("(host pid, not visible in this container)") if not p["local"] else "?")
         start = p.get("start")
         elapsed = fmt.duration(now - start) if isinstance(start, (int, float)) and start else "n/a"
         lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
@@ -97,19 +110,20 @@ def status_text(doc):
         lines.append("tmux: %s" % visible(tmux["error"]))
     for s in tmux.get("sessions") or []:
         panes = [p for w in s["windows"] for p in w["panes"]]
-        lines.append("tmux session %-16s %d pane%s, %s%s" % (
-            visible(s["name"], limit=40), len(panes), "" if len(panes) == 1 else "s",
+        lines.append(ngettext("tmux session %-16s %d pane, %s%s", "tmux session %-16s %d panes, %s%s",
+                              len(panes)) % (
+            visible(s["name"], limit=40), len(panes),
             visible(", ".join(visible(p["command"]) for p in panes), limit=120),
-            " (attached)" if s["attached"] else ""))
+            _(" (attached)") if s["attached"] else ""))
     h = doc.get("host_metrics") or {}
     box = doc.get("box") or {}
     lines.append("")
-    lines.append("CPU %s of %s cores, iowait %s, load %s; RAM %s / %s" % (
+    lines.append(_("CPU %s of %s cores, iowait %s, load %s; RAM %s / %s") % (
         fmt.pct(h.get("cpu")), visible(box.get("ncpu")), fmt.pct(h.get("iowait")),
         " ".join(fmt.na(x, "%.2f") for x in h.get("load") or []),
         fmt.mib(h.get("mem_used")), fmt.mib(h.get("mem_total"))))
     for d in h.get("disks") or []:
-        lines.append("disk %-20s %s free of %s" % (visible(d["mount"]), fmt.mib(d["free"]),
+        lines.append(_("disk %-20s %s free of %s") % (visible(d["mount"]), fmt.mib(d["free"]),
                                                   fmt.mib(d["total"])))
     return "\n".join(lines)
 
@@ -121,7 +135,7 @@ def config_for(host):
     cfg = Config.load()
     host_cfg = cfg.host(host)
     for problem in cfg.problems:
-        print("gputui: config: %s" % visible(problem), file=sys.stderr)
+        print(_("gputui: config: %s") % visible(problem), file=sys.stderr)
     return cfg, host_cfg
 
 
@@ -131,11 +145,11 @@ def record_contact(host, inventory, cfg=None):
     from tui.core.billing_clock import BillingClock
     from tui.core.ledger import Ledger, LedgerError
     if cfg is None:
-        cfg, _ = config_for(host)
+        cfg, _host_cfg = config_for(host)
     try:
         ledger = Ledger()
     except (LedgerError, OSError) as exc:
-        print("gputui: ledger unavailable: %s" % visible(exc), file=sys.stderr)
+        print(_("gputui: ledger unavailable: %s") % visible(exc), file=sys.stderr)
         return None
     if ledger.notice:
         print("gputui: %s" % visible(ledger.notice), file=sys.stderr)

@@ -44,8 +44,8 @@ class DoctorScreen(Translated, Screen):
 
     def on_mount(self):
         table = self.query_one("#checks", DataTable)
-        table.add_columns("", "CHECK", "RESULT")
-        table.border_title = box_text("Preflight of %s" % self.app.state.host_label)
+        table.add_columns("", _("CHECK"), _("RESULT"))
+        table.border_title = box_text(_("Preflight of %s") % self.app.state.host_label)
         if self.app.preflight_checks is not None:
             self.show(self.app.preflight_checks)
         else:
