@@ -11,7 +11,8 @@ import time
 from remote_probe import protocol
 from tui import __version__
 from tui.core.boxtext import json_safe, visible
-from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, ngettext, set_language
+from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, set_language
+from tui.core.layout import pad
 from tui.core.report import (
     config_for,
     doctor_request,
@@ -24,6 +25,7 @@ from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
 
 EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
+VERDICT_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL")}  # text output only
 
 
 def emit(text):
@@ -42,47 +44,47 @@ def warn(text):
 
 def add_box_options(p):
     p.add_argument("host", nargs="+", metavar="HOST",
-                   help="the box, as you would give it to ssh: alias, user@host[:port], "
+                   help=_("the box, as you would give it to ssh: alias, user@host[:port], "
                         "ssh://user@host:port, or the provider's whole `ssh -p PORT user@host` "
-                        "command (with -p -l -i -J -o -F)")
+                        "command (with -p -l -i -J -o -F)"))
     p.add_argument("--simulate", metavar="SCENARIO",
-                   help="use the probe's GPU simulator with this scenario instead of the real GPU "
-                        "(see `gputui scenarios`)")
-    p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
+                   help=_("use the probe's GPU simulator with this scenario instead of the real GPU "
+                        "(see `gputui scenarios`)"))
+    p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
     p.add_argument("--remote-dir", metavar="DIR",
-                   help="where the probe lives on the box (default ~/.cache/gputui)")
+                   help=_("where the probe lives on the box (default ~/.cache/gputui)"))
     p.add_argument("--remote-python", metavar="PATH",
-                   help="the python to run the probe with on the box (default: python3 on PATH)")
+                   help=_("the python to run the probe with on the box (default: python3 on PATH)"))
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="gputui", description=__doc__)
+    parser = argparse.ArgumentParser(prog="gputui", description=_(__doc__))  # the docstring is in the catalog
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
-    parser.add_argument("--log", metavar="FILE", help="write a debug log here")
+    parser.add_argument("--log", metavar="FILE", help=_("write a debug log here"))
     parser.add_argument("--lang", choices=LANGUAGES,
-                        help="language of the screens and text output (default: config `language`, "
-                             "then LC_ALL/LC_MESSAGES/LANG); JSON stays English")
+                        help=_("language of the screens and text output (default: config `language`, "
+                             "then LC_ALL/LC_MESSAGES/LANG); JSON stays English"))
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
-    p = sub.add_parser("connect", help="open the live dashboard of a box", description="Open the live dashboard of a box.")
+    p = sub.add_parser("connect", help=_("open the live dashboard of a box"), description=_("Open the live dashboard of a box."))
     add_box_options(p)
-    p = sub.add_parser("status", help="print one snapshot of a box and exit", description="Print one snapshot of a box and exit.")
+    p = sub.add_parser("status", help=_("print one snapshot of a box and exit"), description=_("Print one snapshot of a box and exit."))
     add_box_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("doctor", help="preflight a freshly rented box: is it what you paid for?", description="Preflight a freshly rented box: is it what you paid for?")
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
+    p = sub.add_parser("doctor", help=_("preflight a freshly rented box: is it what you paid for?"), description=_("Preflight a freshly rented box: is it what you paid for?"))
     add_box_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--no-smoke", action="store_true", help="skip the matmul on each GPU")
-    p = sub.add_parser("checklist", help="the shutdown checklist: is it safe to release the box?", description="The shutdown checklist: is it safe to release the box?")
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
+    p.add_argument("--no-smoke", action="store_true", help=_("skip the matmul on each GPU"))
+    p = sub.add_parser("checklist", help=_("the shutdown checklist: is it safe to release the box?"), description=_("The shutdown checklist: is it safe to release the box?"))
     add_box_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session", description="The dashboard on a simulated GPU box over a real loopback SSH session.")
+    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
+    p = sub.add_parser("demo", help=_("the dashboard on a simulated GPU box over a real loopback SSH session"), description=_("The dashboard on a simulated GPU box over a real loopback SSH session."))
     p.add_argument("--scenario", default="a100x2",
-                   help="simulator scenario (default a100x2; `gputui scenarios` lists them)")
-    sub.add_parser("scenarios", help="list the simulator scenarios", description="List the simulator scenarios.")
-    p = sub.add_parser("ledger", help="every billing session gputui has seen", description="Every billing session gputui has seen.")
+                   help=_("simulator scenario (default a100x2; `gputui scenarios` lists them)"))
+    sub.add_parser("scenarios", help=_("list the simulator scenarios"), description=_("List the simulator scenarios."))
+    p = sub.add_parser("ledger", help=_("every billing session gputui has seen"), description=_("Every billing session gputui has seen."))
     fmt_group = p.add_mutually_exclusive_group()
-    fmt_group.add_argument("--json", action="store_true", help="machine-readable output (JSON)")
-    fmt_group.add_argument("--csv", action="store_true", help="spreadsheet output (CSV)")
+    fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
+    fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
     return parser
 
 
@@ -145,8 +147,8 @@ async def _terminal_trust(exc):
         return False
     print(visible(exc, keep_newlines=True), file=sys.stderr)
     answer = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: input("Trust this host key and continue (yes/no)? "))
-    return answer.strip().lower() in ("y", "yes")
+        None, lambda: input(_("Trust this host key and continue (yes/no)? ")))
+    return answer.strip().lower() in ("y", "yes", _("yes"))
 
 
 def run_remote(coro):
@@ -208,8 +210,8 @@ def cmd_doctor(args):
     else:
         marks = {"pass": "✓", "warn": "!", "fail": "✗"}
         for c in checks:
-            emit(" %s %-28s %s" % (marks[c.verdict], visible(c.name, limit=28), visible(c.reason)))
-        emit("%s: %s (%.1f s)" % (args.host, worst(checks).upper(), time.time() - t0))
+            emit(" %s %s %s" % (marks[c.verdict], pad(visible(c.name, limit=28), 28), visible(c.reason)))
+        emit("%s: %s (%.1f s)" % (args.host, _(VERDICT_WORDS[worst(checks)]), time.time() - t0))
     return code
 
 
@@ -249,7 +251,7 @@ async def checklist_run(args, host_cfg):
 
 def cmd_checklist(args):
     from tui.core.checklist import exit_code, verdict
-    _, host_cfg = config_for(args.host)
+    _cfg, host_cfg = config_for(args.host)
     t0 = time.time()
     result = run_remote(checklist_run(args, host_cfg))
     if result is None:
@@ -261,12 +263,12 @@ def cmd_checklist(args):
     else:
         marks = {"pass": "✓", "warn": "!", "fail": "✗"}
         for i in items:
-            emit(" %s %-28s %s" % (marks[i.verdict], visible(i.name), visible(i.reason)))
+            emit(" %s %s %s" % (marks[i.verdict], pad(visible(i.name), 28), visible(i.reason)))
             for d in i.details[:8]:
                 emit("      %s" % visible(d))
-        emit("%s: %s — %s (%.1f s)" % (args.host, verdict(items).upper(),
-                                        "safe to release" if verdict(items) == "pass" else
-                                        "not safe to release yet", time.time() - t0))
+        emit("%s: %s — %s (%.1f s)" % (args.host, _(VERDICT_WORDS[verdict(items)]),
+                                        _("safe to release") if verdict(items) == "pass" else
+                                        _("not safe to release yet"), time.time() - t0))
     return exit_code(items)
 
 
@@ -320,7 +322,7 @@ def unknown_scenario(name):
     names = scenario_names()
     if name in names:
         return None
-    return "unknown scenario %r; the simulator knows: %s (see `gputui scenarios`)" % (
+    return _("unknown scenario %r; the simulator knows: %s (see `gputui scenarios`)") % (
         name, ", ".join(names))
 
 
@@ -393,7 +395,7 @@ def main(argv=None):
     try:
         return handlers[args.cmd](args)
     except KeyboardInterrupt:
-        print("gputui: interrupted", file=sys.stderr)
+        print(_("gputui: interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # `gputui status --json | head`: the reader has what it wanted; end quietly, and keep
