@@ -102,28 +102,46 @@ def screen_text(app):
     return console.export_text()
 
 
-# Words that stay as they are in Chinese UIs (and on AutoDL's own pages).
+# Words that stay as they are in Chinese UIs (and on AutoDL's own pages); the last line is the
+# demo box's own error text (its python has no torch), which is data.
 TECHNICAL = set("""
 gputui GPU GPUs CPU RAM VRAM CUDA NVIDIA tmux python python3 torch pip conda SSH ssh PTY ECC MIG
-vGPU SFTP MiB GiB GB MB KiB MHz TFLOPS bf16 fp16 fp32 rtt ms ctrl esc enter tab shift space
+vGPU SFTP MiB GiB GB MB KiB MHz TFLOPS bf16 fp16 fp32 rtt ms ctrl Ctrl esc enter tab shift space
+pgup pgdn
 num_workers pin_memory prefetch_factor DataLoader DataLoaders dataloader pid PID CNY USD EUR
-sha256 HF_ENDPOINT PyPI README matmul demo box sim simulated rsync git LMDB tar
+sha256 HF_ENDPOINT PyPI README matmul demo box sim simulated rsync git LMDB tar freeze True False
+iowait worker env
+None ModuleNotFoundError module named
+CUDA_VISIBLE_DEVICES
 """.split())
+
+
+def values(doc):
+    """Every string value in a JSON-like document (keys are ours, not the box's)."""
+    if isinstance(doc, dict):
+        for v in doc.values():
+            yield from values(v)
+    elif isinstance(doc, (list, tuple)):
+        for v in doc:
+            yield from values(v)
+    elif doc is not None:
+        yield str(doc)
 
 
 def box_words(app):
     """Words that come from the box or its config (names, commands, paths): shown as they are."""
     st = app.state
-    data = json.dumps([st.sample, st.inventory, st.jobs, st.host_label, app.host_key,
-                       [vars(r) for r in st.proc_rows()], app.config.path,
-                       app.billing.preset.name, app.billing.preset.release_command or ""],
-                      default=str, ensure_ascii=False)
-    return set(re.findall(WORD, data))
+    data = [st.sample, st.inventory, st.jobs, st.host_label, app.host_key,
+            [vars(r) for r in st.proc_rows()], app.config.path,
+            app.billing.preset.name, app.billing.preset.release_command or ""]
+    return set(re.findall(WORD, " ".join(values(data))))
 
 
 def english_left(text, allowed):
-    words = re.findall(WORD, text)
-    return sorted({w for w in words if w not in TECHNICAL and w not in allowed})
+    known = TECHNICAL | allowed
+    words = set(re.findall(WORD, text)) - known
+    # a word cut at a panel's edge ("prefetc…") counts as the word it starts
+    return sorted(w for w in words if not any(k.startswith(w) for k in known))
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)])
@@ -161,11 +179,15 @@ async def test_main_screens_in_chinese(size, zh_recorded):
                 await app.action_quit()
     finally:
         await b.stop()
+    # _() of a text that is already Chinese (the help screen translates bindings that a
+    # screen translated when it was built) is harmless: only English misses count
+    translations = {v for v in i18n.catalog_entries("zh").values() if isinstance(v, str)}
+    missed = sorted(m for m in zh_recorded.missed if m not in translations)
     problems = {name: english_left(text, allowed) for name, text in shown.items()}
     problems = {k: v for k, v in problems.items() if v}
-    assert not zh_recorded.missed and not problems, (
+    assert not missed and not problems, (
         "shown without a zh translation: %s\nEnglish words on the zh screens: %s\n%s" % (
-            sorted(zh_recorded.missed), problems, "\n".join(shown[k] for k in problems)))
+            missed, problems, "\n".join(shown[k] for k in problems)))
 
 
 def test_no_function_binds_the_name_it_translates_with():

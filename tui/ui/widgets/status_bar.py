@@ -36,7 +36,7 @@ def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None,
     if provider and provider != "unknown provider":
         parts.append((Text(" %s " % visible(provider, limit=30), style="magenta"), 2))
     if driver:
-        parts.append((Text(visible(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""),
+        parts.append((Text(visible(_(" driver %s%s ") % (driver, (" · CUDA %s" % cuda) if cuda else ""),
                                    limit=50), style="dim"), 3))
     dot, style = STATE_STYLE.get(state, ("?", ""))
     if state == "reconnecting" and reconnect:
