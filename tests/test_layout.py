@@ -99,3 +99,45 @@ def test_cjk_text_is_cut_and_fitted_by_terminal_columns():
     assert pad("显存", 6) == "显存  " and cell_len(pad("显存", 6)) == 6
     parts = [("按量计费 ", 1), ("● 在线 ", 10), ("¥8.27", 10)]
     assert fit(parts, 13, keep=(10,)) == ["● 在线 ", "¥8.27"]  # 22 columns do not fit in 13
+
+
+@pytest.mark.parametrize("scenario,size", [
+    ("a100x2", (80, 24)), ("h100x8", (80, 24)), ("a10x16", (80, 24)),
+    ("a100x2", (160, 50)), ("h100x8", (160, 50)),
+])
+async def test_dashboard_fits_in_chinese(scenario, size):
+    """Issue 14: double-width text at 80×24 and 160×50 — the header keeps the state and the
+    money, the footer's keys fit, no GPU panel line is wider than the panel (in columns)."""
+    from rich.cells import cell_len
+
+    from tui.core.i18n import set_language
+    set_language("zh")
+    b = await DemoBox().start()
+    try:
+        with local_dirs_inside(b.dir):
+            app = demo_app(b, scenario)
+            async with app.run_test(size=size) as pilot:
+                await wait_for(pilot, lambda: app.state.samples_seen >= 2 and app.state.proc_rows(),
+                               timeout=30)
+                await pilot.pause(0.5)
+                width, height = size
+                header = str(app.query_one("#status").render())
+                assert "在线" in header and "¥" in header, header
+                assert cell_len(header) <= width
+                panel = app.query_one(GpuPanel)
+                lines = str(panel.render()).split("\n")
+                assert all(cell_len(line) <= panel.content_region.width for line in lines), lines
+                assert panel.region.height >= len(lines) + 2
+                footer = app.screen.query_one("Footer")
+                keys = " ".join(str(k.render()) for k in footer.query("FooterKey")
+                                if k.region.right <= width)
+                for word in ("退出", "释放", "自动关机", "重连"):
+                    assert word in keys, keys
+                table = app.query_one(ProcessTable)
+                assert table.region.height - 3 >= 5
+                for line in str(app.query_one("#summary").render()).split("\n"):
+                    assert cell_len(line) <= width
+                await app.action_quit()
+    finally:
+        set_language("en")
+        await b.stop()
