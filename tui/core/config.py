@@ -32,6 +32,8 @@ except ImportError:  # Python < 3.11
 
 import tomli_w
 
+from tui.core.i18n import _
+
 APP = "gputui"
 GRANULARITIES = ("second", "minute", "hour")
 
@@ -151,40 +153,40 @@ def range_problem(value, bounds):
 def _apply(target, table, types, where, problems, ranges=None):
     for key, value in table.items():
         if key not in types:
-            problems.append("%s: unknown setting %r (ignored)" % (where, key))
+            problems.append(_("%s: unknown setting %r (ignored)") % (where, key))
             continue
         if not isinstance(value, types[key]) or (types[key] is int and isinstance(value, bool)) \
                 or (isinstance(value, bool) and types[key] == (int, float)):
-            problems.append("%s.%s: expected %s, got %r (default used)"
+            problems.append(_("%s.%s: expected %s, got %r (default used)")
                             % (where, key, _type_name(types[key]), value))
             continue
         if ranges and key in ranges:
             why = range_problem(value, ranges[key])
             if why:
-                problems.append("%s.%s: %s (default used)" % (where, key, why))
+                problems.append(_("%s.%s: %s (default used)") % (where, key, why))
                 continue
         if key in _LISTS_OF_TEXT and types is _TYPES and not all(isinstance(v, str) for v in value):
-            problems.append("%s.%s: expected a list of text, got %r (default used)" % (where, key, value))
+            problems.append(_("%s.%s: expected a list of text, got %r (default used)") % (where, key, value))
             continue
         setattr(target, key, value)
 
 
 def _type_name(t):
     if isinstance(t, tuple):
-        return "a number"
-    return {str: "text", list: "a list", bool: "true/false", int: "a whole number"}[t]
+        return _("a number")
+    return {str: _("text"), list: _("a list"), bool: _("true/false"), int: _("a whole number")}[t]
 
 
 def _validate(cfg, where, problems):
     if cfg.granularity not in GRANULARITIES:
-        problems.append("%s.granularity: %r is not one of %s (using 'second')"
+        problems.append(_("%s.granularity: %r is not one of %s (using 'second')")
                         % (where, cfg.granularity, ", ".join(GRANULARITIES)))
         cfg.granularity = "second"
     if cfg.start:
         try:
             cfg.start_epoch()
         except ValueError:
-            problems.append("%s.start: %r is not an ISO date-time (ignored)" % (where, cfg.start))
+            problems.append(_("%s.start: %r is not an ISO date-time (ignored)") % (where, cfg.start))
             cfg.start = None
 
 
@@ -206,15 +208,15 @@ class Config:
             with open(path, "rb") as f:
                 data = tomllib.load(f)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            return cls({}, path, ["%s is not valid TOML (%s); using defaults, the file is left "
-                                  "as it is" % (path, exc)], broken=True)
+            return cls({}, path, [_("%s is not valid TOML (%s); using defaults, the file is left "
+                                    "as it is") % (path, exc)], broken=True)
         except OSError as exc:
-            return cls({}, path, ["cannot read %s: %s; using defaults" % (path, exc.strerror)],
+            return cls({}, path, [_("cannot read %s: %s; using defaults") % (path, exc.strerror)],
                        broken=True)
         problems = []
         for key in ("defaults", "hosts"):
             if key in data and not isinstance(data[key], dict):
-                problems.append("%s: [%s] must be a table (ignored)" % (path, key))
+                problems.append(_("%s: [%s] must be a table (ignored)") % (path, key))
                 data[key] = {}
         return cls(data, path, problems)
 
@@ -240,7 +242,7 @@ class Config:
         """`[keymap]`: binding id -> keys (as posting does), e.g. `release = "ctrl+r"`."""
         table = self.data.get("keymap", {})
         if not isinstance(table, dict):
-            self.problems.append("%s: [keymap] must be a table of binding id = \"keys\" (ignored)"
+            self.problems.append(_("%s: [keymap] must be a table of binding id = \"keys\" (ignored)")
                                  % self.path)
             return {}
         keymap = {}
@@ -248,15 +250,15 @@ class Config:
             if isinstance(keys, str) and keys.strip():
                 keymap[binding_id] = keys.strip()
             else:
-                self.problems.append("%s: keymap.%s must be a key such as \"ctrl+r\" (ignored)"
+                self.problems.append(_("%s: keymap.%s must be a key such as \"ctrl+r\" (ignored)")
                                      % (self.path, binding_id))
         return keymap
 
     def set_host_values(self, name, **values):
         """Remember values for a host (e.g. a rate typed in the app). Atomic write."""
         if self.broken:
-            raise ConfigError("%s could not be read, so gputui will not overwrite it; fix or "
-                              "remove it first" % self.path)
+            raise ConfigError(_("%s could not be read, so gputui will not overwrite it; fix or "
+                                "remove it first") % self.path)
         hosts = self.data.setdefault("hosts", {})
         table = hosts.setdefault(name, {})
         for key, value in values.items():
@@ -277,4 +279,4 @@ class Config:
                 os.unlink(tmp)
             except OSError:
                 pass
-            raise ConfigError("cannot save %s: %s" % (self.path, exc.strerror or exc))
+            raise ConfigError(_("cannot save %s: %s") % (self.path, exc.strerror or exc))

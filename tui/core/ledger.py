@@ -19,6 +19,7 @@ import time
 
 from tui.core import config
 from tui.core.boxtext import visible
+from tui.core.i18n import _
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -312,21 +313,22 @@ def _fmt_time(t):
 def ledger_table(rows):
     """The human table `gputui ledger` prints."""
     from tui.core.billing import format_money
-    head = "%-4s %-18s %-18s %-16s %-16s %7s %10s %10s  %s" % (
-        "ID", "HOST", "GPU", "START", "END", "HOURS", "COST", "IDLE COST", "ENDED")
+    from tui.core.report import columns  # headers padded in terminal columns (CJK)
+    head = columns((("ID", -4), (_("HOST"), -18), ("GPU", -18), (_("START"), -16), (_("END"), -16),
+                    (_("HOURS"), 7), (_("COST"), 10), (_("IDLE COST"), 10), ("", 0))) + " " + _("ENDED")
     lines = [head]
     for r in rows:
         # host is what the user typed, gpu_model and ended_how came from the box
         gpu = visible("%sx %s" % (r["gpu_count"], r["gpu_model"]) if r["gpu_count"] else "—", limit=18)
         lines.append("%-4d %-18s %-18s %-16s %-16s %7s %10s %10s  %s" % (
             r["id"], visible(r["host"], limit=18), gpu, _fmt_time(r["start"]),
-            _fmt_time(r["end"]) if r["end"] else "open",
+            _fmt_time(r["end"]) if r["end"] else _("open"),
             "%.2f" % r["hours"] if r["hours"] is not None else "—",
             format_money(r["cost"], r["currency"] or "CNY"),
             format_money(r["idle_cost"], r["currency"] or "CNY"),
             visible(r["ended_how"], limit=40)))
     if not rows:
-        lines.append("(no billing sessions yet: every box gputui touches is recorded here)")
+        lines.append(_("(no billing sessions yet: every box gputui touches is recorded here)"))
     return "\n".join(lines)
 
 

@@ -24,6 +24,11 @@ import stat
 from typing import Callable, Optional
 
 from tui.core.boxtext import is_unsafe, visible
+from tui.core.i18n import N_, _
+
+# Result.status values (compared in code, so kept English; the UI translates them when shown)
+STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newer local"),
+                N_("refused"), N_("no space"), N_("failed"), N_("corrupt"))
 
 CHUNK = 16 << 20  # bytes per read call; asyncssh splits it into parallel requests
 BLOCK = 256 << 10  # bytes per SFTP request: OpenSSH's sftp-server accepts 256 KiB
@@ -150,8 +155,8 @@ def free_bytes(path):
 
 def part_advice(part, done):
     """What the user can do with a .part left behind."""
-    return ("%s (%s so far) is kept: press g again (or run `gputui checklist` and download) "
-            "to resume from there, or delete it to free the space" % (part, size_text(done)))
+    return (_("%s (%s so far) is kept: press g again (or run `gputui checklist` and download) "
+              "to resume from there, or delete it to free the space") % (part, size_text(done)))
 
 
 def size_text(n):
@@ -204,12 +209,12 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
         return Result(remote, local, "up to date")
     if state == "newer local" and not force:
         return Result(remote, local, "kept newer local",
-                      detail="the local copy is newer than the box's; it was not overwritten")
+                      detail=_("the local copy is newer than the box's; it was not overwritten"))
     part = local + ".part"
     for path in (local, part):
         if os.path.lexists(path) and not os.path.isfile(path):
-            return Result(remote, local, "refused", detail="%s exists and is not a regular file; "
-                          "move it away to download here" % visible(path))
+            return Result(remote, local, "refused", detail=_("%s exists and is not a regular file; "
+                                                             "move it away to download here") % visible(path))
     offset = os.path.getsize(part) if os.path.exists(part) else 0
     if offset > size:
         os.unlink(part)
@@ -217,8 +222,8 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
     need = size - offset
     free = free_bytes(os.path.dirname(local))
     if need + reserve > free:
-        return Result(remote, local, "no space", 0, "needs %s, only %s free on the disk of %s "
-                      "(keeping %s spare); free some space and download again" % (
+        return Result(remote, local, "no space", 0, _("needs %s, only %s free on the disk of %s "
+                                                      "(keeping %s spare); free some space and download again") % (
                           size_text(need), size_text(free), visible(base), size_text(reserve)))
     # SFTP gets the box's path as bytes: a name that is not UTF-8 arrives as it is on the box.
     # The probe channel (no SFTP: PTY-only boxes) has no stat and takes the str, surrogates
@@ -229,19 +234,19 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
         if is_sftp:
             attrs = await asyncio.wait_for(sftp.stat(remote_arg), stall_seconds)
             if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
-                return Result(remote, local, "refused", detail="not a regular file on the box any "
-                              "more (a FIFO or device would block the download)")
+                return Result(remote, local, "refused", detail=_("not a regular file on the box any "
+                                                                 "more (a FIFO or device would block the download)"))
         os.makedirs(os.path.dirname(local), exist_ok=True)
         if renamed(remote):
             remember_name(base, local, remote)
         done, got = await _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds)
     except asyncio.TimeoutError:
         done = _getsize(part)
-        return Result(remote, local, "failed", done - offset, "no data from the box for %d s; %s" % (
+        return Result(remote, local, "failed", done - offset, _("no data from the box for %d s; %s") % (
             stall_seconds, part_advice(visible(part), done)), stalled=True)
     except OSError as exc:  # the laptop's disk (ENOSPC, EDQUOT, EIO) or a name it refuses
         done = _getsize(part)
-        why = "the laptop's disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
+        why = _("the laptop's disk is full") if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
             (exc.strerror or str(exc))
         return Result(remote, local, "failed", done - offset, "%s; %s" % (
             visible(why), part_advice(visible(part), done)))
@@ -250,13 +255,13 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
         return Result(remote, local, "failed", done - offset, "%s; %s" % (
             visible(getattr(exc, "reason", None) or exc), part_advice(visible(part), done)))
     if done != size:
-        return Result(remote, local, "corrupt", done, "the box's file changed size during the "
-                      "download; %s" % part_advice(visible(part), done))
+        return Result(remote, local, "corrupt", done, _("the box's file changed size during the "
+                                                        "download; %s") % part_advice(visible(part), done))
     if expected_sha:
         if got != expected_sha:
             os.unlink(part)
-            return Result(remote, local, "corrupt", done, "sha256 mismatch (box %s…, local %s…): "
-                          "the partial file was removed; download again" % (expected_sha[:12], got[:12]))
+            return Result(remote, local, "corrupt", done, _("sha256 mismatch (box %s…, local %s…): "
+                                                            "the partial file was removed; download again") % (expected_sha[:12], got[:12]))
     if os.path.exists(local):  # stale or corrupt: keep it beside, never lose a file silently
         os.replace(local, local + ".old")
     os.replace(part, local)

@@ -232,7 +232,7 @@ class ReleaseScreen(Translated, Screen):
             self.app.notify(problem, severity="warning", timeout=20)
         bad = [r for r in results if r.status not in ("downloaded", "resumed", "up to date")]
         for r in bad:  # each failure says how to resume or remove its .part (transfer.Result)
-            self.app.notify("%s: %s — %s" % (r.remote, r.status, r.detail), severity="warning",
+            self.app.notify("%s: %s — %s" % (r.remote, _(r.status), r.detail), severity="warning",
                             timeout=20)
         done = len(results) - len(bad)
         self.app.notify(ngettext("Downloaded %d file to %s", "Downloaded %d files to %s", done)
