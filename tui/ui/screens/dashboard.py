@@ -79,7 +79,7 @@ class DashboardScreen(Translated, Screen):
         self.query_one("#host", HostPanel).border_title = _("Host")
         self.query_one("#billing", BillingPanel).border_title = _("Billing")
         self.query_one("#loaders", LoaderPanel).border_title = "DataLoaders"
-        self.query_one("#gpus", GpuPanel).border_title = "GPUs"
+        self.query_one("#gpus", GpuPanel).border_title = _("GPUs")
         self.ready = True
         self.refresh_view()
 
