@@ -91,3 +91,7 @@ def test_lookups_follow_set_language(zh):
     assert i18n._("Quit") == "Quit"
     with pytest.raises(i18n.LanguageError):
         i18n.set_language("klingon")
+
+
+def test_empty_text_stays_empty(zh):
+    assert i18n._("") == ""  # not the catalog header

@@ -203,7 +203,8 @@ def language():
 
 
 def _(message):
-    return _translations.gettext(message)
+    # gettext("") is the catalog's header, never what a caller with an empty text wants
+    return _translations.gettext(message) if message else message
 
 
 def ngettext(singular, plural, n):

@@ -6,6 +6,9 @@ from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 
+# The probe's reason for an unprotected job (remote_probe.protection.verdict), shown translated.
+PROBE_REASONS = (N_("will die if this SSH connection drops"),)
+
 
 def pane_rows(sessions, now):
     """One row per pane: (key, session, window, pane, command, running for, attached)."""
@@ -42,7 +45,7 @@ def unprotected_advice(job):
     a Hydra override like `data.paths=[/data/a]` is text, not a closing tag."""
     return (_("pid %s `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
               "survives disconnects.") % (visible(job["pid"]), visible(job.get("cmd") or "?", limit=60),
-                                       visible(job.get("reason"))))
+                                       visible(_(job["reason"]) if job.get("reason") else "")))  # _("") is the catalog header
 
 
 def safe_session_name(name):
