@@ -8,6 +8,7 @@ import traceback
 from tui import __version__
 from tui.core.boxtext import visible
 from tui.core.config import state_dir
+from tui.core.i18n import _
 
 EXIT_CRASH = 70  # EX_SOFTWARE
 
@@ -33,5 +34,5 @@ def write_crash_log(exc, path=None):
 def crash_line(exc, log_path):
     """One line for the terminal; the exception's text can hold box text: visible()."""
     reason = visible("%s: %s" % (type(exc).__name__, exc), limit=240)
-    where = ("the full traceback is in %s" % log_path) if log_path else "no log could be written"
-    return "gputui crashed: %s (%s)" % (reason, where)
+    where = (_("the full traceback is in %s") % log_path) if log_path else _("no log could be written")
+    return _("gputui crashed: %s (%s)") % (reason, where)
