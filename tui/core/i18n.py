@@ -7,7 +7,7 @@ time, so `set_language()` takes effect for everything translated after it.
 
 Class-level texts (Textual BINDINGS, DEFAULT_CSS titles) are evaluated when their module is
 imported: `tui/cli.py` main() sets the language before it imports any UI module, and the UI
-translates binding descriptions again when a screen is built (tui/ui/i18n_bindings.py), so tests
+translates binding descriptions again when a screen is built (tui/ui/translate.py), so tests
 that switch language after import still see the right text.
 
 JSON output and everything sent over the wire stay English: only text meant for a person goes
