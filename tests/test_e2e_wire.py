@@ -1,0 +1,109 @@
+"""The wire end to end through a real OpenSSH sshd: odd names on the box and long remote
+dirs still get answers, quickly."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import tomli_w
+
+from remote_probe import protocol
+from tui.remote import session as session_mod
+from tui.remote import ssh
+
+from .conftest import stop_daemon
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def target(box):
+    return ssh.Target.parse("testbox", ssh_config=box.ssh_config)
+
+
+def plant_odd_names(work):
+    """An artifact folder with a name that is not UTF-8 and one of 255 bytes."""
+    ckpt = work / "checkpoints"
+    ckpt.mkdir(parents=True)
+    odd = os.fsencode(str(ckpt)) + b"/epoch-\xff\xfe\xc3(-[bold]x[@click=app.quit].pt"
+    with open(odd, "wb") as f:
+        f.write(b"w" * 4096)
+    longest = ckpt / ("L" * 252 + ".pt")
+    longest.write_bytes(b"l" * 10)
+    return odd, longest
+
+
+def test_gputui_checklist_answers_over_a_name_that_is_not_utf8(sshbox, tmp_path, isolated_dirs):
+    work = tmp_path / "work"
+    odd, longest = plant_odd_names(work)
+    cfg_dir = isolated_dirs / "config"
+    cfg_dir.mkdir(exist_ok=True)
+    cfg = {"testbox": {"rate": 1.0, "provider": "runpod", "artifact_paths": [str(work)],
+                       "search_paths": [str(work)], "temp_dirs": [str(tmp_path / "none")],
+                       "cache_dirs": [], "python": sys.executable}}
+    (cfg_dir / "config.toml").write_text(tomli_w.dumps({"hosts": cfg}))
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "tui", "checklist", "testbox", "--json",
+                        "--simulate", "idle", "--ssh-config", sshbox.ssh_config,
+                        "--remote-dir", sshbox.remote_dir],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=150)
+    took = time.monotonic() - t0
+    assert "TimeoutError" not in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+    doc = json.loads(r.stdout)
+    assert took < 60  # it used to wait the request's full 120 s and fail
+    text = json.dumps(doc)
+    assert "epoch-" in text and "L" * 252 in text
+    assert r.returncode == 2 and doc["verdict"] == "fail"  # neither file is downloaded yet
+
+
+async def test_the_name_maps_back_byte_exact_through_ssh(sshbox, tmp_path):
+    work = tmp_path / "work"
+    odd, _ = plant_odd_names(work)
+    s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir)
+    await s.open()
+    try:
+        reply = await s.request(protocol.CHECKLIST, roots=[str(work)], artifact_paths=[str(work)],
+                                temp_dirs=[], cache_dirs=[])
+        paths = [f["path"] for f in reply["facts"]["artifacts"]["files"]]
+        [shown] = [p for p in paths if "epoch-" in p]
+        assert os.fsencode(shown) == odd  # shown escaped by the UI, still the same bytes
+        sums = (await s.request(protocol.SHA256, paths=[shown]))["sha256"]
+        import hashlib
+        assert sums[shown] == hashlib.sha256(b"w" * 4096).hexdigest()
+        assert s.client.skipped == 0 and s.client.cleaned.count == 0
+    finally:
+        await s.close()
+
+
+def daemons_for(state_dir):
+    """pids of probe daemons running for `state_dir`, read from /proc."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"daemon" in argv and os.fsencode(state_dir) in argv:
+            out.append(int(name))
+    return out
+
+
+async def test_a_long_remote_dir_connects_and_reconnects_to_one_daemon(sshbox, tmp_path):
+    from remote_probe.daemon import runtime_dir
+    remote = str(tmp_path / ("a-long-remote-dir-name-" * 5))
+    assert runtime_dir(remote).startswith("/tmp/")  # the socket would not fit under it
+    try:
+        seen = []
+        for _ in range(3):
+            reply = await session_mod.snapshot(target(sshbox), simulate="idle", remote_dir=remote)
+            assert reply["inventory"]["backend"] == "sim"
+            with open(os.path.join(runtime_dir(remote), "daemon.lock")) as f:
+                seen.append(json.load(f)["pid"])
+        assert len(set(seen)) == 1 and daemons_for(remote) == seen[:1]
+    finally:
+        stop_daemon(remote)
