@@ -110,6 +110,7 @@ EXIT_PYTHON_TOO_OLD = 98
 EXIT_PROBE_MISSING = 96
 EXIT_PROBE_CRASHED = 70
 EXIT_DAEMON_UNREACHABLE = 75
+EXIT_DAEMON_IN_USE = 74  # a daemon of other settings serves a live session: not replaced
 MIN_PYTHON = (3, 8)
 
 

@@ -177,6 +177,31 @@ def test_another_setting_does_not_replace_a_daemon_a_live_session_uses(state):
     c.close()
 
 
+def test_two_settings_on_one_box_refuse_instead_of_replacing_each_other(state):
+    from remote_probe import attach
+    if not hasattr(attach, "DaemonInUse"):
+        pytest.skip("attach.py without the refuse-when-in-use change (see the daemon branch report)")
+    a = Attach(state, simulate="idle")
+    pid = a.hello["pid"]
+    a.send({"type": "subscribe", "id": 1, "since_seq": 0})
+    a.read_until(lambda m: m.get("id") == 1)
+    t0 = time.monotonic()
+    b = subprocess.run([sys.executable, "-m", "remote_probe", "attach", "--state-dir", str(state),
+                        "--simulate", "a100x2"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=REPO), timeout=30)
+    assert b.returncode == protocol.EXIT_DAEMON_IN_USE and b.stdout == b""
+    assert b"runs sim:idle" in b.stderr and b"1 other live session" in b.stderr
+    assert time.monotonic() - t0 < 8  # told at once, not after a 10 s spawn wait
+    assert alive(pid)
+    seq = a.read_until(lambda m: m["type"] == "sample")["seq"]
+    assert a.read_until(lambda m: m["type"] == "sample")["seq"] == seq + 1
+    a.close()
+    # once the session is gone, the other settings do replace it (an upgrade)
+    c = Attach(state, simulate="a100x2")
+    assert c.hello["pid"] != pid and c.hello["config"]["backend"] == "sim:a100x2"
+    c.close()
+
+
 # ---------------------------------------------------------------- in process
 @pytest.fixture
 async def served(tmp_path):
