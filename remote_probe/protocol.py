@@ -265,7 +265,18 @@ class Report:
     def note(self, path, why):
         self.count += 1
         if len(self.examples) < self.EXAMPLES:
-            self.examples.append("%s: %s" % (path, why))
+            self.examples.append("%s: %s" % (path_text(path), why))
+
+
+def path_text(path):
+    """("sample", ("gpus", 0), "util") -> "sample.gpus[0].util". Paths are built as
+    nested (parent, key) pairs and spelled out only for a note: most values are fine."""
+    parts = []
+    while isinstance(path, tuple):
+        path, key = path
+        parts.append("[%d]" % key if isinstance(key, int) else "." + str(key)[:40])
+    parts.append(str(path))
+    return "".join(reversed(parts))
 
 
 def _type_name(value):
@@ -331,7 +342,7 @@ def List(item, max_items=MAX_ITEMS, empty=list):
             value = value[:max_items]
         out = []
         for i, v in enumerate(value):
-            c = item(v, "%s[%d]" % (path, i), report)
+            c = item(v, (path, i), report)
             if c is not _DROP:
                 out.append(c)
         return out
@@ -344,7 +355,7 @@ def Row(columns, required=()):
         if not isinstance(value, list) or len(value) != len(columns):
             report.note(path, "not a row of %d columns" % len(columns))
             return _DROP
-        out = [spec(v, path + "." + name, report) for (name, spec), v in zip(columns, value)]
+        out = [spec(v, (path, name), report) for (name, spec), v in zip(columns, value)]
         for i in required:
             if out[i] is None:
                 report.note(path, "row without %s" % columns[i][0])
@@ -373,7 +384,7 @@ def Obj(fields=None, required=(), drop_if_bad=False):
         out = {}
         for key, v in value.items():
             spec = fields.get(key)
-            sub = "%s.%s" % (path, key)
+            sub = (path, key)
             out[key] = spec(v, sub, report) if spec is not None else _any(v, sub, report, 1)
         for key in required:
             if out.get(key) is None:
@@ -397,13 +408,13 @@ def _any(value, path, report, depth):
         if len(value) > MAX_ITEMS:
             report.note(path, "%d items cut to %d" % (len(value), MAX_ITEMS))
         if isinstance(value, list):
-            return [_any(v, "%s[%d]" % (path, i), report, depth + 1)
+            return [_any(v, (path, i), report, depth + 1)
                     for i, v in enumerate(value[:MAX_ITEMS])]
         out = {}
         for i, (k, v) in enumerate(value.items()):
             if i >= MAX_ITEMS:
                 break
-            out[k] = _any(v, "%s.%s" % (path, k[:40]), report, depth + 1)
+            out[k] = _any(v, (path, k), report, depth + 1)
         return out
     if isinstance(value, float) and not math.isfinite(value):
         report.note(path, "not finite")
