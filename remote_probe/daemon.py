@@ -19,7 +19,7 @@ import sys
 import time
 import zlib
 
-from . import __version__, dataloader, protection, protocol, tmux
+from . import __version__, dataloader, procfs, protection, protocol, tmux
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .sampler import Sampler
@@ -135,6 +135,7 @@ class Daemon:
         self._jobs_pending = None
         self._jobs_fresh = False
         self.loaders = dataloader.LoaderWatch()
+        self.proc_cache = {}  # command lines and owners by pid, kept across jobs scans
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
         self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -244,8 +245,11 @@ class Daemon:
             self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
 
     def scan_jobs(self, gpu_pids):
-        return {"tmux": tmux.status(), "loaders": self.loaders.scan(),
-                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids),
+        """tmux, dataloaders and unprotected jobs from one /proc pass (runs in tmux_pool,
+        one thread, so the command-line cache is never shared between threads)."""
+        scan = procfs.ProcScan(cache=self.proc_cache)
+        return {"tmux": tmux.status(scan), "loaders": self.loaders.scan(scan),
+                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids, scan),
                 "reptyr": shutil.which("reptyr") is not None}
 
     def backlog(self, since):
