@@ -1,6 +1,7 @@
 """The wire end to end through a real OpenSSH sshd: odd names on the box and long remote
 dirs still get answers, quickly."""
 
+import asyncio
 import json
 import os
 import subprocess
@@ -107,3 +108,53 @@ async def test_a_long_remote_dir_connects_and_reconnects_to_one_daemon(sshbox, t
         assert len(set(seen)) == 1 and daemons_for(remote) == seen[:1]
     finally:
         stop_daemon(remote)
+
+
+class States(session_mod.Listener):
+    def __init__(self):
+        self.states, self.rtts = [], []
+
+    def on_state(self, state, detail=""):
+        self.states.append(state)
+
+    def on_latency(self, ms):
+        self.rtts.append(ms)
+
+
+@pytest.mark.timeout(150)
+async def test_a_30_s_tmux_install_over_ssh_keeps_the_session_live(sshbox, tmp_path):
+    """The real path: sshd, attach, daemon, session with its ping loop (which drops the
+    link when a ping goes unanswered for 20 s). The install is slow because apt-get is:
+    the daemon was started (by a local bridge, as a login would) with a slow apt-get
+    first on its PATH; the session then attaches to that same daemon through sshd."""
+    from .test_daemon_requests import EnvAttach, slow_apt_get
+    if os.geteuid() != 0:
+        pytest.skip("tmux install runs only as root on the box")
+    env = slow_apt_get(tmp_path, 30)
+    first = EnvAttach(sshbox.remote_dir, env, simulate="idle")
+    pid = first.hello["pid"]
+    first.close()
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        daemon_path = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)[b"PATH"]
+    assert daemon_path.startswith(os.fsencode(str(tmp_path / "slowbin")))  # never the real apt
+    listener = States()
+    s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir,
+                                  listener=listener)
+    runner = asyncio.ensure_future(s.run())
+    try:
+        for _ in range(100):
+            if s.state == session_mod.LIVE:
+                break
+            await asyncio.sleep(0.1)
+        assert s.state == session_mod.LIVE, listener.states
+        assert s.client.hello["pid"] == pid
+        t0 = time.monotonic()
+        reply = await s.request(protocol.TMUX_INSTALL, timeout=90)
+        took = time.monotonic() - t0
+        assert "slow fake apt-get: done" in reply["output"] and took >= 29
+        assert s.connects == 1 and session_mod.RECONNECTING not in listener.states
+        assert len(listener.rtts) >= 6  # pings every 5 s were answered all along
+        assert s.state == session_mod.LIVE
+    finally:
+        await s.close()
+        runner.cancel()
