@@ -130,7 +130,7 @@ def _finite(value):
 
 
 def encode(msg):
-    """One message as a line of bytes; never raises on odd data.
+    """One message as a line of bytes; NaN and undecodable file names do not make it raise.
 
     Compact separators: every byte is on the wire. Strict JSON: a NaN from a driver
     becomes null. A file name that is not valid UTF-8 arrives here as a str with lone
