@@ -341,6 +341,9 @@ class Daemon:
         try:
             if handler is None:
                 raise RequestError("unknown request %r" % kind)
+            problem = protocol.check_request(msg)
+            if problem:
+                raise RequestError(problem)
             result = await handler(client, msg)
         except asyncio.CancelledError:
             raise

@@ -493,6 +493,43 @@ MESSAGE_SCHEMAS = {SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PR
                    REPLY: REPLY_MSG, ERROR: REPLY_MSG}
 
 
+# Request parameters, checked strictly (a bad one is refused with a reason, not cleared):
+# by the daemon before a handler runs, and by the client before it sends.
+STRINGS = List(PATH, 100000)
+REQUEST_SCHEMAS = {
+    SUBSCRIBE: Obj({"since_seq": COUNT}),
+    AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
+                       "grace": Num(0, 1e6), "threshold": Num(0, 100)}),
+    AUTOSTOP_DISARM: Obj({"reason": Str(1000)}),
+    PREFLIGHT: Obj({"python": PATH, "smoke": Bool(), "urls": List(Str(4096), 100)}),
+    CHECKLIST: Obj({"roots": STRINGS, "artifact_paths": STRINGS, "temp_dirs": STRINGS,
+                    "cache_dirs": STRINGS}),
+    SHA256: Obj({"paths": STRINGS}),
+    KILL: Obj({"pid": PID}),
+    DELETE: Obj({"paths": STRINGS, "allowed": STRINGS}),
+    ENV_CAPTURE: Obj({"python": PATH}),
+    RELEASE: Obj({"command": Str(8192)}),
+    TMUX_CAPTURE: Obj({"pane": NAME, "lines": Num(1, 100000, integer=True)}),
+    TMUX_NEW: Obj({"name": NAME, "command": Str(65536), "cwd": PATH, "env": Obj(),
+                   "dlhook": Bool()}),
+    TMUX_INTERRUPT: Obj({"pane": NAME}),
+    TMUX_KILL: Obj({"session": NAME}),
+    TMUX_RENAME: Obj({"session": NAME, "name": NAME}),
+}
+
+
+def check_request(msg):
+    """None if a request's parameters fit its schema, else a one-line reason."""
+    spec = REQUEST_SCHEMAS.get(msg.get("type"))
+    if spec is None:
+        return None
+    report = Report()
+    spec(msg, msg["type"], report)
+    if report.count:
+        return "bad %s request: %s" % (msg["type"], report.examples[0])
+    return None
+
+
 def clean(msg, report=None):
     """A decoded message with every value held to its schema (see above). -> new dict.
 

@@ -94,7 +94,9 @@ def test_every_request_is_answered_even_when_it_fails(state, tmp_path):
     a.send({"type": "sha256", "id": 2, "paths": [str(tmp_path / "gone.pt")]})
     assert "No such file" in a.read_until(lambda m: m.get("id") == 2)["error"]
     a.send({"type": "kill", "id": 3, "pid": {"not": "a pid"}})
-    assert "refusing to kill" in a.read_until(lambda m: m.get("id") == 3)["error"]
+    assert "kill.pid: expected an integer" in a.read_until(lambda m: m.get("id") == 3)["error"]
+    a.send({"type": "kill", "id": 31, "pid": 1})
+    assert "refusing to kill pid 1" in a.read_until(lambda m: m.get("id") == 31)["error"]
     a.send({"type": "checklist", "id": 4, "roots": "not a list"})
     assert "roots" in a.read_until(lambda m: m.get("id") == 4)["error"]
     a.send({"type": "tmux_capture", "id": 5, "pane": 7})

@@ -271,3 +271,36 @@ def test_hostile_streams_never_break_the_client(lines):
         assert text is None or "\n" not in text
         await client.close()
     asyncio.run(go())
+
+
+# ---------------------------------------------------------------- requests
+@pytest.mark.parametrize("msg, problem", [
+    ({"type": "checklist", "roots": "/root"}, "checklist.roots: expected a list"),
+    ({"type": "sha256", "paths": ["/a", 5]}, "sha256.paths[1]: expected a string"),
+    ({"type": "kill", "pid": "1; rm -rf /"}, "kill.pid: expected an integer"),
+    ({"type": "tmux_capture", "pane": "%1", "lines": 10 ** 9}, "tmux_capture.lines"),
+    ({"type": "autostop_arm", "command": "x", "grace": float("nan")}, "autostop_arm.grace"),
+    ({"type": "tmux_new", "name": "job", "env": ["A=1"]}, "tmux_new.env: expected an object"),
+])
+def test_bad_request_parameters_are_refused_with_a_reason(msg, problem):
+    assert problem in protocol.check_request(msg)
+
+
+@pytest.mark.parametrize("msg", [
+    {"type": "checklist", "artifact_paths": ["/w"], "roots": ["/w"], "temp_dirs": [], "cache_dirs": []},
+    {"type": "tmux_new", "name": "job", "command": "python train.py", "cwd": None, "dlhook": True,
+     "env": {"A": "1"}},
+    {"type": "autostop_arm", "command": "true", "idle_seconds": 1800, "deadline": None,
+     "grace": 120.0, "threshold": 5.0},
+    {"type": "ping"}, {"type": "snapshot"}, {"type": "subscribe", "since_seq": 0},
+])
+def test_the_requests_gputui_sends_pass(msg):
+    assert protocol.check_request(msg) is None
+
+
+async def test_the_client_refuses_to_send_a_bad_request():
+    client, reader, writer = await started_client([])
+    sent = len(writer.lines)
+    with pytest.raises(Exception, match="bad kill request"):
+        await client.request(protocol.KILL, pid="12")
+    assert len(writer.lines) == sent

@@ -127,11 +127,15 @@ class ProbeClient:
     async def request(self, kind, timeout=REQUEST_TIMEOUT, **params):
         if self.closed.is_set():
             raise ProbeError("connection to the probe was lost")
+        msg = {"type": kind}
+        msg.update(params)
+        problem = protocol.check_request(msg)
+        if problem:  # the box would refuse it too: say so without a round trip
+            raise ProbeError(problem)
         rid = next(self.ids)
+        msg["id"] = rid
         fut = asyncio.get_running_loop().create_future()
         self.pending[rid] = fut
-        msg = {"type": kind, "id": rid}
-        msg.update(params)
         self._write(msg)
         try:
             reply = await asyncio.wait_for(fut, timeout)
