@@ -10,6 +10,7 @@ totals, process command lines) are sent once in ``inventory`` / ``proc_meta`` in
 of every second, which keeps an 8-GPU sample under 2 KB.
 """
 
+import heapq
 import json
 import math
 
@@ -218,7 +219,7 @@ def validate(msg):
         _require(isinstance(msg.get("capabilities", []), list), "bad capabilities")
     elif kind == SAMPLE:
         _require(_is_int(msg.get("seq")) and msg["seq"] >= 0, "sample without seq")
-        _require(_is_num(msg.get("t")), "sample without time")
+        _require(_is_num(msg.get("t")) and 0 <= msg["t"] < 1e11, "sample without a sane time")
         gpus = msg.get("gpus", [])
         _require(isinstance(gpus, list), "sample gpus not a list")
         for row in gpus[:MAX_GPU_ROWS]:
@@ -485,12 +486,22 @@ SAMPLE_MSG = Obj({
     "dl": List(DL_ROW, MAX_DL_ROWS), "jobs": JOBS_BLOCK,
 })
 PROC_META_MSG = Obj({"procs": List(PROC_META_ROW, MAX_META_ROWS)})
+AUTOSTOP_STATUS_BLOCK = Obj({
+    "armed": Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
+                  "grace": Num(0, 1e6), "threshold": Num(0, 100), "armed_at": EPOCH}),
+    "idle_for": Num(0, 1e10), "grace_left": Num(0, 1e8), "grace_reason": Str(2000),
+    "cancel_command": PATH,
+})
+AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
 # Replies carry these blocks under these keys (snapshot, subscribe); the rest is Any.
 REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
-                 "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT})
+                 "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT,
+                 "autostop": AUTOSTOP_STATUS_BLOCK})
+HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT,
+                 "version": Str(200)})
 MESSAGE_SCHEMAS = {SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG,
-                   REPLY: REPLY_MSG, ERROR: REPLY_MSG}
+                   REPLY: REPLY_MSG, ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG}
 
 
 # Request parameters, checked strictly (a bad one is refused with a reason, not cleared):
@@ -558,8 +569,7 @@ def cap_procs(sample, limit=MAX_PROC_ROWS):
     procs = sample.get("procs") or []
     if len(procs) <= limit:
         return sample
-    procs = sorted(procs, key=lambda r: -(r[2] or 0))
-    sample["procs"] = procs[:limit]
+    sample["procs"] = heapq.nlargest(limit, procs, key=lambda r: r[2] or 0)
     sample["procs_more"] = len(procs) - limit
     return sample
 

@@ -58,6 +58,7 @@ def test_non_ascii_text_stays_compact_utf8():
     (b"{not json\n", "not JSON"),
     (b'{"type":"sample","seq":1,"t":1,"gpus":[[1]],"procs":[],"host":{}}\n', "bad gpu row"),
     (b'{"type":"sample","seq":-1,"t":1}\n', "without seq"),
+    (b'{"type":"sample","seq":1,"t":1e300}\n', "sane time"),
     (b'{"type":"sample","seq":true,"t":1}\n', "without seq"),
     (b'{"type":"hello","protocol":1.5,"version":"x"}\n', "without protocol"),
     (b'{"type":"sample","seq":1,"t":1,"x":' + b"9" * 5000 + b"}\n", "not JSON"),
@@ -95,6 +96,16 @@ def test_values_of_the_wrong_type_or_range_are_cleared_and_counted():
     assert msg["gpu_error"] is None
     assert report.count == 17 and len(report.examples) == protocol.Report.EXAMPLES
     assert report.examples[0].startswith("sample.gpus[0].util:")
+
+
+def test_times_a_clock_cannot_show_are_cleared():
+    report = protocol.Report()
+    msg = protocol.clean({"type": "autostop", "event": "armed", "status": {
+        "armed": {"command": "x", "deadline": 1e300, "armed_at": -5}, "grace_left": float("inf"),
+        "idle_for": 12.0}}, report)
+    assert msg["status"]["armed"]["deadline"] is None and msg["status"]["armed"]["armed_at"] is None
+    assert msg["status"]["grace_left"] is None and msg["status"]["idle_for"] == 12.0
+    assert report.count == 3
 
 
 def test_a_good_sample_passes_unchanged():
