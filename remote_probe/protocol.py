@@ -151,16 +151,25 @@ def encode(msg):
                 + "\n").encode("ascii")
 
 
-def _parse_float(text):
-    value = float(text)
-    return value if math.isfinite(value) else None  # 1e999 -> inf -> not a number we use
+def _parse_hooks(report):
+    """json.loads hooks: NaN, Infinity and numbers too big for a float (1e999) are not
+    JSON numbers we can use; they read as None ("not available"), noted in `report`."""
+    def parse_float(text):
+        value = float(text)
+        if math.isfinite(value):
+            return value
+        if report is not None:
+            report.note("line", "%s is not a finite number" % text[:20])
+        return None
+
+    def parse_constant(name):
+        if report is not None:
+            report.note("line", "%s is not a number" % name)
+        return None
+    return parse_float, parse_constant
 
 
-def _parse_constant(_name):
-    return None  # NaN, Infinity, -Infinity: not JSON, read as "not available"
-
-
-def decode(line):
+def decode(line, report=None):
     """Parse and validate one line; raise ProtocolError with a short reason if bad.
 
     Never raises anything else: a line nested deeper than the parser can follow is a
@@ -179,7 +188,8 @@ def decode(line):
     if not line:
         raise ProtocolError("empty line")
     try:
-        msg = json.loads(line, parse_float=_parse_float, parse_constant=_parse_constant)
+        parse_float, parse_constant = _parse_hooks(report)
+        msg = json.loads(line, parse_float=parse_float, parse_constant=parse_constant)
     except RecursionError:
         raise ProtocolError("nested too deeply")
     except ValueError as exc:  # includes ints too long to convert
@@ -554,7 +564,8 @@ def clean(msg, report=None):
 
 def decode_clean(line, report=None):
     """decode() then clean(): what a receiver of untrusted lines calls."""
-    msg = decode(line)
+    report = report if report is not None else Report()
+    msg = decode(line, report)
     try:
         return clean(msg, report)
     except RecursionError:  # cannot happen with MAX_DEPTH this small; belt and braces

@@ -158,3 +158,85 @@ async def test_a_30_s_tmux_install_over_ssh_keeps_the_session_live(sshbox, tmp_p
     finally:
         await s.close()
         runner.cancel()
+
+
+HOSTILE_PROBE = r'''
+import json, sys, threading, time
+
+def out(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+out(json.dumps({"type": "hello", "protocol": 1, "version": "0.1.0", "capabilities": [],
+                "pid": 4242, "started": 1.0, "last_seq": 0}))
+
+def stream():
+    out('{"type":"sample","seq":1,"t":1700000000,"host":' + "[" * 100000)  # RecursionError bait
+    out('{"type":"sample","seq":2,"t":1700000001,"gpus":[[NaN,-5,"x",1e999,100,1,1,1,1,1,1]],'
+        '"procs":[[7,0,Infinity,1,1,0]],"host":{"cpu":NaN}}')
+    seq = 3
+    while True:
+        out(json.dumps({"type": "sample", "seq": seq, "t": 1700000000 + seq,
+                        "gpus": [[50, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]], "procs": [], "host": {}}))
+        seq += 1
+        time.sleep(0.2)
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "subscribe":
+        out('{"type":"reply","id":%d,"backlog":0,"last_seq":0,"inventory":{"gpus":'
+            '[{"index":0,"name":"x","mem_total":NaN}],"host":{"boot_time":1e300}}}' % msg["id"])
+        threading.Thread(target=stream, daemon=True).start()
+    elif msg["type"] == "ping":
+        out(json.dumps({"type": "reply", "id": msg["id"], "t": time.time()}))
+    elif "id" in msg:
+        out(json.dumps({"type": "error", "id": msg["id"], "error": "not in this probe"}))
+'''
+
+
+class Recorder(States):
+    def __init__(self):
+        super().__init__()
+        self.samples, self.inventories = [], []
+
+    def on_sample(self, sample):
+        self.samples.append(sample)
+
+    def on_inventory(self, inventory):
+        self.inventories.append(inventory)
+
+
+async def test_a_probe_that_sends_hostile_lines_does_not_make_the_session_reconnect(sshbox):
+    """The probe itself is hostile (a compromised box): its deep, NaN and out-of-range
+    lines go through sshd, bootstrap and the session like a real probe's would."""
+    import io
+    import zipfile
+    from tui.remote.probe_bundle import build_probe, probe_filename
+    _data, sha = build_probe()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("__main__.py", HOSTILE_PROBE)
+    os.makedirs(sshbox.remote_dir, exist_ok=True)
+    with open(os.path.join(sshbox.remote_dir, probe_filename(sha)), "wb") as f:
+        f.write(buf.getvalue())  # where the session looks for its own probe
+    rec = Recorder()
+    s = session_mod.RemoteSession(target(sshbox), remote_dir=sshbox.remote_dir, listener=rec)
+    runner = asyncio.ensure_future(s.run())
+    try:
+        for _ in range(100):
+            if len(rec.samples) >= 5:
+                break
+            await asyncio.sleep(0.1)
+        assert s.state == session_mod.LIVE and s.connects == 1, rec.states
+        assert session_mod.RECONNECTING not in rec.states
+        assert rec.inventories[0]["gpus"][0]["mem_total"] is None
+        assert rec.inventories[0]["host"]["boot_time"] is None
+        bad = [m for m in rec.samples if m["seq"] == 2][0]
+        assert bad["gpus"][0][:4] == [None, None, None, None] and bad["procs"][0][2] is None
+        assert bad["host"]["cpu"] is None
+        assert s.client.skipped == 1
+        notice = s.client.take_notice()
+        assert "nested too deeply" in notice and "cleared 8 bad values" in notice
+    finally:
+        await s.close()
+        runner.cancel()

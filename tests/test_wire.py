@@ -75,6 +75,7 @@ def test_nan_infinity_and_overflow_read_as_not_available():
     report = protocol.Report()
     msg = protocol.decode_clean(line, report)
     assert msg["gpus"][0][:4] == [None, None, None, None]
+    assert report.count == 4 and report.examples[0] == "line: NaN is not a number"
 
 
 def test_values_of_the_wrong_type_or_range_are_cleared_and_counted():
@@ -183,7 +184,7 @@ async def test_a_deeply_nested_line_is_skipped_and_the_link_stays():
     reader.feed_data(protocol.encode(sample(gpus=[[float("nan")] + [1] * 10])))
     assert (await ping(client, reader, writer))["t"] == 1.0
     assert not client.closed.is_set()
-    assert client.skipped == 1 and client.cleaned.count == 0  # NaN is read as null
+    assert client.skipped == 1 and client.cleaned.count == 0  # encode() wrote null, not NaN
     assert pushed[0]["gpus"][0][0] is None
     first = client.take_notice()
     assert "skipped 1 malformed line (last: nested too deeply)" in first
