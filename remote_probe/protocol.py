@@ -581,7 +581,7 @@ def cap_procs(sample, limit=MAX_PROC_ROWS):
     if len(procs) <= limit:
         return sample
     sample["procs"] = heapq.nlargest(limit, procs, key=lambda r: r[2] or 0)
-    sample["procs_more"] = len(procs) - limit
+    sample["procs_more"] = (sample.get("procs_more") or 0) + len(procs) - limit
     return sample
 
 
