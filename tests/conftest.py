@@ -74,7 +74,7 @@ UsePAM no
 AllowUsers {user}
 Subsystem sftp internal-sftp
 LogLevel VERBOSE
-SetEnv TMUX_TMPDIR={root}
+SetEnv TMUX_TMPDIR={root} GPUTUI_SIM_SCOPE={root}
 {extra_config}
 """)
     os.makedirs("/run/sshd", exist_ok=True)  # privilege separation dir on Debian
@@ -106,7 +106,7 @@ Host testbox
 
 def box_tmux_env(box):
     """Environment that reaches the test box's tmux server, never the developer's own."""
-    env = dict(os.environ, TMUX_TMPDIR=str(box.root))
+    env = dict(os.environ, TMUX_TMPDIR=str(box.root), GPUTUI_SIM_SCOPE=str(box.root))
     env.pop("TMUX", None)
     return env
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from remote_probe import dataloader, daemon
+from remote_probe import daemon, dataloader
 
 torch = pytest.importorskip("torch")
 

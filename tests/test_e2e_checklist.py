@@ -9,12 +9,12 @@ import sys
 import pytest
 import tomli_w
 
-from tui.remote import ssh
-from tui.ui.app import GputuiApp
 from tui.core.config import Config
 from tui.core.ledger import Ledger
-from tui.ui.screens.release import ReleaseScreen, TypeToConfirm
+from tui.remote import ssh
+from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.screens.release import ReleaseScreen, TypeToConfirm
 
 from .test_app import SIZE, wait_for
 

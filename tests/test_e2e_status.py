@@ -6,13 +6,10 @@ import os
 import subprocess
 import sys
 
-
-
 from remote_probe import protocol
 from tui.remote import session as session_mod
 from tui.remote import ssh
 from tui.remote.probe_bundle import build_probe, probe_filename
-
 
 
 def target(box):

@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from remote_probe import protocol
+from tui.core.config import Config
+from tui.core.ledger import Ledger
 from tui.remote import session as session_mod
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
-from tui.core.config import Config
-from tui.core.ledger import Ledger
 from tui.ui.screens.tmux import JobScreen, TmuxScreen
 
 from .test_app import SIZE, wait_for

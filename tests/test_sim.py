@@ -4,7 +4,12 @@ import time
 import pytest
 
 from remote_probe.backends import BackendError, select_backend
-from remote_probe.backends.sim import SimBackend, load_scenario, scenario_names, utilization
+from remote_probe.backends.sim import (
+    SimBackend,
+    load_scenario,
+    scenario_names,
+    utilization,
+)
 
 
 def test_shipped_scenarios_all_load():
@@ -68,3 +73,28 @@ def test_cpu_only_is_a_normal_state_with_a_reason():
     inv = backend.inventory()
     assert inv["gpus"] == [] and "CPU-only" in inv["reason"]
     assert backend.sample() == ([], [])
+
+
+def test_adopt_sees_only_its_own_scope(monkeypatch):
+    """A simulated box adopts the marked jobs of its own scope, never a neighbour's (another
+    test, another demo, another user on a shared machine)."""
+    import subprocess
+    import sys
+
+    from remote_probe.backends.sim import SCOPE_VAR, _pids_matching
+    marker = "GPUTUI_SIM_GPU_JOB_scope_test_%d" % os.getpid()
+    job = [sys.executable, "-c", "import time; time.sleep(30)", marker]
+    mine = subprocess.Popen(job, env=dict(os.environ, **{SCOPE_VAR: "/box/mine"}))
+    theirs = subprocess.Popen(job, env=dict(os.environ, **{SCOPE_VAR: "/box/theirs"}))
+    try:
+        import time
+        time.sleep(0.2)  # let exec() replace the command lines
+        assert _pids_matching(marker, "/box/mine") == [mine.pid]
+        assert _pids_matching(marker, "/box/theirs") == [theirs.pid]
+        assert sorted(_pids_matching(marker)) == sorted([mine.pid, theirs.pid])  # unscoped: both
+        assert _pids_matching(marker, uid=os.getuid() + 12345) == []  # another user's: never
+    finally:
+        mine.kill()
+        theirs.kill()
+        mine.wait()
+        theirs.wait()

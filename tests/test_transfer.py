@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from tui.remote import ssh
 from tui.core.transfer import RefusedPath, download, local_path_for, sha256_file
+from tui.remote import ssh
 
 
 @pytest.mark.parametrize("name", ["../../evil", "/data/../../etc/passwd", "a/./b", "", "x\x00y", "a\\b"])

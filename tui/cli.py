@@ -4,6 +4,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import time
 
@@ -39,25 +40,26 @@ def build_parser():
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
     parser.add_argument("--log", metavar="FILE", help="write a debug log here")
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
-    p = sub.add_parser("connect", help="open the live dashboard of a box")
+    p = sub.add_parser("connect", help="open the live dashboard of a box", description="Open the live dashboard of a box.")
     add_box_options(p)
-    p = sub.add_parser("status", help="print one snapshot of a box and exit")
+    p = sub.add_parser("status", help="print one snapshot of a box and exit", description="Print one snapshot of a box and exit.")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("doctor", help="preflight a freshly rented box: is it what you paid for?")
+    p = sub.add_parser("doctor", help="preflight a freshly rented box: is it what you paid for?", description="Preflight a freshly rented box: is it what you paid for?")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--no-smoke", action="store_true", help="skip the matmul on each GPU")
-    p = sub.add_parser("checklist", help="the shutdown checklist: is it safe to release the box?")
+    p = sub.add_parser("checklist", help="the shutdown checklist: is it safe to release the box?", description="The shutdown checklist: is it safe to release the box?")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session")
-    p.add_argument("--scenario", default="a100x2", help="simulator scenario (default a100x2)")
-    sub.add_parser("scenarios", help="list the simulator scenarios")
-    p = sub.add_parser("ledger", help="every billing session gputui has seen")
+    p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session", description="The dashboard on a simulated GPU box over a real loopback SSH session.")
+    p.add_argument("--scenario", default="a100x2",
+                   help="simulator scenario (default a100x2; `gputui scenarios` lists them)")
+    sub.add_parser("scenarios", help="list the simulator scenarios", description="List the simulator scenarios.")
+    p = sub.add_parser("ledger", help="every billing session gputui has seen", description="Every billing session gputui has seen.")
     fmt_group = p.add_mutually_exclusive_group()
-    fmt_group.add_argument("--json", action="store_true")
-    fmt_group.add_argument("--csv", action="store_true")
+    fmt_group.add_argument("--json", action="store_true", help="machine-readable output (JSON)")
+    fmt_group.add_argument("--csv", action="store_true", help="spreadsheet output (CSV)")
     return parser
 
 
@@ -210,8 +212,18 @@ def cmd_connect(args):
 
 def cmd_demo(args):
     from tui.ui.demo import run_demo
-    asyncio.run(run_demo(args.scenario))
-    return EXIT_OK
+    code = asyncio.run(run_demo(args.scenario))
+    return EXIT_OK if code in (0, None) else code
+
+
+def unknown_scenario(name):
+    """None when the simulator knows `name`, else the one-line error with the list."""
+    from remote_probe.backends.sim import scenario_names
+    names = scenario_names()
+    if name in names:
+        return None
+    return "unknown scenario %r; the simulator knows: %s (see `gputui scenarios`)" % (
+        name, ", ".join(names))
 
 
 def cmd_scenarios(_args):
@@ -233,11 +245,21 @@ def main(argv=None):
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE
+    scenario = getattr(args, "scenario", None) or getattr(args, "simulate", None)
+    if scenario is not None and unknown_scenario(scenario):
+        print("gputui: %s" % unknown_scenario(scenario), file=sys.stderr)
+        return EXIT_USAGE
     try:
         return handlers[args.cmd](args)
     except KeyboardInterrupt:
         print("gputui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `gputui status --json | head`: the reader has what it wanted; end quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -121,16 +121,40 @@ def utilization(pattern, t, seed=0):
     raise BackendError("unknown load pattern %r" % kind)
 
 
-def _pids_matching(marker):
+SCOPE_VAR = "GPUTUI_SIM_SCOPE"
+
+
+def _scope_of(pid):
+    """The GPUTUI_SIM_SCOPE value in a process's environment (None if absent or unreadable)."""
+    try:
+        with open("/proc/%s/environ" % pid, "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(SCOPE_VAR.encode() + b"="):
+                    return item.split(b"=", 1)[1].decode("utf-8", "replace")
+    except OSError:
+        pass
+    return None
+
+
+def _pids_matching(marker, scope=None, uid=None):
+    """Processes whose command line carries the marker, of this user only and, when the
+    daemon runs with GPUTUI_SIM_SCOPE (demo box, test box), of that scope only: a simulated
+    box never adopts another user's or another box's jobs."""
+    uid = os.getuid() if uid is None else uid
     out = []
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
+                if os.stat("/proc/%s" % name).st_uid != uid:
+                    continue
                 with open("/proc/%s/cmdline" % name, "rb") as f:
-                    if marker.encode() in f.read():
-                        out.append(int(name))
+                    if marker.encode() not in f.read():
+                        continue
             except OSError:
                 continue
+            if scope is not None and _scope_of(name) != scope:
+                continue
+            out.append(int(name))
     return sorted(out)
 
 
@@ -224,7 +248,7 @@ class SimBackend:
         for spec in self.scenario.get("adopt", []):
             # Real processes started elsewhere (by a test, from a login shell) whose command
             # line carries a marker are reported as using the GPU, like NVML would.
-            for pid in _pids_matching(spec["match"]):
+            for pid in _pids_matching(spec["match"], os.environ.get(SCOPE_VAR)):
                 gpu = spec.get("gpu", 0)
                 procs.append({"pid": pid, "gpu": gpu, "kind": "C", "gpu_mem": spec.get("gpu_mem", 1024)})
                 mem_by_gpu[gpu] = mem_by_gpu.get(gpu, 0) + spec.get("gpu_mem", 1024)

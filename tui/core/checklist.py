@@ -109,11 +109,11 @@ def check_ephemeral(statuses, preset):
                and not _under(s["path"], persistent)]
     if not at_risk:
         return Item("ephemeral", "Nothing on vanishing disks", PASS, "no artifact on a path %s wipes at release"
-                    % preset.name)
+                    % preset.wiper)
     details = ["%s%s" % (s["path"], " (downloaded)" if s["state"] == "same" else " (NOT downloaded)")
                for s in at_risk]
     return Item("ephemeral", "Nothing on vanishing disks", WARN, "%d artifact%s on disks %s wipes at release%s"
-                % (len(at_risk), "" if len(at_risk) == 1 else "s", preset.name,
+                % (len(at_risk), "" if len(at_risk) == 1 else "s", preset.wiper,
                    " (persistent: %s)" % ", ".join(persistent) if persistent else ""), details, "g: download")
 
 
@@ -204,3 +204,8 @@ def build(facts, gpus, procs, tmux_sessions, base, preset, autostop, figures, cu
         if item.key in waived and item.verdict != PASS:
             item.waived = True
     return items, statuses
+
+
+def release_blockers(items):
+    """Failing checks nobody waived: release is refused while any is left."""
+    return [i.name for i in items if i.verdict == FAIL and not i.waived]

@@ -197,6 +197,22 @@ class Config:
         self.problems = list(dict.fromkeys(problems))
         return cfg
 
+    def keymap(self):
+        """`[keymap]`: binding id -> keys (as posting does), e.g. `release = "ctrl+r"`."""
+        table = self.data.get("keymap", {})
+        if not isinstance(table, dict):
+            self.problems.append("%s: [keymap] must be a table of binding id = \"keys\" (ignored)"
+                                 % self.path)
+            return {}
+        keymap = {}
+        for binding_id, keys in table.items():
+            if isinstance(keys, str) and keys.strip():
+                keymap[binding_id] = keys.strip()
+            else:
+                self.problems.append("%s: keymap.%s must be a key such as \"ctrl+r\" (ignored)"
+                                     % (self.path, binding_id))
+        return keymap
+
     def set_host_values(self, name, **values):
         """Remember values for a host (e.g. a rate typed in the app). Atomic write."""
         if self.broken:

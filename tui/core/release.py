@@ -101,10 +101,22 @@ class Release:
             raise RuntimeError("nothing captured: %s" % (reply.get("pip_error") or "pip freeze failed"))
         return saved
 
-    async def kill(self, pid):
+    def kill_refused(self):
+        """Why killing is not allowed here (said before asking, not after), or None."""
         if not self.cfg.allow_kill:
-            raise PermissionError("killing processes is off for %s: set allow_kill = true for this "
-                                  "host in the config" % self.host)
+            return ("killing processes is off for %s: set allow_kill = true for this host in "
+                    "the config" % self.host)
+        return None
+
+    def delete_refused(self):
+        if not self.cfg.allow_delete:
+            return ("deleting files is off for %s: set allow_delete = true for this host in "
+                    "the config" % self.host)
+        return None
+
+    async def kill(self, pid):
+        if self.kill_refused():
+            raise PermissionError(self.kill_refused())
         return (await self.session.request(protocol.KILL, timeout=30, pid=pid))["result"]
 
     def temp_paths(self):
@@ -112,9 +124,8 @@ class Release:
                 if t["size"] >= checklist.TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
 
     async def delete_temp(self, paths):
-        if not self.cfg.allow_delete:
-            raise PermissionError("deleting files is off for %s: set allow_delete = true for this "
-                                  "host in the config" % self.host)
+        if self.delete_refused():
+            raise PermissionError(self.delete_refused())
         allowed = self.temp_paths()
         return (await self.session.request(protocol.DELETE, timeout=120, paths=paths,
                                            allowed=allowed))["deleted"]

@@ -53,11 +53,14 @@ def status_text(doc):
     bill = doc.get("billing") or {}
     if bill.get("start"):
         from tui.core.billing import format_money
-        lines.append("running %s (since instance start)%s — provider %s" % (
+        provider = bill.get("provider")
+        lines.append("running %s (since instance start)%s — %s" % (
             fmt.duration(bill["elapsed_s"]),
             (", %s so far at %s/h" % (format_money(bill["cost"], bill["currency"]),
                                       format_money(bill["rate"], bill["currency"])))
-            if bill.get("rate") is not None else ", no rate set", bill.get("provider")))
+            if bill.get("rate") is not None else ", no rate set",
+            "provider %s" % provider if provider and provider != "unknown provider"
+            else "provider not detected (set provider in the config)"))
     if doc["no_gpu_reason"]:
         lines.append("No GPU: %s" % doc["no_gpu_reason"])
     if doc["gpu_error"]:

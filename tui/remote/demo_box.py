@@ -31,6 +31,7 @@ class DemoBox:
         self.dir = tempfile.mkdtemp(prefix="gputui-demo-")
         self.home = os.path.join(self.dir, "home")
         os.makedirs(self.home, mode=0o700)
+        os.makedirs(os.path.join(self.home, "tmp"), mode=0o700)
         host_key = asyncssh.generate_private_key("ssh-ed25519")
         user_key = asyncssh.generate_private_key("ssh-ed25519")
         key_path = os.path.join(self.dir, "id_ed25519")
@@ -55,13 +56,25 @@ class DemoBox:
                     % (DEMO_ALIAS, self.port, key_path, known))
         return self
 
+    def tmux_socket(self):
+        """The demo box's own tmux server (TMUX_TMPDIR is the demo folder)."""
+        return os.path.join(self.dir, "tmux-%d" % os.getuid(), "default")
+
+    def attach_argv(self, session_id):
+        """Attach locally: the demo box is this machine, and the embedded server serves no PTY
+        (and runs inside the very process that would wait for `ssh -t`)."""
+        return ["env", "-u", "TMUX", "tmux", "-S", self.tmux_socket(), "attach-session",
+                "-t", session_id]
+
     def target(self):
         return Target.parse(DEMO_ALIAS, ssh_config=self.ssh_config)
 
     async def _run_command(self, process):
         # The demo box's tmux is its own server (TMUX_TMPDIR), not the user's sessions.
         env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()),
-                   TMUX_TMPDIR=self.dir)
+                   TMUX_TMPDIR=self.dir, GPUTUI_SIM_SCOPE=self.dir,
+                   TMPDIR=os.path.join(self.home, "tmp"),
+                   XDG_CACHE_HOME=os.path.join(self.home, ".cache"))
         env.pop("TMUX", None)
         try:
             child = await asyncio.create_subprocess_exec(
@@ -90,7 +103,7 @@ class DemoBox:
         if tmux and self.dir:  # the demo's own tmux server, with any job started in it
             # -S names the socket: with $TMUX set (demo run inside tmux) a bare kill-server
             # would kill the user's own tmux.
-            socket_path = os.path.join(self.dir, "tmux-%d" % os.getuid(), "default")
+            socket_path = self.tmux_socket()
             try:
                 subprocess.run([tmux, "-S", socket_path, "kill-server"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, timeout=10)
@@ -109,14 +122,17 @@ class DemoBox:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def demo_config(path):
+def demo_config(path, home):
     """The demo's own settings: a plausible price so the billing meter has something to
-    show, and a ledger of its own (a simulated box does not belong in your real one)."""
+    show, and search roots inside the demo box's home only, so the checklist never lists (or
+    offers to delete) anything of the real machine."""
     from tui.core.config import Config
     return Config({"hosts": {DEMO_ALIAS: {
         "rate": 11.96, "currency": "CNY", "granularity": "second", "budget_session": 50.0,
         "storage_gb": 200, "storage_price_gb_month": 0.3, "provider": "autodl",
         "net_check_urls": [],  # the demo box is this machine: no point probing the internet
+        "search_paths": [home], "artifact_paths": [], "temp_dirs": [os.path.join(home, "tmp")],
+        "cache_dirs": [os.path.join(home, ".cache")],
         "autostop": {"allowed": True, "idle_minutes": 30, "grace_seconds": 60},
         "release_command": "echo 'demo: this is where shutdown -h now would run'"}}},
         path=path)

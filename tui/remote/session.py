@@ -27,6 +27,13 @@ BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
 
 
+# What a request to the probe raises when the box refuses, the link drops or time runs out.
+REQUEST_ERRORS = (ProbeError, asyncio.TimeoutError, OSError)
+
+
+READY_WAIT = 20.0  # seconds a request waits for a connecting session to become live
+
+
 class FatalError(ssh.ConnectError):
     """Retrying will not help until the user changes something (auth, keys, python)."""
 
@@ -127,11 +134,14 @@ class RemoteSession:
         self.next_attempt_at = None  # monotonic time of the next reconnect attempt
         self._retry_now = asyncio.Event()
         self._closing = False
+        self._state_changed = asyncio.Event()
 
     # -- events ----------------------------------------------------------------
     def _set_state(self, state, detail=""):
         self.state = state
         self.listener.on_state(state, detail)
+        self._state_changed.set()  # wakes requests waiting for the session to be live
+        self._state_changed = asyncio.Event()
 
     def _on_push(self, msg):
         kind = msg["type"]
@@ -270,10 +280,19 @@ class RemoteSession:
             reply = await self.client.request(protocol.SNAPSHOT)
         return reply
 
-    async def request(self, kind, **params):
-        """A request to the live probe; ProbeError when there is no live connection."""
-        if self.client is None or self.client.closed.is_set():
-            raise ProbeError("not connected to the box")
+    async def request(self, kind, wait_live=READY_WAIT, **params):
+        """A request to the live probe. Made while the session is still connecting (a key
+        pressed in the first second), it waits up to `wait_live` seconds for the session to
+        be live, then is sent; ProbeError when there is no live connection by then."""
+        deadline = time.monotonic() + wait_live
+        while self.client is None or self.client.closed.is_set() or self.state != LIVE:
+            left = deadline - time.monotonic()
+            if self._closing or self.state not in (CONNECTING, DEPLOYING, STARTING) or left <= 0:
+                raise ProbeError("not connected to the box (%s)" % self.state)
+            try:
+                await asyncio.wait_for(self._state_changed.wait(), left)
+            except asyncio.TimeoutError:
+                pass
         return await self.client.request(kind, **params)
 
     def retry_now(self):

@@ -1,24 +1,71 @@
-"""`gputui demo`: the dashboard on the embedded demo box (tui.remote.demo_box)."""
+"""`gputui demo`: the dashboard on the embedded demo box (tui.remote.demo_box).
 
+The demo is a sandbox: the box's home, temp and cache dirs, and everything gputui writes
+locally for it (config, ledger, downloads) live in one temp folder that is removed on any
+exit, SIGTERM and SIGHUP included."""
+
+import asyncio
 import os
+import signal
+import warnings
+from contextlib import contextmanager
 
 from tui.remote.demo_box import DemoBox, demo_config
 
+LOCAL_DIRS = {"GPUTUI_CONFIG_DIR": "config", "GPUTUI_STATE_DIR": "state", "GPUTUI_DATA_DIR": "data"}
+
+
+@contextmanager
+def local_dirs_inside(folder):
+    """Point gputui's own config/state/data dirs into the demo folder for this process."""
+    saved = {k: os.environ.get(k) for k in LOCAL_DIRS}
+    for var, sub in LOCAL_DIRS.items():
+        os.environ[var] = os.path.join(folder, "local", sub)
+    try:
+        yield
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+
+
+def demo_app(box, scenario):
+    """The app on the demo box, with its own config and ledger, attaching to tmux locally."""
+    from tui.core.ledger import Ledger
+    from tui.ui.app import GputuiApp
+    app = GputuiApp(box.target(), simulate=scenario,
+                    host_label="demo box (simulated %s)" % scenario,
+                    stop_daemon_on_exit=True,
+                    config=demo_config(os.path.join(box.dir, "config.toml"), box.home),
+                    ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
+    app.attach_argv = box.attach_argv
+    return app
+
 
 async def run_demo(scenario="a100x2"):
-    import warnings
-
-    from tui.ui.app import GputuiApp
     # asyncssh leaves a cleanup coroutine unawaited when a channel is cut at exit.
     warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
     box = await DemoBox().start()
+    loop = asyncio.get_running_loop()
+    app = None
+
+    def stop(*_):  # SIGTERM/SIGHUP: leave like `q` does, so the finally below cleans up
+        if app is not None and app.is_running:
+            app.exit(return_code=143)
+        else:
+            raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, stop)
     try:
-        from tui.core.ledger import Ledger
-        app = GputuiApp(box.target(), simulate=scenario,
-                        host_label="demo box (simulated %s)" % scenario,
-                        stop_daemon_on_exit=True,
-                        config=demo_config(os.path.join(box.dir, "config.toml")),
-                        ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
-        await app.run_async()
+        with local_dirs_inside(box.dir):
+            app = demo_app(box, scenario)
+            await app.run_async()
     finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        if app is not None:
+            await app.session.close(stop_daemon=True)
         await box.stop()
+    return app.return_code if app is not None else 1

@@ -1,13 +1,13 @@
 """The preflight screen: is this box what you paid for?"""
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
 from tui.core.preflight import worst
+from tui.ui.background import background
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
@@ -35,7 +35,7 @@ class DoctorScreen(Screen):
         yield Static(id="doctor-head")
         yield LoadingIndicator(id="doctor-busy")
         yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#checks", DataTable)
@@ -57,13 +57,13 @@ class DoctorScreen(Screen):
         self.query_one("#doctor-head", Static).update(Text(summary(checks).replace(" — press d", ""),
                                                            style=MARK[verdict][1]))
 
-    @work(exclusive=True, group="doctor")
+    @background("Preflight", group="doctor")
     async def action_rerun(self):
         self.query_one("#doctor-busy").display = True
         self.query_one("#doctor-head", Static).update(
             "Checking the box: driver, torch build, a matmul on each GPU, disks, network… (up to a minute)")
-        checks = await self.app.run_preflight(smoke=True)
-        if checks is not None:
-            self.show(checks)
-        else:
+        try:
+            checks = await self.app.run_preflight(smoke=True)
+        finally:
             self.query_one("#doctor-busy").display = False
+        self.show(checks)

@@ -16,7 +16,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 76; max-height: 80%; border: thick $primary;
+    HelpScreen > VerticalScroll { width: 76; max-width: 100%; max-height: 80%; border: thick $primary;
                                   background: $surface; padding: 1 2; height: auto; }
     """
 
@@ -53,7 +53,7 @@ class HostKeyScreen(ModalScreen[bool]):
     ]
     DEFAULT_CSS = """
     HostKeyScreen { align: center middle; }
-    HostKeyScreen > Vertical { width: 84; height: auto; border: thick $warning;
+    HostKeyScreen > Vertical { width: 84; max-width: 100%; height: auto; border: thick $warning;
                                background: $surface; padding: 1 2; }
     HostKeyScreen Horizontal { height: auto; margin-top: 1; }
     HostKeyScreen Button { margin-right: 2; }
@@ -90,7 +90,7 @@ class RateScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="rate.cancel")]
     DEFAULT_CSS = """
     RateScreen { align: center middle; }
-    RateScreen > Vertical { width: 70; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    RateScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     RateScreen Input, RateScreen Select { margin-bottom: 1; }
     RateScreen #error { color: $error; height: auto; }
     """
@@ -149,7 +149,7 @@ class AutostopScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="autostop.cancel")]
     DEFAULT_CSS = """
     AutostopScreen { align: center middle; }
-    AutostopScreen > Vertical { width: 84; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    AutostopScreen > Vertical { width: 84; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
     AutostopScreen Input { margin-bottom: 1; }
     AutostopScreen #error { color: $error; height: auto; }
     """
@@ -186,6 +186,13 @@ class AutostopScreen(ModalScreen):
         if event.button.id != "arm":
             self.dismiss(None)
             return
+        self.arm()
+
+    def on_input_submitted(self, _event):
+        """Enter in any field arms, like every other form in gputui."""
+        self.arm()
+
+    def arm(self):
         from textual.widgets import Input
 
         def number(widget_id):
@@ -214,7 +221,7 @@ class ConfirmScreen(ModalScreen[bool]):
                 Binding("n,escape", "answer(False)", "No", id="confirm.no")]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, question):

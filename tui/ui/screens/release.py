@@ -3,7 +3,7 @@
 import json
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -19,8 +19,11 @@ from textual.widgets import (
     Static,
 )
 
-from tui.core.checklist import verdict
+from tui.core import format as fmt
+from tui.core.checklist import release_blockers, verdict
+from tui.core.layout import clip
 from tui.core.release import Release
+from tui.ui.background import background
 from tui.ui.screens.modals import ConfirmScreen
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -32,7 +35,7 @@ class TypeToConfirm(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
-    TypeToConfirm > Vertical { width: 84; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    TypeToConfirm > Vertical { width: 84; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, host, command, problems):
@@ -76,19 +79,23 @@ class ReleaseScreen(Screen):
         Binding("escape", "app.pop_screen", "Back", id="rel.back"),
         Binding("r", "recheck", "Re-check", id="rel.recheck", tooltip="Look at the box again"),
         Binding("g", "download", "Download", id="rel.download", tooltip="Download missing artifacts (resumable, sha256-verified)"),
-        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box"),
-        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment"),
+        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box",
+                show=False),
+        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment",
+                show=False),
         Binding("k", "kill", "Kill", id="rel.kill", tooltip="Kill the GPU process of the selected item (confirm)"),
         Binding("x", "delete_temp", "Delete temp", id="rel.delete", tooltip="Delete the listed caches and leftovers (confirm)"),
         Binding("w", "waive", "Waive", id="rel.waive", tooltip="Accept the selected failing item knowingly (recorded)"),
-        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code"),
+        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code",
+                show=False),
         Binding("R", "release", "Release", id="rel.release", tooltip="Run the provider's release command"),
         Binding("m", "manual", "Released by hand", id="rel.manual",
-                tooltip="I'll release it in the provider console: close the billing session"),
+                tooltip="I'll release it in the provider console: close the billing session",
+                show=False),
     ]
     DEFAULT_CSS = """
     ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
-    ReleaseScreen #details { height: 12; border: round $primary-darken-1; }
+    ReleaseScreen #details { height: 30%; min-height: 5; border: round $primary-darken-1; }
     ReleaseScreen #rel-head { height: auto; padding: 0 1; }
     ReleaseScreen #progress { height: auto; display: none; padding: 0 1; }
     ReleaseScreen #progress.shown { display: block; }
@@ -112,7 +119,7 @@ class ReleaseScreen(Screen):
         yield DataTable(id="items", cursor_type="row")
         with VerticalScroll(id="details"):
             yield Static(id="details-text")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#items", DataTable)
@@ -136,13 +143,18 @@ class ReleaseScreen(Screen):
         table = self.query_one("#items", DataTable)
         row = table.cursor_row
         table.clear()
+        # RESULT and FIX share what CHECK leaves; the details pane below has the full text.
+        name_w = max([len(i.name) for i in self.items] or [10])
+        rest = max(20, (table.size.width or 120) - name_w - 12)
+        result_w, fix_w = rest - rest * 9 // 20, rest * 9 // 20
         for i in self.items:
             mark, style = MARK[i.verdict]
             if i.waived:
                 mark, style = "~", "dim"
             table.add_row(Text(mark, style=style), i.name,
-                          Text(i.reason + (" (waived)" if i.waived else ""), style=style if i.verdict != "pass" else ""),
-                          Text(i.fix or "", style="dim"), key=i.key)
+                          Text(clip(i.reason + (" (waived)" if i.waived else ""), result_w),
+                               style=style if i.verdict != "pass" else ""),
+                          Text(clip(i.fix or "", fix_w), style="dim"), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
         v = verdict(self.items)
@@ -161,6 +173,9 @@ class ReleaseScreen(Screen):
         t = Text()
         t.append(item.name + ": ", style="bold")
         t.append(item.reason + "\n")
+        if item.fix:
+            t.append("fix: ", style="bold")
+            t.append(item.fix + "\n", style="cyan")
         for d in item.details:
             t.append("  " + d + "\n")
         self.query_one("#details-text", Static).update(t)
@@ -175,19 +190,16 @@ class ReleaseScreen(Screen):
             self.query_one("#rel-head", Static).update(text)
 
     # -- actions -----------------------------------------------------------------
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Checklist', group="release")
     async def action_recheck(self):
         self.busy(True, "Looking at the box: artifacts, repos, temp files…")
         try:
             await self.release.gather()
-        except Exception as exc:  # noqa: BLE001 - one notice, keep the screen
-            self.app.notify("Checklist: %s" % exc, severity="error", timeout=15)
-            return
         finally:
             self.busy(False)
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Download (g resumes; partial files are kept)', group="release")
     async def action_download(self):
         todo = self.release.to_download()
         if not todo:
@@ -204,9 +216,6 @@ class ReleaseScreen(Screen):
             total_bar.update(total=max(1, total), progress=total_done)
         try:
             results = await self.release.download_missing(progress)
-        except Exception as exc:  # noqa: BLE001 - interrupted: the .part files resume next time
-            self.app.notify("Download stopped: %s (press g to resume)" % exc, severity="error", timeout=15)
-            return
         finally:
             box.remove_class("shown")
         bad = [r for r in results if r.status not in ("downloaded", "resumed", "up to date")]
@@ -217,7 +226,7 @@ class ReleaseScreen(Screen):
         await self.release.gather()
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Verify', group="release")
     async def action_verify(self):
         self.busy(True, "Comparing sha256 of every downloaded artifact with the box…")
         try:
@@ -228,46 +237,41 @@ class ReleaseScreen(Screen):
                         else "Every downloaded artifact matches the box", severity="warning" if bad else "information")
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Capture env', group="release")
     async def action_capture_env(self):
-        try:
-            saved = await self.release.capture_env()
-        except Exception as exc:  # noqa: BLE001
-            self.app.notify("Capture failed: %s" % exc, severity="error", timeout=15)
-            return
+        saved = await self.release.capture_env()
         self.app.notify("Saved %s" % ", ".join(saved))
         self.refresh_items()
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Kill', group="release")
     async def action_kill(self):
         rows = [r for r in self.app.state.proc_rows() if r.local]
         if not rows:
             self.app.notify("No GPU process to kill")
             return
+        if self.release.kill_refused():
+            self.app.notify(self.release.kill_refused(), severity="warning", timeout=15, markup=False)
+            return
         target = rows[0]
         if not await self.app.push_screen_wait(ConfirmScreen(
-                "Kill pid %d `%s` (GPU %s, %s)?" % (target.pid, target.cmd[:50], target.gpu, target.gpu_mem))):
+                "Kill pid %d `%s` (GPU %s, %s of VRAM)?" % (target.pid, clip(target.cmd, 50), target.gpu,
+                                                         fmt.mib(target.gpu_mem)))):
             return
-        try:
-            result = await self.release.kill(target.pid)
-        except Exception as exc:  # noqa: BLE001 - includes "off in config"
-            self.app.notify(str(exc), severity="error", timeout=15)
-            return
+        result = await self.release.kill(target.pid)
         self.app.notify("pid %d %s" % (target.pid, result))
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Delete temp files', group="release")
     async def action_delete_temp(self):
         paths = self.release.temp_paths()
         if not paths:
             self.app.notify("No temp files listed")
             return
+        if self.release.delete_refused():
+            self.app.notify(self.release.delete_refused(), severity="warning", timeout=15, markup=False)
+            return
         if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
             return
-        try:
-            deleted = await self.release.delete_temp(paths)
-        except Exception as exc:  # noqa: BLE001
-            self.app.notify(str(exc), severity="error", timeout=15)
-            return
+        deleted = await self.release.delete_temp(paths)
         self.app.notify("Deleted %d path%s" % (len(deleted), "" if len(deleted) == 1 else "s"))
         await self.release.gather()
         self.refresh_items()
@@ -286,27 +290,28 @@ class ReleaseScreen(Screen):
         return {"items": self.release.summary(self.items), "verdict": verdict(self.items),
                 "downloads": self.release.base}
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Release', group="release")
     async def action_release(self):
         command = self.release.preset.release_command if self.release.preset else None
         if not command:
             self.app.notify("No release command for this provider: set release_command in the config, "
                             "or press m after releasing in the provider console", severity="warning", timeout=15)
             return
+        blockers = release_blockers(self.items)
+        if blockers:
+            self.app.notify("Not released: %s still failing. Fix or waive (w) each first."
+                            % ", ".join(blockers), severity="error", timeout=15, markup=False)
+            return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
         if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):
             return
-        try:
-            result = await self.release.release()
-        except Exception as exc:  # noqa: BLE001 - e.g. the box went down mid-command
-            self.app.notify("Release: %s" % exc, severity="error", timeout=20)
-            return
+        result = await self.release.release()
         self.app.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
                                  checklist=json.dumps(self._summary()))
         self.app.notify("Release command exited with %s: %s" % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
                         severity="information" if result.get("exit") == 0 else "error", timeout=30)
 
-    @work(exclusive=True, group="release", exit_on_error=False)
+    @background('Close billing session', group="release")
     async def action_manual(self):
         if await self.app.push_screen_wait(ConfirmScreen(
                 "Close the billing session of %s? (You release it in the provider console.)" % self.app.host_key)):

@@ -4,7 +4,7 @@ import subprocess
 import time
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -12,7 +12,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
-from tui.core.jobs import attach_argv, pane_rows, safe_session_name, unprotected_advice
+from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
+from tui.remote.session import REQUEST_ERRORS
+from tui.ui.background import background
 from tui.ui.screens.modals import ConfirmScreen
 
 PREVIEW_EVERY = 1.0
@@ -35,7 +37,7 @@ class JobScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="job.cancel")]
     DEFAULT_CSS = """
     JobScreen { align: center middle; }
-    JobScreen > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    JobScreen > Vertical { width: 80; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     JobScreen Input { margin-bottom: 1; }
     JobScreen #error { color: $error; height: auto; }
     """
@@ -121,7 +123,7 @@ class TmuxScreen(Screen):
                 yield DataTable(id="panes", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="preview-box"):
                 yield Static(id="preview")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#panes", DataTable)
@@ -194,7 +196,7 @@ class TmuxScreen(Screen):
         self.selected = event.row_key.value
         self.action_attach()
 
-    @work(exclusive=True, group="tmux-preview", exit_on_error=False)
+    @background("Preview", group="tmux-preview")
     async def refresh_preview(self):
         if not self.is_open():
             return
@@ -203,7 +205,7 @@ class TmuxScreen(Screen):
             return
         try:
             reply = await self.app.session.request(protocol.TMUX_CAPTURE, pane=self.selected, lines=300)
-        except Exception as exc:  # noqa: BLE001 - shown in the preview, never raised
+        except REQUEST_ERRORS as exc:  # shown in the preview: it is the preview's content
             self.query_one("#preview", Static).update(Text("preview unavailable: %s" % exc, style="dim"))
             return
         self.preview_text = reply.get("text", "")
@@ -225,11 +227,7 @@ class TmuxScreen(Screen):
         return None
 
     async def _request(self, kind, done=None, **params):
-        try:
-            reply = await self.app.session.request(kind, **params)
-        except Exception as exc:  # noqa: BLE001 - refused, lost or timed out: one notice
-            self.app.notify("tmux: %s" % exc, severity="error", timeout=10)
-            return None
+        reply = await self.app.session.request(kind, **params)
         if done:
             self.app.notify(done, timeout=5)
         await self.reload()
@@ -238,14 +236,14 @@ class TmuxScreen(Screen):
     async def reload(self):
         try:
             reply = await self.app.session.request(protocol.TMUX_LIST)
-        except Exception:  # noqa: BLE001 - the next sample brings the list anyway
+        except REQUEST_ERRORS:  # the next sample brings the list anyway
             return
         jobs = dict(self.app.state.jobs or {})
         jobs["tmux"] = reply["tmux"]
         self.app.state.set_jobs(jobs)
         self.refresh_panes()
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('New job', group="tmux-action")
     async def action_new_job(self):
         answer = await self.app.push_screen_wait(JobScreen())
         if answer:
@@ -255,36 +253,32 @@ class TmuxScreen(Screen):
                 self.selected = reply.get("pane")
                 self.refresh_panes()
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('Attach', group="tmux-action")
     async def action_attach(self):
         s = self._session_of(self.selected)
         if s is None:
             return
-        argv = attach_argv(self.app.session.target, s["id"])
-        try:
-            code = self.app.hand_off_terminal(self.app, argv)
-        except Exception as exc:  # noqa: BLE001 - e.g. no ssh binary
-            self.app.notify("Attach failed: %s" % exc, severity="error", timeout=10)
-            return
+        argv = self.app.attach_argv(s["id"])
+        code = self.app.hand_off_terminal(self.app, argv)
         if code not in (0, None):
             self.app.notify("`%s` exited with %s" % (" ".join(argv), code), severity="warning")
         await self.reload()
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('Ctrl-C', group="tmux-action")
     async def action_interrupt(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
                 "Send Ctrl-C to pane %s of session '%s'?" % (self.selected, s["name"]))):
             await self._request(protocol.TMUX_INTERRUPT, done="Ctrl-C sent", pane=self.selected)
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('Kill session', group="tmux-action")
     async def action_kill(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
                 "Kill tmux session '%s' and everything running in it?" % s["name"])):
             await self._request(protocol.TMUX_KILL, done="Killed %s" % s["name"], session=s["id"])
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('Rename', group="tmux-action")
     async def action_rename(self):
         s = self._session_of(self.selected)
         if s is None:
@@ -294,7 +288,7 @@ class TmuxScreen(Screen):
             await self._request(protocol.TMUX_RENAME, done="Renamed to %s" % answer["name"],
                                 session=s["id"], name=answer["name"])
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('Move into tmux', group="tmux-action")
     async def action_move(self):
         jobs = self.app.state.unprotected()
         if not jobs or not (self.app.state.jobs or {}).get("reptyr"):
@@ -307,7 +301,7 @@ class TmuxScreen(Screen):
             await self._request(protocol.TMUX_NEW, done="Moving pid %d into tmux" % pid,
                                 name="moved-%d" % pid, command="reptyr %d" % pid)
 
-    @work(exclusive=True, group="tmux-action", exit_on_error=False)
+    @background('Install tmux', group="tmux-action")
     async def action_install(self):
         install = ((self.app.state.jobs or {}).get("tmux") or {}).get("install") or {}
         if not install.get("argv") or not install.get("can_run"):

@@ -20,6 +20,32 @@ def clock_text(f):
     return t
 
 
+def render_summary(f, autostop, host, width):
+    """One line for narrow terminals, where the billing and host panels are hidden: what
+    the box costs while idle, autostop, and the host's CPU and RAM."""
+    money = lambda v: format_money(v, f.currency)  # noqa: E731
+    parts = []
+    if f.rate is None:
+        parts.append(Text("no rate: b", style="yellow"))
+    else:
+        parts.append(Text("%s/h" % money(f.rate), style="dim"))
+        idle = Text("idle %s" % money(f.idle_cost), style="bold red" if f.idle_now else "dim")
+        parts.append(idle)
+    armed = (autostop or {}).get("armed")
+    parts.append(Text("autostop on" if armed else "autostop off (a)",
+                      style="bold yellow" if armed else "dim"))
+    if host:
+        parts.append(Text("CPU %s  RAM %s/%s" % (fmt.pct(host.get("cpu")), fmt.mib(host.get("mem_used")),
+                                                 fmt.mib(host.get("mem_total"))), style="dim"))
+    t = Text(" ")
+    for i, part in enumerate(parts):
+        if i:
+            t.append(" │ ", style="dim")
+        t.append_text(part)
+    t.truncate(max(10, width - 1), overflow="ellipsis")
+    return t
+
+
 def render_billing(f, autostop=None, now=None):
     t = Text()
     money = lambda v: format_money(v, f.currency)  # noqa: E731

@@ -4,8 +4,35 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.core import format as fmt
+from tui.core.layout import clip
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
+
+
+def render_compact(views, orphans, width):
+    """Two lines per training process (small terminals): the figures, then the verdict."""
+    t = Text()
+    for v in views:
+        st = v["stats"] or {}
+        wf = st.get("wait_fraction")
+        head = Text()
+        head.append("pid %d " % v["pid"], style="bold")
+        if v["gpu"] is not None:
+            head.append("GPU %d " % v["gpu"], style="dim")
+        head.append("%s batch/s " % fmt.na(st.get("batches_per_s"), "%.1f"))
+        head.append("waiting %s " % fmt.pct(None if wf is None else wf * 100),
+                    style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
+        room = width - head.cell_len
+        if v["cmd"] and room > 8:
+            head.append(clip(v["cmd"], room), style="cyan")
+        t.append_text(head)
+        d = v["diagnosis"]
+        t.append("\n  → " + clip(d.line, width - 4) + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
+    for o in orphans:
+        t.append(clip("orphaned DataLoader worker pid %d (trainer gone) holds %s%% CPU" % (
+            o["pid"], fmt.na(o.get("cpu"), "%.0f")), width) + "\n", style="bold yellow")
+    t.rstrip()
+    return t
 
 
 def render_loaders(views, orphans=(), width=80):
@@ -14,7 +41,7 @@ def render_loaders(views, orphans=(), width=80):
         st = v["stats"]
         t.append("pid %d " % v["pid"], style="bold")
         if v["cmd"]:
-            t.append(v["cmd"][:40] + " ", style="cyan")
+            t.append(clip(v["cmd"], 40) + " ", style="cyan")
         if v["gpu"] is not None:
             t.append("GPU %d " % v["gpu"], style="dim")
         if st:
@@ -57,7 +84,9 @@ class LoaderPanel(Static):
     LoaderPanel.shown { display: block; }
     """
 
-    def show(self, views, orphans):
+    def show(self, views, orphans, compact=False):
         self.set_class(bool(views or orphans), "shown")
         if views or orphans:
-            self.update(render_loaders(views, orphans, max(40, self.size.width - 4)))
+            width = max(40, self.size.width - 4)
+            self.update(render_compact(views, orphans, width) if compact
+                        else render_loaders(views, orphans, width))
