@@ -24,7 +24,10 @@ EXIT_OK, EXIT_CONNECT, EXIT_USAGE = 0, 2, 64
 
 
 def add_box_options(p):
-    p.add_argument("host", help="the box, as you would give it to ssh: alias, host, user@host[:port]")
+    p.add_argument("host", nargs="+", metavar="HOST",
+                   help="the box, as you would give it to ssh: alias, user@host[:port], "
+                        "ssh://user@host:port, or the provider's whole `ssh -p PORT user@host` "
+                        "command (with -p -l -i -J -o -F)")
     p.add_argument("--simulate", metavar="SCENARIO",
                    help="use the probe's GPU simulator with this scenario instead of the real GPU "
                         "(see `gputui scenarios`)")
@@ -63,8 +66,57 @@ def build_parser():
     return parser
 
 
+BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
+# gputui's own options and whether they take a value; every other word after a box command
+# belongs to the destination (ssh's -p/-l/-i/-J/-o/-F, the pasted `ssh ...` words).
+GPUTUI_OPTIONS = {"--simulate": True, "--ssh-config": True, "--remote-dir": True,
+                  "--remote-python": True, "--log": True, "--json": False, "--no-smoke": False,
+                  "-h": False, "--help": False}
+
+
+def split_box_argv(argv):
+    """`status ssh -p 2 root@h --json` -> `status --json -- ssh -p 2 root@h`, so argparse
+    never mistakes ssh's -p for one of ours and the destination words stay in order."""
+    argv = list(argv)
+    if "--" in argv:
+        return argv  # the user already separated them
+    i = 0
+    while i < len(argv):
+        if argv[i] in BOX_COMMANDS:
+            break
+        if not argv[i].startswith("-"):
+            return argv  # another command
+        i += 2 if argv[i] == "--log" else 1
+    else:
+        return argv
+    head, ours, dest = argv[:i + 1], [], []
+    rest = argv[i + 1:]
+    j = 0
+    while j < len(rest):
+        word = rest[j]
+        name = word.split("=", 1)[0]
+        if name in GPUTUI_OPTIONS:
+            ours.append(word)
+            if GPUTUI_OPTIONS[name] and "=" not in word and j + 1 < len(rest):
+                ours.append(rest[j + 1])
+                j += 1
+        elif word.startswith("--"):
+            ours.append(word)  # unknown long option: argparse says so
+        else:
+            dest.append(word)
+        j += 1
+    return head + ours + (["--"] + dest if dest else [])
+
+
 def target_of(args):
-    return ssh.Target.parse(args.host, ssh_config=args.ssh_config)
+    if getattr(args, "target", None) is None:
+        args.target = ssh.Target.parse(args.host, ssh_config=args.ssh_config)
+    return args.target
+
+
+def asker_of(args):
+    from tui.remote.asker import TerminalAsker
+    return TerminalAsker(args.host)
 
 
 async def _terminal_trust(exc):
@@ -90,9 +142,11 @@ def run_remote(coro):
 
 def cmd_status(args):
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-                                ask_trust=_terminal_trust, remote_python=args.remote_python))
+                                ask_trust=_terminal_trust, remote_python=args.remote_python,
+                                asker=asker_of(args)))
     if reply is None:
         return EXIT_CONNECT
+    print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"])
     if args.json:
@@ -100,6 +154,12 @@ def cmd_status(args):
     else:
         print(status_text(doc))
     return EXIT_OK
+
+
+def print_notices(notices):
+    """Fallbacks taken on the box (terminal transport, another probe dir), on stderr."""
+    for notice in notices or ():
+        print("gputui: %s" % notice, file=sys.stderr)
 
 
 def cmd_doctor(args):
@@ -111,9 +171,11 @@ def cmd_doctor(args):
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                preflight=doctor_request(host_cfg, not args.no_smoke)))
+                                preflight=doctor_request(host_cfg, not args.no_smoke),
+                                asker=asker_of(args)))
     if reply is None:
         return EXIT_CONNECT
+    print_notices(reply.get("notices"))
     record_contact(args.host, reply["inventory"])
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
@@ -139,8 +201,10 @@ async def checklist_run(args, host_cfg):
     from tui.core.release import Release
     from tui.remote.session import RemoteSession
     session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=_terminal_trust, remote_python=args.remote_python)
+                            ask_trust=_terminal_trust, remote_python=args.remote_python,
+                            asker=asker_of(args))
     await session.open()
+    print_notices(session.notices)
     try:
         snap = await session.fresh_snapshot()
         inv = snap["inventory"]
@@ -235,7 +299,15 @@ def cmd_scenarios(_args):
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(split_box_argv(sys.argv[1:] if argv is None else argv))
+    if args.cmd in BOX_COMMANDS:
+        from tui.core.destination import DestinationError
+        try:
+            target_of(args)
+        except DestinationError as exc:
+            print("gputui: %s" % exc, file=sys.stderr)
+            return EXIT_USAGE
+        args.host = args.target.key  # config and ledger key: the alias or user@host:port
     if args.log:
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -92,6 +92,7 @@ class HostConfig:
     cache_dirs: List[str] = dataclasses.field(default_factory=list)  # checklist: caches billed as storage
     allow_kill: bool = False  # the checklist may kill processes (after confirming)
     allow_delete: bool = False  # the checklist may delete temp files (after confirming)
+    key_install_declined: bool = False  # said no to installing a key after a password login
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
 
     def start_epoch(self):
@@ -108,7 +109,7 @@ _TYPES = {
     "start": str, "gpus": int, "python": str, "net_check_urls": list,
     "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),
     "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
-    "cache_dirs": list,
+    "cache_dirs": list, "key_install_declined": bool,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),

@@ -36,6 +36,19 @@ def duration(seconds):
     return "%ds" % secs
 
 
+def age(seconds):
+    """A process's age for a table redrawn every second: seconds only while they matter
+    ('12:03'), then minutes ('3h05m', '2d04h'), so old jobs' cells stay still."""
+    if seconds is None or seconds < 0:
+        return "n/a"
+    seconds = int(seconds)
+    if seconds < 3600:
+        return "%d:%02d" % (seconds // 60, seconds % 60)
+    if seconds < 86400:
+        return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
+    return "%dd%02dh" % (seconds // 86400, seconds % 86400 // 3600)
+
+
 def pct(value):
     return "n/a" if value is None else "%d%%" % round(value)
 

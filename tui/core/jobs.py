@@ -29,13 +29,8 @@ def attach_argv(target, session_id, ssh_binary="ssh"):
 
     The remote command is one shell word list, quoted: session ids look like `$3`.
     """
-    argv = [ssh_binary, "-t"]
-    if target.ssh_config:
-        argv += ["-F", target.ssh_config]
-    if target.port:
-        argv += ["-p", str(target.port)]
-    dest = target.host if not target.username else "%s@%s" % (target.username, target.host)
-    argv.append(dest)
+    argv = [ssh_binary, "-t"] + target.ssh_args()  # -F -p -l -i -J -o as the user gave them
+    argv += ["--", target.host]
     argv.append("tmux attach-session -t %s" % shlex.quote(session_id))
     return argv
 

@@ -89,7 +89,7 @@ def clip(text, width):
 # Process table columns by terminal width: the command is what tells jobs apart, so narrow
 # terminals drop USER and RSS before the command gets squeezed.
 NARROW_DROP = ("user", "rss")
-PROC_WIDTHS = {"pid": 8, "user": 10, "gpu": 3, "gpu_mem": 10, "cpu": 5, "rss": 10, "elapsed": 9}
+PROC_WIDTHS = {"pid": 8, "user": 10, "gpu": 3, "gpu_mem": 9, "cpu": 5, "rss": 9, "elapsed": 7}
 MAX_PROC_ROWS = 1000  # rows drawn; the subtitle says how many more there are
 
 
@@ -102,8 +102,8 @@ def proc_columns(all_columns, width):
 
 def cmd_width(columns, width):
     """Columns left for COMMAND: the table's width minus the other columns and their padding."""
-    others = sum(PROC_WIDTHS.get(k, 8) + 2 for k, _ in columns if k != "cmd")
-    return max(12, width - 4 - others)
+    others = sum(PROC_WIDTHS.get(k, 8) + 1 for k, _ in columns if k != "cmd")
+    return max(12, width - 1 - others)
 
 
 def compact_loaders(height):

@@ -54,7 +54,7 @@ class Release:
         total = sum(s["size"] for s in todo)
         finished = 0
         results = []
-        async with self.session.conn.start_sftp_client() as sftp:
+        async with self.session.file_client() as sftp:
             for i, s in enumerate(todo):
                 def on_progress(done, size, i=i, s=s):
                     if progress:

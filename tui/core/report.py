@@ -39,6 +39,7 @@ def status_json(reply, host):
         "tmux": (reply.get("jobs") or {}).get("tmux"),
         "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
         "autostop": reply.get("autostop"),
+        "transport": reply.get("transport"),  # "exec" or "pty" (terminal-only proxies)
     }
 
 

@@ -4,12 +4,13 @@ It only displays what the app's DashboardState holds and forwards keys to action
 
 import time
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from tui.core import billing
 from tui.core.billing import format_money
@@ -29,6 +30,7 @@ from tui.ui.widgets.billing_panel import (
 )
 from tui.ui.widgets.gpu_panel import GpuPanel
 from tui.ui.widgets.host_panel import HostPanel
+from tui.ui.widgets.live import update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
@@ -54,6 +56,7 @@ class DashboardScreen(Screen):
     def __init__(self):
         super().__init__(id="dashboard")
         self.ready = False  # composed and mounted: the app's updates can land
+        self.last_refresh = 0.0  # monotonic time of the last full refresh
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -84,6 +87,7 @@ class DashboardScreen(Screen):
 
     # -- display -----------------------------------------------------------------
     def refresh_view(self):
+        self.last_refresh = time.monotonic()
         st = self.app.state
         self.set_class(not right_column(self.size.width or 120), "narrow")
         self.refresh_status()
@@ -108,20 +112,20 @@ class DashboardScreen(Screen):
                              st.data_age(), st.inventory.get("driver"),
                              st.inventory.get("cuda_driver"), app.billing.preset.name, reconnect,
                              clock=clock_text(app.billing.figures()),
-                             transport=getattr(app.session, "transport_name", None),
+                             transport=getattr(app.session, "transport_label", None),
                              width=self.size.width or None)
-        self.query_one("#status", StatusBar).update(text)
+        update_text(self.query_one("#status", StatusBar), text)
 
     def refresh_billing(self):
         app = self.app
         figures = app.billing.figures()
         if right_column(self.size.width or 120):
-            self.query_one("#billing", BillingPanel).update(
-                render_billing(figures, app.autostop, now=time.time()))
+            update_text(self.query_one("#billing", BillingPanel),
+                        render_billing(figures, app.autostop, now=time.time()))
         else:
             host = (app.state.sample or {}).get("host") or {}
-            self.query_one("#summary", Static).update(
-                render_summary(figures, app.autostop, host, self.size.width))
+            update_text(self.query_one("#summary", Static),
+                        render_summary(figures, app.autostop, host, self.size.width))
 
     def refresh_notice(self):
         st = self.app.state
@@ -142,7 +146,7 @@ class DashboardScreen(Screen):
         notice.set_class(text is not None, "shown")
         notice.set_class(kind == "error", "error")
         notice.set_class(kind == "warn", "warn")
-        notice.update(text or "")
+        update_text(notice, Text(text or ""))
 
     def refresh_gpus(self):
         st = self.app.state
@@ -182,9 +186,9 @@ class DashboardScreen(Screen):
         self.app.state.sort_reverse = not self.app.state.sort_reverse
         self.refresh_view()
 
-    @on(DataTable.HeaderSelected)
+    @on(ProcessTable.SortRequested)
     def sort_by_header(self, event):
-        self.app.state.sort_by(event.column_key.value)
+        self.app.state.sort_by(event.key)
         self.refresh_view()
 
     def action_retry(self):

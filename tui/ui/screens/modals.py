@@ -243,3 +243,97 @@ def _is_clock_time(text):
         return True
     except ValueError:
         return False
+
+
+# -- logins (issue 9): password, keyboard-interactive, key passphrase -----------------------
+class PasswordScreen(ModalScreen):
+    """Masked answers to a login prompt, worded as the server words it.
+
+    Dismisses with the list of answers, or None on cancel. Server text is data: shown as
+    Text with control characters made visible, never as markup.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="password.cancel")]
+    DEFAULT_CSS = """
+    PasswordScreen { align: center middle; }
+    PasswordScreen > Vertical { width: 76; height: auto; border: thick $warning;
+                                background: $surface; padding: 1 2; }
+    PasswordScreen Input { margin-bottom: 1; }
+    PasswordScreen Horizontal { height: auto; }
+    PasswordScreen Button { margin-right: 2; }
+    """
+
+    def __init__(self, title, prompts, instructions=""):
+        super().__init__()
+        self.title_text, self.instructions = title, instructions
+        self.prompts = list(prompts)  # [(text, echo)]
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+
+        from tui.remote.asker import ssh_text
+        with Vertical():
+            yield Label(Text(ssh_text(self.title_text), style="bold yellow"))
+            if self.instructions:
+                yield Static(Text(ssh_text(self.instructions)))
+            for i, (prompt, echo) in enumerate(self.prompts):
+                yield Label(Text(ssh_text(prompt.strip())))
+                yield Input(password=not echo, id="answer-%d" % i)
+            yield Static(Text("Kept in memory for reconnects of this run only; written nowhere.",
+                              style="dim"))
+            with Horizontal():
+                yield Button("Log in (enter)", id="ok", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_input_submitted(self, event):
+        from textual.widgets import Input
+        inputs = list(self.query(Input))
+        i = inputs.index(event.input)
+        if i + 1 < len(inputs):
+            inputs[i + 1].focus()
+        else:
+            self._done()
+
+    def on_button_pressed(self, event):
+        if event.button.id == "ok":
+            self._done()
+        else:
+            self.dismiss(None)
+
+    def _done(self):
+        from textual.widgets import Input
+        self.dismiss([w.value for w in self.query(Input)])
+
+    def action_cancel(self):
+        self.dismiss(None)
+
+
+from tui.remote.asker import PromptAsker  # noqa: E402 - kept with the login dialogs
+
+
+class DialogAsker(PromptAsker):
+    """The app's answers to ssh's questions: masked dialogs over the dashboard."""
+
+    def __init__(self, app, host_key):
+        super().__init__(host_key)
+        self.app = app
+
+    async def ask_password(self, prompt):
+        answers = await self.app.push_screen_wait(
+            PasswordScreen("Password login: %s" % self.host_key, [(prompt, False)]))
+        return answers[0] if answers else None
+
+    async def ask_passphrase(self, keyfile):
+        answers = await self.app.push_screen_wait(PasswordScreen(
+            "Your key %s is encrypted" % keyfile, [("Passphrase for %s:" % keyfile, False)]))
+        return answers[0] if answers else None
+
+    async def ask_kbdint(self, name, instructions, prompts):
+        return await self.app.push_screen_wait(PasswordScreen(
+            name or "Login: %s" % self.host_key, prompts, instructions))
+
+    async def confirm(self, question):
+        return await self.app.push_screen_wait(ConfirmScreen(Text(question)))
+
+    def tell(self, message):
+        self.app.notify(message, timeout=15, markup=False)  # paths are data, not markup

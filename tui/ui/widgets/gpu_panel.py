@@ -8,6 +8,7 @@ from textual.widgets import Static
 from remote_probe.protocol import throttle_names
 from tui.core import format as fmt
 from tui.core.layout import GRID_CELL, GpuPlan, clip
+from tui.ui.widgets.live import update_text
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
 
@@ -153,14 +154,8 @@ class GpuPanel(Static):
     GpuPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self._shown = None
-
     def show(self, statics, dyns, histories, plan):
         width = max(20, self.size.width - 4) if self.size.width else 76
         text = render_gpus(statics, dyns, histories, width, plan)
         self.border_subtitle = ("%d GPUs" % len(dyns)) if len(dyns) > 1 else ""
-        if text != self._shown:  # an unchanged sample costs no repaint
-            self._shown = text
-            self.update(text)
+        update_text(self, text)  # an unchanged sample costs no repaint

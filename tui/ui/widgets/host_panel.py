@@ -4,6 +4,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.core import format as fmt
+from tui.ui.widgets.live import update_text
 
 
 def render_host(host, facts, cpu_history, width=36):
@@ -55,4 +56,4 @@ class HostPanel(Static):
 
     def show(self, host, facts, cpu_history):
         width = max(20, self.size.width - 4) if self.size.width else 36
-        self.update(render_host(host, facts, cpu_history, width))
+        update_text(self, render_host(host, facts, cpu_history, width))

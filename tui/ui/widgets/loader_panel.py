@@ -5,6 +5,7 @@ from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.layout import clip
+from tui.ui.widgets.live import update_text
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
 
@@ -88,5 +89,5 @@ class LoaderPanel(Static):
         self.set_class(bool(views or orphans), "shown")
         if views or orphans:
             width = max(40, self.size.width - 4)
-            self.update(render_compact(views, orphans, width) if compact
+            update_text(self, render_compact(views, orphans, width) if compact
                         else render_loaders(views, orphans, width))
