@@ -191,8 +191,11 @@ def test_two_settings_on_one_box_refuse_instead_of_replacing_each_other(state):
     b = subprocess.run([sys.executable, "-m", "remote_probe", "attach", "--state-dir", str(state),
                         "--simulate", "a100x2"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=REPO), timeout=30)
-    assert b.returncode == protocol.EXIT_DAEMON_IN_USE and b.stdout == b""
+    assert b.returncode == protocol.EXIT_DAEMON_IN_USE
     assert b"runs sim:idle" in b.stderr and b"1 other live session" in b.stderr
+    said = protocol.decode(b.stdout)  # the client reads why, even over a terminal transport
+    assert said["type"] == "error" and said["exit"] == protocol.EXIT_DAEMON_IN_USE
+    assert "left running" in said["error"]
     assert time.monotonic() - t0 < 8  # told at once, not after a 10 s spawn wait
     assert alive(pid)
     seq = a.read_until(lambda m: m["type"] == "sample")["seq"]

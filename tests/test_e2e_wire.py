@@ -240,3 +240,29 @@ async def test_a_probe_that_sends_hostile_lines_does_not_make_the_session_reconn
     finally:
         await s.close()
         runner.cancel()
+
+
+async def test_a_second_client_with_other_settings_is_told_not_thrashed(sshbox):
+    """`gputui status --simulate a100x2` while a dashboard runs `idle` on the same box:
+    the one-shot is refused with the reason, the live session never notices."""
+    rec = Recorder()
+    live = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir,
+                                     listener=rec)
+    runner = asyncio.ensure_future(live.run())
+    try:
+        for _ in range(100):
+            if live.state == session_mod.LIVE:
+                break
+            await asyncio.sleep(0.1)
+        pid = live.client.hello["pid"]
+        for _ in range(2):
+            with pytest.raises(ssh.ConnectError, match="other live session"):
+                await session_mod.snapshot(target(sshbox), simulate="a100x2",
+                                           remote_dir=sshbox.remote_dir)
+        seen = len(rec.samples)
+        await asyncio.sleep(2.5)
+        assert len(rec.samples) >= seen + 1 and live.connects == 1
+        assert live.client.hello["pid"] == pid and session_mod.RECONNECTING not in rec.states
+    finally:
+        await live.close()
+        runner.cancel()

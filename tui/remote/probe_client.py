@@ -46,7 +46,7 @@ def hello_in_noise(line):
     if at <= 0:
         return None
     try:
-        msg = protocol.decode(line[at:])
+        msg = protocol.decode_clean(line[at:])
     except protocol.ProtocolError:
         return None
     return msg if msg["type"] == protocol.HELLO else None
