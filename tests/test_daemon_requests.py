@@ -4,7 +4,6 @@ drop the link or to replace another session's daemon."""
 import asyncio
 import hashlib
 import os
-import stat
 import subprocess
 import sys
 import time
