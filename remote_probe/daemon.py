@@ -9,7 +9,6 @@ import asyncio
 import collections
 import concurrent.futures
 import fcntl
-import hashlib
 import json
 import logging
 import os
