@@ -142,6 +142,13 @@ def check_code(git):
     repos = [r for r in (git or {}).get("repos", []) if r["dirty"] or r["unpushed"]]
     if (git or {}).get("error"):
         return Item("code", _("Code committed and pushed"), WARN, visible(git["error"]))
+    # the probe says "unknown" for a repo git could not read (another owner, corrupt):
+    # never counted as clean
+    unknown = [r for r in (git or {}).get("repos", []) if r.get("state") == "unknown"]
+    if unknown and not repos:
+        return Item("code", _("Code committed and pushed"), WARN, ngettext(
+            "%d repo could not be read", "%d repos could not be read", len(unknown)) % len(unknown),
+            ["%s: %s" % (visible(r["path"]), visible(r.get("error") or _("unknown"))) for r in unknown])
     if not repos:
         n = len((git or {}).get("repos", []))
         return Item("code", _("Code committed and pushed"), PASS,
@@ -165,7 +172,8 @@ def check_temp(temp):
     big = [t for t in temp or [] if t["size"] >= TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
     if not big:
         return Item("temp", _("Temp files cleaned"), PASS, _("no large caches or leftovers"))
-    total = sum(t["size"] for t in big)
+    # storage is billed for the blocks a file holds, not its apparent size (sparse files)
+    total = sum(t["on_disk"] if t.get("on_disk") is not None else t["size"] for t in big)
     details = ["%s %s (%s%s)" % (visible(t["kind"]), visible(t["path"]), fmt.mib(t["size"] / 1048576.0),
                                  _(", %s on disk, sparse") % fmt.mib(t["on_disk"] / 1048576.0)
                                  if t.get("on_disk") is not None and t["on_disk"] < t["size"] / 2 else "")

@@ -48,7 +48,8 @@ def status_json(reply, host):
         "backend": inv.get("backend"), "driver": inv.get("driver"),
         "cuda_driver": inv.get("cuda_driver"), "no_gpu_reason": inv.get("reason"),
         "gpu_error": sample.get("gpu_error"), "box": inv.get("host"),
-        "gpus": gpus, "processes": procs, "host_metrics": sample.get("host"),
+        "gpus": gpus, "processes": procs, "processes_not_listed": sample.get("procs_more") or 0,
+        "host_metrics": sample.get("host"),
         "tmux": (reply.get("jobs") or {}).get("tmux"),
         "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
         "autostop": reply.get("autostop"),
@@ -93,7 +94,9 @@ def status_text(doc):
                 "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
     procs = doc["processes"]
     lines.append("")
-    lines.append(ngettext("%d GPU process", "%d GPU processes", len(procs)) % len(procs))
+    lines.append(ngettext("%d GPU process", "%d GPU processes", len(procs)) % len(procs) +
+                 (_(" (and %d more with less GPU memory, not listed)") % doc["processes_not_listed"]
+                  if doc.get("processes_not_listed") else ""))
     now = doc.get("time") or time.time()
     for p in sorted(procs, key=lambda p: -(fmt.finite_or_zero(p.get("gpu_mem")))):
         cmd = p.get("cmd") or (_("(host pid, not visible in this container)") if not p["local"] else "?")

@@ -246,6 +246,9 @@ def explain_exit(code, stderr=""):
         return _("The probe is not deployed on the box")
     if code == EXIT_PROBE_CRASHED:
         return _("The probe crashed on the box: %s") % (last or _("no output"))
+    if code == protocol.EXIT_DAEMON_IN_USE:
+        return _("Left the box's probe daemon running: %s") % (
+            last.replace("gputui probe: ", "") or _("another live session uses it"))
     if code == EXIT_DAEMON_UNREACHABLE:
         return _("The probe daemon on the box could not be reached: %s") % (last or _("no output"))
     if code == 127:
