@@ -1,7 +1,6 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
 import subprocess
-import time
 
 from rich.text import Text
 from textual import on
@@ -97,7 +96,8 @@ class TmuxScreen(Screen):
     BINDINGS = [
         Binding("escape,t", "app.pop_screen", "Back", id="tmux.back", tooltip="Back to the dashboard"),
         Binding("n", "new_job", "New job", id="tmux.new", tooltip="Start a command in a new detached tmux session"),
-        Binding("enter", "attach", "Attach", id="tmux.attach", tooltip="Hand the terminal to tmux attach; detach (C-b d) to come back"),
+        Binding("enter", "attach", "Attach", id="tmux.attach", priority=True,
+                tooltip="Hand the terminal to tmux attach; detach (C-b d) to come back"),
         Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip="Send Ctrl-C to the selected pane"),
         Binding("k", "kill", "Kill", id="tmux.kill", tooltip="Kill the selected session"),
         Binding("R", "rename", "Rename", id="tmux.rename", tooltip="Rename the selected session"),
@@ -147,7 +147,7 @@ class TmuxScreen(Screen):
             return  # closed while a request was in flight
         st = self.app.state
         table = self.query_one("#panes", DataTable)
-        rows = pane_rows(st.tmux_sessions(), time.time())
+        rows = pane_rows(st.tmux_sessions(), st.clock())
         table.clear()
         for r in rows:
             # names from the box: text (a `[@click=app.quit]` name is not a link)
