@@ -93,6 +93,10 @@ class HostConfig:
     allow_kill: bool = False  # the checklist may kill processes (after confirming)
     allow_delete: bool = False  # the checklist may delete temp files (after confirming)
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
+    # the fleet (gputui fleet / exporter): alarm threshold, and how it reaches this host
+    idle_alarm_minutes: float = 30.0  # billing while every GPU idle this long: forgotten box
+    remote_dir: Optional[str] = None  # where the probe lives on the box (like --remote-dir)
+    simulate: Optional[str] = None  # simulator scenario instead of the GPU (demo, tests)
 
     def start_epoch(self):
         if not self.start:
@@ -109,6 +113,7 @@ _TYPES = {
     "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),
     "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
     "cache_dirs": list,
+    "idle_alarm_minutes": (int, float), "remote_dir": str, "simulate": str,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
