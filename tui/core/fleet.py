@@ -209,6 +209,13 @@ def new_alarms(rows: List[BoxRow], rung: set) -> List[str]:
 
 
 # -- text -------------------------------------------------------------------------------
+def visible(text):
+    """Box and network text made safe for a plain terminal: control characters (C0, DEL,
+    C1, which could move the cursor or retitle the terminal) shown as \\xNN."""
+    return "".join(c if (c >= " " and not "\x7f" <= c <= "\x9f") else "\\x%02x" % ord(c)
+                   for c in str(text))
+
+
 def duration_text(seconds):
     if seconds is None:
         return "—"
@@ -255,11 +262,11 @@ def fleet_table(rows: List[BoxRow]):
     for r in rows:
         note = "IDLE, BILLING" if r.burning else (r.reason if r.state != LIVE else "")
         lines.append("%-18s %-12s %-22s %4s %4s %7s %10s %9s %10s  %s" % (
-            r.host[:18], r.state, gpu_text(r.gpus)[:22],
+            visible(r.host)[:18], r.state, gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
             duration_text(r.idle_for), format_money(r.cost, r.currency),
             ("%s/h" % format_money(r.rate, r.currency)) if r.rate is not None else "—",
-            format_money(r.idle_cost, r.currency), note[:80]))
+            format_money(r.idle_cost, r.currency), visible(note)[:100]))
     return "\n".join(lines)
 
 
@@ -290,6 +297,7 @@ class FleetBox:
         self.reason = ""  # why the last attempt failed, kept while the next one runs
         self.jobs_version = 0
         self.on_change = on_change or (lambda box: None)
+        self.backlog_in = False  # the daemon's history has arrived since the last connect
         self.autostop_events: List[dict] = []
 
     # -- listener ------------------------------------------------------------------------
@@ -297,7 +305,9 @@ class FleetBox:
         if state == "live":
             self.connects += 1
             self.reason = ""
-        elif state == "failed" or (state == "reconnecting" and "next in" in detail):
+        else:
+            self.backlog_in = False
+        if state == "failed" or (state == "reconnecting" and "next in" in detail):
             # the session's failure report ("<why> - attempt N, next in Ns")
             self.failed_once = True
             self.reason = detail
@@ -367,6 +377,8 @@ class FleetBox:
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
             burning=idle_burning(state, idle_for, self.threshold_s()))
 
-    def caught_up(self, seq):
-        """True once the samples up to the daemon's `seq` (its backlog) have arrived."""
-        return self.state.seqs and self.state.seqs[-1] >= seq
+    def settled(self):
+        """Enough is known for a verdict: live with the backlog in, released, or failed."""
+        if self.fleet_host.released or self.failed_once or self.session_state == "failed":
+            return True
+        return self.session_state == "live" and self.backlog_in
