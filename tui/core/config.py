@@ -97,6 +97,7 @@ class HostConfig:
     idle_alarm_minutes: float = 30.0  # billing while every GPU idle this long: forgotten box
     remote_dir: Optional[str] = None  # where the probe lives on the box (like --remote-dir)
     simulate: Optional[str] = None  # simulator scenario instead of the GPU (demo, tests)
+    pip_index_url: Optional[str] = None  # a PyPI mirror for installs on the box (nvitop)
 
     def start_epoch(self):
         if not self.start:
@@ -114,6 +115,7 @@ _TYPES = {
     "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
     "cache_dirs": list,
     "idle_alarm_minutes": (int, float), "remote_dir": str, "simulate": str,
+    "pip_index_url": str,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
