@@ -1,0 +1,70 @@
+"""The fleet screen in the real app over a real sshd: rows for every box, the alarm header and
+one bell per idle box, sorting, enter opens the box's dashboard and escape returns without
+reconnecting anything."""
+
+from tui.ui.fleet_app import FleetApp
+from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.fleet import FleetScreen
+
+from .fleet_fixtures import simfleet  # noqa: F401 - the fixture
+
+
+async def wait_for(pilot, cond, seconds=60):
+    for _ in range(int(seconds * 10)):
+        if cond():
+            return True
+        await pilot.pause(0.1)
+    return cond()
+
+
+async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
+    app = FleetApp(ssh_config=simfleet.ssh_config)
+    bells = []
+    app.bell = lambda: bells.append(1)
+    async with app.run_test(size=(170, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        assert await wait_for(pilot, lambda: sum(b.session_state == "live" for b in app.fleet.boxes) == 3)
+        header = lambda: str(screen.query_one("#fleet-header").render())  # noqa: E731
+        assert await wait_for(pilot, lambda: "1 box idle, ¥8.40/h burning" in header(), 30), header()
+        await pilot.pause(1.2)
+        assert len(bells) == 1  # once per box, not once per second
+        assert "3 live" in header() and "1 released" in header() and "1 unreachable" in header()
+        table = screen.query_one("#fleet-table")
+        cells = {r: [str(c) for c in table.get_row(r)] for r in screen.order}
+        assert cells["idle1"][0].startswith("idle1 ⚠") and "idle and billing" in cells["idle1"][-1]
+        assert cells["busy"][1] == "live" and cells["busy"][3] == "2"
+        assert "/160G" in cells["busy"][2]
+        assert cells["deadbox"][1] == "unreachable" and "refused" in cells["deadbox"][-1].lower()
+        assert cells["gone"][1] == "released" and cells["gone"][6] == "¥12.50"
+        # sort: cost -> idle -> name
+        await pilot.press("s")
+        assert screen.sort_key == "idle" and screen.order[0] == "idle1"
+        await pilot.press("s")
+        assert screen.order == sorted(screen.order)
+        # enter on "busy" opens its dashboard; escape returns; nothing reconnected
+        connects = {b.host: b.connects for b in app.fleet.boxes}
+        table.move_cursor(row=screen.order.index("busy"))
+        await pilot.press("enter")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), 5)
+        assert app.state.host_label == "busy" and app.session.target.host == "busy"
+        assert await wait_for(pilot, lambda: len(app.screen.query("GpuCard")) == 2, 10)
+        await pilot.press("escape")
+        assert app.screen is screen
+        assert {b.host: b.connects for b in app.fleet.boxes} == connects
+        # a: the dashboard's autostop flow for the selected box (opt-in: off in this config)
+        await pilot.press("a")
+        assert await wait_for(pilot, lambda: any(
+            "Autostop is off for busy" in n.message for n in app._notifications), 5)
+        # R: the release screen of that box, escape back to the fleet
+        from tui.ui.screens.release import ReleaseScreen
+        await pilot.press("R")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen), 5)
+        assert app.host_key == "busy"
+        await pilot.press("escape")
+        assert await wait_for(pilot, lambda: app.screen is screen, 5)
+        # the released box has no dashboard: a notice, not a crash
+        table.move_cursor(row=screen.order.index("gone"))
+        await pilot.press("enter")
+        assert app.screen is screen
+        await app.action_quit()

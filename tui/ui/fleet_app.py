@@ -1,0 +1,167 @@
+"""`gputui` / `gputui fleet`: every box at once.
+
+FleetApp is the one-box GputuiApp with many boxes: the per-box things every screen reads
+(state, billing, session, host_key, host_cfg, autostop) point at the selected box, so the
+same DashboardScreen, ReleaseScreen, TmuxScreen and dialogs work unchanged, and going back to
+the fleet reconnects nothing."""
+
+import logging
+
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+
+from tui.core import fleet as fleet_core
+from tui.core.billing import format_money
+from tui.core.config import Config
+from tui.core.jobs import attach_argv
+from tui.remote.fleet import open_fleet
+from tui.ui.app import GputuiApp, StateChanged
+from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.screens.fleet import FleetScreen
+from tui.ui.screens.tmux import default_hand_off
+
+log = logging.getLogger("gputui.fleet")
+
+
+class FleetApp(GputuiApp):
+    TITLE = "gputui fleet"
+    BINDINGS = GputuiApp.BINDINGS + [
+        Binding("escape", "back_to_fleet", "Fleet", id="fleet.back", show=False,
+                tooltip="Back to the fleet (the other boxes stay connected)"),
+    ]
+
+    def __init__(self, hosts=None, ssh_config=None, remote_python=None, config=None, ledger=None,
+                 fleet=None):
+        App.__init__(self)  # not GputuiApp.__init__: that one builds a single session
+        self.config = config if config is not None else Config.load()
+        self.keymap = self.config.keymap()
+        if fleet is None:
+            fleet, notices = open_fleet(hosts, ssh_config=ssh_config, remote_python=remote_python,
+                                        ask_trust=self.ask_trust, on_change=self._box_changed,
+                                        config=self.config, ledger=ledger)
+        else:
+            notices = []
+        self.fleet = fleet
+        self.startup_notices = notices
+        self.current = next((b for b in fleet.boxes if b.host in fleet.sessions), fleet.boxes[0]
+                            if fleet.boxes else None)
+        self._dashboard = None
+        self._shown_events = set()
+        self._jobs_shown = -1
+        self._rung = set()  # hosts whose alarm bell has rung
+        self.stop_daemon_on_exit = False
+        self.hand_off_terminal = default_hand_off
+        self.attach_argv = lambda session_id: attach_argv(self.session.target, session_id)
+        self.set_keymap(self.keymap)
+
+    # -- the selected box, as the one-box screens expect it ----------------------------
+    @property
+    def state(self):
+        return self.current.state
+
+    @property
+    def billing(self):
+        return self.current.billing
+
+    @property
+    def session(self):
+        return self.fleet.sessions.get(self.current.host)
+
+    @property
+    def host_key(self):
+        return self.current.host
+
+    @property
+    def host_cfg(self):
+        return self.current.cfg
+
+    @property
+    def autostop(self):
+        return self.current.autostop
+
+    @autostop.setter
+    def autostop(self, status):
+        self.current.autostop = status
+
+    @property
+    def preflight_checks(self):
+        return self.current.preflight_checks
+
+    @preflight_checks.setter
+    def preflight_checks(self, checks):
+        self.current.preflight_checks = checks
+
+    @property
+    def jobs_version(self):
+        return self.current.jobs_version
+
+    @property
+    def dashboard(self):
+        return self._dashboard if self._dashboard is not None else _NotShown
+
+    def select_box(self, box):
+        self.current = box
+
+    # -- screens -------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        return FleetScreen()
+
+    @property
+    def fleet_screen(self) -> FleetScreen:
+        return self.default_screen
+
+    def open_dashboard(self, box):
+        self.select_box(box)
+        self._dashboard = DashboardScreen()
+        self.push_screen(self._dashboard)
+
+    def action_back_to_fleet(self):
+        if self.screen is self._dashboard:
+            self.pop_screen()
+            self._dashboard = None
+            self.fleet_screen.refresh_rows()
+
+    def on_mount(self):
+        for notice in self.startup_notices:
+            self.notify(notice, severity="warning", timeout=15, markup=False)
+        self.fleet.start()
+        self.set_interval(1.0, self.tick)
+
+    def _box_changed(self, box):
+        if box is self.current and self._dashboard is not None:
+            self.post_message(StateChanged())
+
+    def first_contact(self):
+        pass  # the fleet runs no preflight on its own; `d` on a dashboard does
+
+    def reconnect(self):
+        self.fleet.restart(self.current.host)
+
+    def tick(self):
+        rows = self.fleet.rows()
+        for host in fleet_core.new_alarms(rows, self._rung):
+            self.bell()
+            row = next(r for r in rows if r.host == host)
+            self.notify("%s: every GPU idle for %s while billing %s" % (
+                host, fleet_core.duration_text(row.idle_for),
+                "%s/h" % format_money(row.rate, row.currency) if row.rate is not None
+                else "(no rate set)"), severity="error", timeout=30, markup=False)
+        if self.screen is self.fleet_screen:
+            self.fleet_screen.refresh_rows()
+        elif self._dashboard is not None and self.screen is self._dashboard:
+            self._dashboard.refresh_status()
+            self._dashboard.refresh_billing()
+        self.fleet.persist()
+
+    async def action_quit(self):
+        await self.fleet.close()
+        self.exit()
+
+
+class _NotShownDashboard:
+    """What `app.dashboard` is while no dashboard is open: updates have nowhere to land."""
+    ready = False
+
+
+_NotShown = _NotShownDashboard()
