@@ -66,6 +66,11 @@ def row_cells(row: fleet.BoxRow):
     ]
 
 
+def _look(text):
+    """What a cell looks like (Text equality ignores its base style)."""
+    return text.plain, str(text.style), text.spans, text.justify
+
+
 def header_text(rows, sort_key):
     counts = {}
     for r in rows:
@@ -100,6 +105,7 @@ class FleetScreen(Screen):
         super().__init__(id="fleet")
         self.sort_key = "cost"
         self.order = []  # hosts in table order
+        self._shown = {}  # host -> cells on screen: only changed cells are redrawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-header")
@@ -120,15 +126,20 @@ class FleetScreen(Screen):
         if order != self.order:
             selected = self.selected_host()
             table.clear()
+            self._shown = {}
             for r in rows:
-                table.add_row(*row_cells(r), key=r.host)
+                self._shown[r.host] = row_cells(r)
+                table.add_row(*self._shown[r.host], key=r.host)
             self.order = order
             if selected in order:
                 table.move_cursor(row=order.index(selected))
         else:
             for r in rows:
-                for (key, _), cell in zip(COLUMNS, row_cells(r)):
-                    table.update_cell(r.host, key, cell)
+                cells, old = row_cells(r), self._shown.get(r.host, ())
+                for i, ((key, _), cell) in enumerate(zip(COLUMNS, cells)):
+                    if i >= len(old) or _look(cell) != _look(old[i]):
+                        table.update_cell(r.host, key, cell)
+                self._shown[r.host] = cells
 
     def selected_host(self):
         table = self.query_one(DataTable)
