@@ -162,3 +162,30 @@ def test_config_keys_for_the_fleet(tmp_path):
     assert (h.idle_alarm_minutes, h.simulate, h.remote_dir) == (10, "idle", "/tmp/x")
     assert cfg.host("other").idle_alarm_minutes == 10
     assert cfg.problems == []
+
+
+def test_bare_gputui_opens_the_fleet():
+    from tui.cli import build_parser, with_default_command
+    assert with_default_command([]) == ["fleet"]
+    assert with_default_command(["--log", "x.log"]) == ["--log", "x.log", "fleet"]
+    assert with_default_command(["--log=x.log"]) == ["--log=x.log", "fleet"]
+    assert with_default_command(["status", "h"]) == ["status", "h"]
+    args = build_parser().parse_args(with_default_command([]))
+    assert args.cmd == "fleet" and args.hosts == [] and not args.check
+
+
+def test_fleet_app_with_no_boxes_says_what_to_do(tmp_path):
+    import asyncio
+
+    from tui.core.config import Config
+    from tui.core.ledger import Ledger
+    from tui.ui.fleet_app import FleetApp
+
+    async def run():
+        app = FleetApp(config=Config.load(str(tmp_path / "none.toml")),
+                       ledger=Ledger(str(tmp_path / "l.sqlite3")))
+        async with app.run_test(size=(120, 20)) as pilot:
+            await pilot.press("enter", "R", "a", "s")
+            assert "No boxes yet" in str(app.screen.query_one("#fleet-header").render())
+            await app.action_quit()
+    asyncio.run(run())

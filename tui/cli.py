@@ -279,6 +279,8 @@ def fleet_alarm_line(rows):
     from tui.core.fleet import alarm_text
     alarm = alarm_text(rows)
     live = sum(1 for r in rows if r.state == "live")
+    if not rows:
+        return "no boxes: `gputui connect HOST` once, or add a [hosts.NAME] table to the config"
     return ("ALARM: %s" % alarm) if alarm else "%d of %d boxes live; none idle and billing" % (
         live, len(rows))
 
@@ -295,13 +297,18 @@ def cmd_exporter(args):
     return EXIT_CONNECT if code is None else code
 
 
-def main(argv=None):
-    parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
+def with_default_command(argv):
+    """Bare `gputui` (maybe with --log FILE) opens the fleet."""
+    argv = list(argv)
     if not [a for i, a in enumerate(argv) if not a.startswith("--log") and
             not (i and argv[i - 1] == "--log")]:
-        argv.append("fleet")  # bare `gputui` opens the fleet
-    args = parser.parse_args(argv)
+        argv.append("fleet")
+    return argv
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(with_default_command(sys.argv[1:] if argv is None else argv))
     if args.log:
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -79,6 +79,9 @@ def header_text(rows, sort_key):
                 style="bold")
     text.append(", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())))
     text.append("   sorted by %s" % sort_key, style="dim")
+    if not rows:
+        text.append("\nNo boxes yet: `gputui connect HOST` once, or add a [hosts.NAME] table to "
+                    "the config; every box gputui has met with an open billing session shows here.")
     alarm = fleet.alarm_text(rows)
     if alarm:
         text.append("\n⚠ %s" % alarm, style="bold red")
@@ -149,7 +152,9 @@ class FleetScreen(Screen):
 
     def _box(self):
         host = self.selected_host()
-        box = self.app.fleet.box(host) if host else None
+        if host is None:
+            return None
+        box = self.app.fleet.box(host)
         if box is None or host not in self.app.fleet.sessions:
             self.app.notify("%s is not connected (released or not reachable by name)" % host,
                             severity="warning", markup=False)
