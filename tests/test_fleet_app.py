@@ -68,3 +68,21 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         await pilot.press("enter")
         assert app.screen is screen
         await app.action_quit()
+
+
+async def test_unknown_host_key_is_asked_in_the_fleet(untrusted_sshbox, tmp_path):
+    """A fleet box with an unknown key: the dialog shows the fingerprint; y trusts it and the
+    box goes live (the sessions are plain tasks, not workers)."""
+    from tui.core.config import Config
+    from tui.core.ledger import Ledger
+    from tui.ui.screens.modals import HostKeyScreen
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[hosts.testbox]\nsimulate = "idle"\nremote_dir = "%s"\n' % untrusted_sshbox.remote_dir)
+    app = FleetApp(ssh_config=untrusted_sshbox.ssh_config, config=Config.load(str(cfg)),
+                   ledger=Ledger(str(tmp_path / "l.sqlite3")))
+    async with app.run_test(size=(160, 30)) as pilot:
+        assert await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen), 30)
+        await pilot.press("y")
+        assert await wait_for(pilot, lambda: app.fleet.boxes[0].session_state == "live", 30)
+        assert "127.0.0.1" in untrusted_sshbox.known_hosts.read_text()
+        await app.action_quit()

@@ -5,6 +5,7 @@ FleetApp is the one-box GputuiApp with many boxes: the per-box things every scre
 same DashboardScreen, ReleaseScreen, TmuxScreen and dialogs work unchanged, and going back to
 the fleet reconnects nothing."""
 
+import asyncio
 import logging
 
 from textual.app import App
@@ -100,6 +101,17 @@ class FleetApp(GputuiApp):
     def dashboard(self):
         return self._dashboard if self._dashboard is not None else _NotShown
 
+    async def ask_trust(self, exc):
+        """An unknown host key, asked in a dialog. The fleet's sessions run as plain tasks,
+        not workers, so this waits on the dialog's callback instead of push_screen_wait."""
+        from tui.ui.screens.modals import HostKeyScreen
+        answer = asyncio.get_running_loop().create_future()
+        self.push_screen(
+            HostKeyScreen(exc.host if exc.port in (None, 22) else "%s:%s" % (exc.host, exc.port),
+                          exc.algorithm, exc.fingerprint, exc.known_hosts_file),
+            callback=lambda ok: answer.done() or answer.set_result(bool(ok)))
+        return await answer
+
     def select_box(self, box):
         self.current = box
 
@@ -148,7 +160,7 @@ class FleetApp(GputuiApp):
                 "%s/h" % format_money(row.rate, row.currency) if row.rate is not None
                 else "(no rate set)"), severity="error", timeout=30, markup=False)
         if self.screen is self.fleet_screen:
-            self.fleet_screen.refresh_rows()
+            self.fleet_screen.refresh_rows(rows)
         elif self._dashboard is not None and self.screen is self._dashboard:
             self._dashboard.refresh_status()
             self._dashboard.refresh_billing()

@@ -121,8 +121,8 @@ class FleetScreen(Screen):
             table.add_column(title, key=key)
         self.refresh_rows()
 
-    def refresh_rows(self):
-        rows = fleet.sort_rows(self.app.fleet.rows(), self.sort_key)
+    def refresh_rows(self, rows=None):
+        rows = fleet.sort_rows(self.app.fleet.rows() if rows is None else rows, self.sort_key)
         self.query_one("#fleet-header", Static).update(header_text(rows, self.sort_key))
         table = self.query_one(DataTable)
         order = [r.host for r in rows]
