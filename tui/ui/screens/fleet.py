@@ -22,6 +22,14 @@ STATE_STYLE = {fleet.LIVE: "green", fleet.CONNECTING: "yellow", fleet.RECONNECTI
 LEVELS = " ▁▂▃▄▅▆▇█"
 
 
+def idle_text(seconds):
+    """Idle time in minutes at least: seconds do not matter next to a 30-minute alarm, and a
+    cell that changes every second redraws the whole table every second."""
+    if seconds is not None and seconds < 60:
+        return "<1m"
+    return fleet.duration_text(seconds)
+
+
 def util_blocks(gpus):
     """One block per GPU, its height the utilization: 8 GPUs fit in 8 cells."""
     return "".join(LEVELS[int(round((g.util or 0) / 100.0 * 8))] if g.util is not None else "?"
@@ -52,7 +60,7 @@ def row_cells(row: fleet.BoxRow):
         Text(str(row.jobs) if live else "—", justify="right"),
         Text(str(row.unprotected) if live else "—", justify="right",
              style="bold red" if live and row.unprotected else ""),
-        Text(fleet.duration_text(row.idle_for), justify="right",
+        Text(idle_text(row.idle_for), justify="right",
              style="red" if row.burning else ""),
         money(row.cost),
         Text(("%s/h" % format_money(row.rate, row.currency)) if row.rate is not None else "—",
