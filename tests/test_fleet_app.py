@@ -18,6 +18,12 @@ async def wait_for(pilot, cond, seconds=60):
 
 
 async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
+    import os
+    path = os.path.join(simfleet.config_dir, "config.toml")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:  # a spent budget on "busy": its warning reaches the fleet
+        f.write(text.replace("rate = 10.0\n", "rate = 10.0\nbudget_session = 1\n", 1))
     app = FleetApp(ssh_config=simfleet.ssh_config)
     bells = []
     app.bell = lambda: bells.append(1)
@@ -28,7 +34,10 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         header = lambda: str(screen.query_one("#fleet-header").render())  # noqa: E731
         assert await wait_for(pilot, lambda: "1 box idle, ¥8.40/h burning" in header(), 30), header()
         await pilot.pause(1.2)
-        assert len(bells) == 1  # once per box, not once per second
+        said = [n.message for n in app._notifications]
+        assert len([m for m in said if m.startswith("idle1: every GPU idle")]) == 1, said
+        assert "Budget: 100% of ¥1.00 spent (this session) on busy" in said
+        assert len(bells) == 4  # the idle box once (not once per second) + busy's 3 budget levels
         assert "3 live" in header() and "1 released" in header() and "1 unreachable" in header()
         table = screen.query_one("#fleet-table")
         cells = {r: [str(c) for c in table.get_row(r)] for r in screen.order}

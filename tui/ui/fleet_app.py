@@ -159,12 +159,39 @@ class FleetApp(GputuiApp):
                 host, fleet_core.duration_text(row.idle_for),
                 "%s/h" % format_money(row.rate, row.currency) if row.rate is not None
                 else "(no rate set)"), severity="error", timeout=30, markup=False)
+        for box in self.fleet.boxes:
+            self._box_notices(box)
         if self.screen is self.fleet_screen:
             self.fleet_screen.refresh_rows(rows)
         elif self._dashboard is not None and self.screen is self._dashboard:
             self._dashboard.refresh_status()
             self._dashboard.refresh_billing()
         self.fleet.persist()
+
+    def _box_notices(self, box):
+        """Any box's autostop countdown and budget levels reach the user, whichever screen
+        is in front (the one-box app does this for its own box)."""
+        for e in box.autostop_events:
+            key = (box.host, e.get("event"), e.get("t"))
+            if key in self._shown_events or e.get("event") not in ("grace", "fired"):
+                continue
+            self._shown_events.add(key)
+            if e.get("event") == "grace":
+                self.bell()
+                self.notify("%s: %s" % (box.host, e.get("message", "autostop countdown started")),
+                            severity="error", timeout=30, markup=False)
+            else:
+                self.notify("%s: autostop ran `%s` (%s, exit %s)" % (
+                    box.host, e.get("command"), e.get("reason"), e.get("exit")),
+                    severity="error", timeout=60, markup=False)
+        if box.billing.start is None:
+            return
+        for kind, level, budget in box.billing.new_budget_warnings():
+            self.bell()
+            self.notify("Budget: %d%% of %s spent (%s) on %s" % (
+                round(level * 100), format_money(budget, box.cfg.currency),
+                "this session" if kind == "session" else "today", box.host),
+                severity="error" if level >= 1 else "warning", timeout=20, markup=False)
 
     async def action_quit(self):
         await self.fleet.close()
