@@ -65,6 +65,13 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         await pilot.press("a")
         assert await wait_for(pilot, lambda: any(
             "Autostop is off for busy" in n.message for n in app._notifications), 5)
+        # N: nvitop for that box; not installed there, so the exact install command is asked
+        from tui.ui.screens.modals import ConfirmScreen
+        await pilot.press("N")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 15)
+        assert "pip install" in app.screen.question.plain and "remote-busy/nvitop" in app.screen.question.plain
+        await pilot.press("n")
+        assert await wait_for(pilot, lambda: app.screen is screen, 5)
         # R: the release screen of that box, escape back to the fleet
         from tui.ui.screens.release import ReleaseScreen
         await pilot.press("R")

@@ -104,6 +104,8 @@ class FleetScreen(Screen):
                 tooltip="This box's shutdown checklist, then release it"),
         Binding("a", "autostop", "Autostop", id="fleet.autostop",
                 tooltip="Arm or cancel this box's autostop"),
+        Binding("N", "nvitop", "nvitop", id="fleet.nvitop",
+                tooltip="nvitop on this box in this terminal (offers to install it into gputui's folder)"),
         Binding("s", "sort", "Sort", id="fleet.sort", tooltip="Sort by cost, idle time or name"),
         Binding("r", "retry", "Reconnect", id="fleet.retry", tooltip="Reconnect this box now"),
     ]
@@ -192,6 +194,14 @@ class FleetScreen(Screen):
             self.app.select_box(box)
             # the dashboard's own flow (opt-in check, dialog, arm/cancel): it only uses the app
             await DashboardScreen.action_autostop.__wrapped__(self)
+
+    @background("nvitop", group="dialog")
+    async def action_nvitop(self):
+        from tui.ui.nvitop import open_nvitop
+        box = self._box()
+        if box is not None:
+            self.app.select_box(box)
+            await open_nvitop(self.app)
 
     def action_sort(self):
         self.sort_key = fleet.next_sort(self.sort_key)
