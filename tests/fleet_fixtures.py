@@ -42,12 +42,12 @@ def write_fleet(box, boxes, extra_aliases=(), alarm_minutes=0.05):
     return str(cfg)
 
 
-def release_in_ledger(host, cost=12.5, rate=2.5):
+def release_in_ledger(host, cost=12.5, rate=2.5, start=1000.0):
     from tui.core.ledger import Ledger
     ledger = Ledger()
-    row = ledger.open_session(host, "boot-gone", 1000.0, gpu_model="NVIDIA A10", gpu_count=1,
-                              rate=rate, currency="CNY", now=1000.0)
-    ledger.update(row["id"], end=1000.0 + 5 * 3600, cost=cost, ended_how="released")
+    row = ledger.open_session(host, "boot-gone", start, gpu_model="NVIDIA A10", gpu_count=1,
+                              rate=rate, currency="CNY", now=start)
+    ledger.update(row["id"], end=start + 5 * 3600, cost=cost, ended_how="released")
     ledger.close()
 
 

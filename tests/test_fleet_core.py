@@ -77,6 +77,9 @@ def test_sort_rows():
     assert [r.host for r in fleet.sort_rows(rows(), "cost")] == ["a", "b", "d", "c"]
     assert [r.host for r in fleet.sort_rows(rows(), "idle")] == ["d", "a", "b", "c"]
     assert [r.host for r in fleet.sort_rows(rows(), "name")] == ["a", "b", "c", "d"]
+    with_gone = rows() + [BoxRow("0-gone", "released", cost=999.0)]
+    for key in fleet.SORT_KEYS:  # history sinks below the boxes that spend now
+        assert fleet.sort_rows(with_gone, key)[-1].host == "0-gone"
     assert fleet.next_sort("name") == "cost"
 
 
@@ -140,17 +143,20 @@ def test_fleet_box_rows_from_listener_calls():
                       "host": {"instance_start": 400.0, "boot_id": "b1"}})
     for i in range(70):
         box.on_sample(sample(900.0 + i, i + 1, 0))
+    box.on_proc_meta([])
     r = box.row()
     assert r.state == "live" and r.idle_for == 69 and r.burning
     assert r.cost == pytest.approx(1.0)  # 600 s at 6/h
     assert r.gpus[0].mem_total == 81920 and r.jobs == 0
-    box.on_sample(sample(970.0, 71, 80, procs=[(123, 0, 500, 90, 10, 0)]))
+    box.on_sample(sample(970.0, 71, 80, procs=[(123, 0, 500, 90, 10, 0), (123, 1, 500, 90, 10, 0),
+                                               (124, 1, 9, 0, 1, protocol.PROC_GRAPHICS)]))
     r = box.row()
-    assert r.idle_for is None and not r.burning and r.jobs == 1
+    assert r.idle_for is None and not r.burning and r.jobs == 1  # one DDP process, no graphics
     released = FleetBox(FleetHost("gone", True, {"cost": 12.5, "rate": 2.5, "ended_how": "released",
                                                  "currency": "USD"}), HostConfig())
     r = released.row()
     assert (r.state, r.cost, r.currency, r.burning) == ("released", 12.5, "USD", False)
+    assert r.reason == "ended ? (released)"
 
 
 def test_config_keys_for_the_fleet(tmp_path):

@@ -130,7 +130,16 @@ def row_state(session_state, connects, failed_once):
     return UNREACHABLE if failed_once else CONNECTING
 
 
-def autostop_label(status, now_text=None):
+def released_note(ledger_row):
+    """'ended 2026-11-28 23:10 (released)' for a box the ledger says is gone."""
+    import datetime
+    end = ledger_row.get("end")
+    when = datetime.datetime.fromtimestamp(end).strftime("%Y-%m-%d %H:%M") if end else "?"
+    how = ledger_row.get("ended_how")
+    return "ended %s%s" % (when, " (%s)" % how if how else "")
+
+
+def autostop_label(status):
     """The probe's autostop status in one word or two."""
     if not isinstance(status, dict):
         return None
@@ -157,13 +166,17 @@ def checklist_verdict(ledger_row):
 
 
 def sort_rows(rows: List[BoxRow], key="cost") -> List[BoxRow]:
-    """cost and idle: largest first, unknown last; name: alphabetical. Ties by name."""
+    """cost and idle: largest first, unknown last; name: alphabetical. Ties by name.
+    Released boxes (history, not spending) always come after the others."""
+    gone = [r for r in rows if r.state == RELEASED]
+    rows = [r for r in rows if r.state != RELEASED]
     if key == "name":
-        return sorted(rows, key=lambda r: r.host)
+        return sorted(rows, key=lambda r: r.host) + sorted(gone, key=lambda r: r.host)
     attr = {"cost": "cost", "idle": "idle_for"}[key]
     known = sorted((r for r in rows if getattr(r, attr) is not None),
                    key=lambda r: (-getattr(r, attr), r.host))
-    return known + sorted((r for r in rows if getattr(r, attr) is None), key=lambda r: r.host)
+    return (known + sorted((r for r in rows if getattr(r, attr) is None), key=lambda r: r.host)
+            + sorted(gone, key=lambda r: r.host))
 
 
 def next_sort(key):
@@ -354,7 +367,7 @@ class FleetBox:
         ledger = self.billing.session or self.fleet_host.ledger_row or {}
         if self.fleet_host.released:
             row = self.fleet_host.ledger_row or {}
-            return BoxRow(self.host, RELEASED, "released %s" % (row.get("ended_how") or ""),
+            return BoxRow(self.host, RELEASED, released_note(row),
                           cost=row.get("cost"), rate=row.get("rate"), idle_cost=row.get("idle_cost"),
                           currency=row.get("currency") or self.cfg.currency,
                           checklist=checklist_verdict(row), gpu_model=row.get("gpu_model"))
@@ -369,7 +382,8 @@ class FleetBox:
         return BoxRow(
             self.host, state, reason=(self.reason or self.detail) if state != LIVE else "",
             gpus=gpus, gpu_model=st.gpu_model(),
-            jobs=sum(1 for r in rows if r.kind == "C"), unprotected=len(st.unprotected()),
+            # a process on several GPUs (DDP, a context on each) is one job
+            jobs=len({r.pid for r in rows if r.kind == "C"}), unprotected=len(st.unprotected()),
             idle_for=idle_for,
             cost=f.cost if f else ledger.get("cost"), rate=f.rate if f else self.cfg.rate,
             idle_cost=f.idle_cost if f else ledger.get("idle_cost"),

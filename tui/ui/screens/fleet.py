@@ -13,9 +13,9 @@ from tui.core import fleet
 from tui.core.billing import format_money
 from tui.ui.background import background
 
-COLUMNS = (("host", "HOST"), ("state", "STATE"), ("gpus", "GPUS (util · VRAM)"), ("jobs", "JOBS"),
-           ("unprotected", "UNPROT"), ("idle", "IDLE FOR"), ("cost", "COST"), ("rate", "RATE"),
-           ("idle_cost", "IDLE COST"), ("autostop", "AUTOSTOP"), ("checklist", "CHECKLIST"),
+COLUMNS = (("host", "HOST"), ("state", "STATE"), ("gpus", "GPUS util · VRAM"), ("jobs", "JOBS"),
+           ("unprotected", "UNPR"), ("idle", "IDLE"), ("cost", "COST"), ("rate", "RATE"),
+           ("idle_cost", "IDLE COST"), ("autostop", "AUTOSTOP"), ("checklist", "CHECK"),
            ("note", "NOTE"))
 STATE_STYLE = {fleet.LIVE: "green", fleet.CONNECTING: "yellow", fleet.RECONNECTING: "yellow",
                fleet.UNREACHABLE: "red", fleet.RELEASED: "dim"}
@@ -70,7 +70,7 @@ def row_cells(row: fleet.BoxRow):
              "bold red" if (row.autostop or "").startswith("countdown") else ""),
         Text(row.checklist or "—", style={"pass": "green", "warn": "yellow",
                                           "fail": "red"}.get(row.checklist, "")),
-        Text(fleet.visible(note)[:80], style="red" if row.burning else "dim"),
+        Text(fleet.visible(note)[:40], style="red" if row.burning else "dim"),
     ]
 
 
@@ -151,7 +151,7 @@ class FleetScreen(Screen):
                 cells, old = row_cells(r), self._shown.get(r.host, ())
                 for i, ((key, _), cell) in enumerate(zip(COLUMNS, cells)):
                     if i >= len(old) or _look(cell) != _look(old[i]):
-                        table.update_cell(r.host, key, cell)
+                        table.update_cell(r.host, key, cell, update_width=True)
                 self._shown[r.host] = cells
 
     def selected_host(self):
