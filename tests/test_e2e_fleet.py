@@ -42,3 +42,69 @@ def test_fleet_json_then_check_alarms_on_the_idle_box(simfleet):  # noqa: F811
     r = gputui("fleet", "--check", "busy", "cpubox", "gone", "--ssh-config", simfleet.ssh_config)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "2 of 3 boxes live; none idle and billing" in r.stdout
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def descendants(pid):
+    """Every process below `pid` (the per-connection sshd processes and their children)."""
+    out, todo = [], [pid]
+    while todo:
+        kids = subprocess.run(["pgrep", "-P", str(todo.pop())], stdout=subprocess.PIPE,
+                              text=True).stdout.split()
+        out += [int(k) for k in kids]
+        todo += kids
+    return out
+
+
+async def test_fleet_rows_follow_a_drop_and_the_reconnect(simfleet):  # noqa: F811
+    """sshd and its sessions die: the live boxes turn "reconnecting" (never judged idle while
+    unseen); sshd returns: the same sessions are live again, history continued."""
+    import asyncio
+    import os
+    import signal
+
+    from tui.remote.fleet import open_fleet
+
+    from .conftest import SSHD
+    fleet, _ = open_fleet(["busy", "idle1"], ssh_config=simfleet.ssh_config)
+    fleet.start()
+    try:
+        assert await fleet.wait_settled(60)
+        assert [r.state for r in fleet.rows()] == ["live", "live"]
+        box = simfleet.box
+        # this sshd's connection processes, found first; the probe daemons below them live on
+        doomed = [p for p in descendants(box.proc.pid) if cmdline(p).startswith("sshd")]
+        box.proc.kill()
+        box.proc.wait()
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for _ in range(100):
+            if all(r.state == "reconnecting" for r in fleet.rows()):
+                break
+            await asyncio.sleep(0.1)
+        rows = fleet.rows()
+        assert [r.state for r in rows] == ["reconnecting", "reconnecting"], rows
+        assert not any(r.burning for r in rows) and rows[0].reason
+        seq_before = fleet.box("busy").state.seqs[-1]
+        box.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(box.root / "sshd_config")],
+                                    stdout=open(box.log, "ab"), stderr=subprocess.STDOUT)
+        for _ in range(300):
+            if all(b.session_state == "live" and b.backlog_in for b in fleet.boxes):
+                break
+            await asyncio.sleep(0.1)
+        assert [r.state for r in fleet.rows()] == ["live", "live"]
+        assert [b.connects for b in fleet.boxes] == [2, 2]
+        busy = fleet.box("busy").state.seqs
+        assert busy[-1] > seq_before and busy == sorted(busy)  # the gap filled, in order
+    finally:
+        await fleet.close()
