@@ -1,7 +1,10 @@
 """``probe attach``: make sure the daemon runs, then bridge stdio <-> its unix socket.
 
-This is what the SSH exec channel runs. When the channel dies (dropped SSH, closed
-laptop) only this bridge exits; the daemon and its history stay.
+This is what the SSH exec channel (or the raw terminal of a PTY-only proxy) runs. When
+the channel dies (dropped SSH, closed laptop) only this bridge exits; the daemon and its
+history stay. File chunk reads (``filexfer``) are answered by the bridge itself, and a
+failure before the daemon's hello is written as an error line too, since over a terminal
+neither stderr nor the exit status may reach the client.
 """
 
 import json
@@ -12,10 +15,12 @@ import subprocess
 import sys
 import time
 
-from . import protocol
+from . import filexfer, protocol
 from .daemon import config_key, ensure_private_dir, runtime_dir, self_command, socket_path
 
 SPAWN_WAIT = 10.0
+# Bad arguments (an unknown simulator scenario): retrying cannot help. Like sysexits' EX_USAGE.
+EXIT_USAGE = 64
 
 
 def spawn_daemon(state_dir, simulate):
@@ -106,32 +111,111 @@ def daemon_connection(state_dir, simulate):
     return None, None
 
 
+class _Out:
+    """stdout that takes the daemon's bytes and our own reply lines without splitting
+    a line: the daemon's unfinished last line is held until its newline arrives."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.tail = b""
+        self.held = []
+
+    def daemon(self, data):
+        data = self.tail + data
+        cut = data.rfind(b"\n") + 1
+        self.tail = data[cut:]
+        self.stream.write(data[:cut])
+        if self.held and not self.tail:
+            self.stream.write(b"".join(self.held))
+            self.held = []
+        self.stream.flush()
+
+    def own(self, line):
+        if self.tail:
+            self.held.append(line)
+            return
+        self.stream.write(line)
+        self.stream.flush()
+
+
 def bridge(sock, first):
-    """Copy stdin -> socket and socket -> stdout until either side closes."""
-    out = sys.stdout.buffer
-    out.write(first)
-    out.flush()
+    """Copy stdin -> socket and socket -> stdout until either side closes.
+
+    File reads (``filexfer``) are answered here instead of by the daemon: over a
+    PTY-only proxy there is no SFTP, and a chunk read needs no daemon state.
+    """
+    out = _Out(sys.stdout.buffer)
+    out.daemon(first)
     sel = selectors.DefaultSelector()
     stdin_fd = sys.stdin.fileno()
     sel.register(stdin_fd, selectors.EVENT_READ, "stdin")
     sel.register(sock, selectors.EVENT_READ, "sock")
+    pending = b""
     while True:
         for key, _ in sel.select():
             if key.data == "stdin":
-                data = os.read(stdin_fd, 65536)
+                try:
+                    data = os.read(stdin_fd, 65536)
+                except OSError:  # a terminal that hung up reads EIO
+                    data = b""
                 if not data:
                     return protocol.EXIT_OK  # the client went away
-                sock.sendall(data)
+                pending += data
+                cut = pending.rfind(b"\n") + 1
+                if not cut:
+                    continue
+                lines, pending = pending[:cut], pending[cut:]
+                if filexfer.REQUEST_MARK not in lines:
+                    sock.sendall(lines)
+                    continue
+                forward = []
+                for line in lines.splitlines(True):
+                    req = filexfer.parse_request(line)
+                    if req is None:
+                        forward.append(line)
+                    else:
+                        out.own(filexfer.encode(filexfer.handle(req)))
+                if forward:
+                    sock.sendall(b"".join(forward))
             else:
                 data = sock.recv(65536)
                 if not data:
                     print("gputui probe: the daemon closed the connection", file=sys.stderr)
                     return protocol.EXIT_DAEMON_UNREACHABLE
-                out.write(data)
-                out.flush()
+                out.daemon(data)
+
+
+def fail_before_hello(code, text):
+    """Say why attach cannot start, on stderr and as an error line the client reads
+    (over a terminal transport, stderr and the exit status may never arrive)."""
+    print("gputui probe: %s" % text, file=sys.stderr)
+    try:
+        sys.stdout.buffer.write(protocol.encode({"type": protocol.ERROR, "id": None,
+                                                 "error": text, "exit": code}))
+        sys.stdout.buffer.flush()
+    except OSError:
+        pass
+    return code
+
+
+def check_scenario(simulate):
+    """None if the scenario exists, else why not: an unknown one would only make the
+    daemon die at start, and the client would wait for it again and again."""
+    if not simulate:
+        return None
+    from .backends import BackendError
+    from .backends.sim import load_scenario
+    try:
+        load_scenario(simulate)
+    except BackendError as exc:
+        return str(exc)
+    return None
 
 
 def run_attach(state_dir, simulate=None):
+    problem = check_scenario(simulate)
+    if problem:
+        return fail_before_hello(EXIT_USAGE, problem)
     sock, first = daemon_connection(state_dir, simulate)
     if sock is None:
         log = os.path.join(state_dir, "daemon.log")
@@ -141,9 +225,9 @@ def run_attach(state_dir, simulate=None):
                 tail = f.read()[-600:].decode("utf-8", "replace").strip()
         except OSError:
             pass
-        print("gputui probe: the daemon did not start within %.0f s. %s"
-              % (SPAWN_WAIT, ("Its log ends: " + tail) if tail else ""), file=sys.stderr)
-        return protocol.EXIT_DAEMON_UNREACHABLE
+        return fail_before_hello(
+            protocol.EXIT_DAEMON_UNREACHABLE, "the daemon did not start within %.0f s. %s"
+            % (SPAWN_WAIT, ("Its log ends: " + tail) if tail else ""))
     try:
         return bridge(sock, first)
     except (BrokenPipeError, ConnectionError):

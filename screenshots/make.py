@@ -11,19 +11,16 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from tui.ui.app import GputuiApp  # noqa: E402
-from tui.remote.demo_box import DemoBox, demo_config  # noqa: E402
-from tui.core.ledger import Ledger  # noqa: E402
+from tui.remote.demo_box import DemoBox  # noqa: E402
+from tui.ui.demo import demo_app, local_dirs_inside  # noqa: E402
 
 SIZE = (160, 44)
 warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
 
 
-async def shoot(box, scenario, name, seconds=20, keys=(), before=None, settle=0.5):
-    app = GputuiApp(box.target(), simulate=scenario, host_label="demo box (simulated %s)" % scenario,
-                    stop_daemon_on_exit=True, config=demo_config(os.path.join(box.dir, "c.toml")),
-                    ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
-    async with app.run_test(size=SIZE) as pilot:
+async def shoot(box, scenario, name, seconds=20, keys=(), before=None, settle=0.5, size=SIZE):
+    app = demo_app(box, scenario)
+    async with app.run_test(size=size) as pilot:
         while app.state.samples_seen < seconds:
             await pilot.pause(0.2)
         if before:
@@ -33,8 +30,7 @@ async def shoot(box, scenario, name, seconds=20, keys=(), before=None, settle=0.
         await pilot.pause(settle)
         path = app.save_screenshot(filename=name + ".svg", path=HERE)
         print("wrote", path)
-        await pilot.press("escape")
-        await pilot.press("q")
+        await app.action_quit()
 
 
 async def start_job(app, pilot):
@@ -47,15 +43,22 @@ async def start_job(app, pilot):
 async def main():
     box = await DemoBox().start()
     try:
-        await shoot(box, "a100x2", "dashboard", seconds=40)
-        await shoot(box, "a100x2", "help", seconds=2, keys=["question_mark"])
-        await shoot(box, "container", "container", seconds=8)
-        await shoot(box, "cpu-only", "cpu-only", seconds=3)
-        await shoot(box, "a100x2", "tmux", seconds=3, keys=["t"], before=start_job, settle=2.5)
-        await shoot(box, "a100x2", "release", seconds=3, keys=["R"], settle=4)
-        await shoot(box, "a100x2", "doctor", seconds=3, keys=["d"], settle=6)
+        with local_dirs_inside(box.dir):
+            await shots(box)
     finally:
         await box.stop()
+
+
+async def shots(box):
+    await shoot(box, "a100x2", "dashboard", seconds=40)
+    await shoot(box, "a100x2", "dashboard-80x24", seconds=20, size=(80, 24))
+    await shoot(box, "a10x16", "16-gpus-120x36", seconds=10, size=(120, 36))
+    await shoot(box, "a100x2", "help", seconds=2, keys=["question_mark"])
+    await shoot(box, "container", "container", seconds=8)
+    await shoot(box, "cpu-only", "cpu-only", seconds=3)
+    await shoot(box, "a100x2", "tmux", seconds=3, keys=["t"], before=start_job, settle=2.5)
+    await shoot(box, "a100x2", "release", seconds=3, keys=["R"], settle=4)
+    await shoot(box, "a100x2", "doctor", seconds=3, keys=["d"], settle=6)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from tui.remote.demo_box import DemoBox
 from tui.remote.session import FAILED, LIVE
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import HelpScreen, HostKeyScreen
-from tui.ui.widgets.gpu_card import GpuCard
+from tui.ui.widgets.gpu_panel import GpuPanel
 from tui.ui.widgets.process_table import ProcessTable
 
 SIZE = (160, 45)
@@ -49,10 +49,9 @@ async def test_demo_dashboard_shows_gpus_processes_and_host(demo_box):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.state.samples_seen >= 3)
         await pilot.pause(0.2)
-        cards = app.query(GpuCard)
-        assert len(cards) == 2
-        text = str(cards.first().render())
-        assert "A100-SXM4-80GB" in text and "80.0 GiB" in text and "/ 400 W" in text
+        text = str(app.query_one(GpuPanel).render())
+        assert text.count("A100-SXM4-80GB") == 2 and "/80.0G" in text and "/400W" in text
+        assert "last " in text  # the history graph carries its time label
         table = app.query_one(ProcessTable)
         assert table.row_count == 2
         cmds = [str(table.get_row_at(i)[-1]) for i in range(2)]
@@ -106,7 +105,7 @@ async def test_cpu_only_box_shows_the_reason(demo_box):
         await pilot.pause(0.1)
         notice = str(app.query_one("#notice").render())
         assert "No GPU data" in notice and "CPU-only" in notice
-        assert len(app.query(GpuCard)) == 0
+        assert not app.query_one(GpuPanel).display
         await pilot.press("q")
 
 
@@ -119,7 +118,8 @@ async def test_unknown_host_key_dialog_trust(untrusted_sshbox):
     box = untrusted_sshbox
     app = untrusted_app(box)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        # (composed, not only pushed: the fingerprint is in its last Static)
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen) and app.screen.query("Static"))
         shown = str(app.screen.query("Static").last().render())
         fingerprint = os.popen("ssh-keygen -lf %s.pub" % box.host_key).read().split()[1]
         assert fingerprint in shown

@@ -59,7 +59,7 @@ async def test_a_failed_background_action_is_one_plain_notice_not_a_crash(tmp_pa
         await pilot.press("d")
         await wait_for(pilot, lambda: any("Preflight failed" in n for n in notices(app)))
         failed = [n for n in notices(app) if "Preflight failed" in n]
-        assert failed == ["Preflight failed: not connected to the box"]
+        assert len(failed) == 1 and failed[0].startswith("Preflight failed: not connected to the box")
         assert app.is_running and isinstance(app.screen, DoctorScreen)
         assert not app.screen.query_one("#doctor-busy").display  # the spinner stops
 
@@ -70,3 +70,25 @@ async def test_a_bad_keymap_is_reported_and_ignored(tmp_path):
         await wait_for(pilot, lambda: any("keymap.doctor" in n for n in notices(app)))
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, DoctorScreen))
+
+
+async def test_release_pressed_before_the_session_is_live_waits_for_it(tmp_path):
+    """R in the first second: the checklist request waits for the session instead of hanging
+    the Release screen on "Looking at the box…" for good."""
+    from tui.remote.demo_box import DemoBox
+    from tui.ui.demo import demo_app, local_dirs_inside
+    from tui.ui.screens.release import ReleaseScreen
+    box = await DemoBox().start()
+    try:
+        with local_dirs_inside(box.dir):
+            app = demo_app(box, "a100x2")
+            async with app.run_test(size=(120, 40)) as pilot:
+                await pilot.press("R")  # at once: the probe is not deployed yet
+                assert app.session.state != "live"
+                await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items,
+                               timeout=60)
+                head = str(app.screen.query_one("#rel-head").render())
+                assert "Looking at the box" not in head
+                await app.action_quit()
+    finally:
+        await box.stop()

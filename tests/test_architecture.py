@@ -50,3 +50,21 @@ def test_status_never_imports_textual():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, timeout=60)
     assert "NO-TEXTUAL 2" in out.stdout, out.stdout + out.stderr
+
+
+def test_cli_piped_into_head_ends_quietly():
+    """`gputui scenarios | head -1` and friends: no BrokenPipeError traceback."""
+    out = subprocess.run("%s -m tui scenarios | head -c 1" % sys.executable, shell=True, cwd=REPO,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert out.stderr == "" and len(out.stdout) == 1
+
+
+def test_every_subcommand_and_option_has_help():
+    from tui.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "cmd")
+    for name, p in sub.choices.items():
+        assert p.description, name
+        for action in p._actions:
+            if action.dest != "help":
+                assert action.help, (name, action.dest)

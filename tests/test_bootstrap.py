@@ -55,7 +55,11 @@ def test_deployed_probe_runs_from_any_remote_dir(tmp_path, remote_dir):
     cmd = bootstrap.probe_command(sha, mode="once", simulate="cpu-only", remote_dir=remote_dir)
     r = run(cmd, tmp_path, "/usr/bin:/bin")
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    word, _, end = bootstrap.find_marker(r.stdout.encode(), "0")
+    assert word == "START"
+    word, detail, end = bootstrap.find_marker(r.stdout.encode(), "0", end)
+    assert word == "RUN" and detail == str(base)  # the script says where the probe lives
+    doc = json.loads(r.stdout.encode()[end:])
     assert doc["inventory"]["reason"].startswith("no NVIDIA GPU found")
     assert not (tmp_path / "x").exists()  # the backticks were data, not a command
 

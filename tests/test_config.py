@@ -74,3 +74,29 @@ def test_rate_entered_in_the_app_is_remembered(tmp_path):
 
 def test_default_location_follows_the_seam(isolated_dirs):
     assert config_path().startswith(str(isolated_dirs))
+
+
+@pytest.mark.parametrize("line, word", [
+    ("rate = nan", "not a finite number"),
+    ("rate = inf", "not a finite number"),
+    ("rate = -3", "not between 0"),
+    ("rate = 'cheap'", "expected a number"),
+    ("rate = true", "expected a number"),
+    ("idle_threshold = 250", "not between 0 and 100"),
+    ("budget_day = -inf", "not a finite number"),
+    ("gpus = -1", "not between 0"),
+    ("artifact_paths = [1, 2]", "list of text"),
+])
+def test_numbers_must_be_finite_and_in_range(tmp_path, line, word):
+    cfg = Config.load(write(tmp_path, "[hosts.b]\n%s\n" % line))
+    h = cfg.host("b")
+    key = line.split()[0]
+    assert getattr(h, key) == getattr(Config({}).host("b"), key)  # the default, not the bad value
+    assert any(("hosts.b.%s" % key) in p and word in p for p in cfg.problems), cfg.problems
+
+
+def test_autostop_numbers_are_checked_too(tmp_path):
+    cfg = Config.load(write(tmp_path, "[hosts.b.autostop]\nidle_minutes = nan\ngrace_seconds = -5\n"))
+    a = cfg.host("b").autostop
+    assert a.idle_minutes == 30.0 and a.grace_seconds == 120.0
+    assert len([p for p in cfg.problems if "hosts.b.autostop" in p]) == 2

@@ -127,7 +127,7 @@ def test_unreachable_and_unknown_hosts(sshbox, tmp_path):
 
 def test_no_python_and_old_python_on_the_box(sshbox, tmp_path):
     r = gputui("status", "testbox", "--remote-python", "/nonexistent/python3", *box_args(sshbox))
-    assert r.returncode == 2 and "No python3 on the box" in r.stderr
+    assert r.returncode == 2 and "/nonexistent/python3 does not exist on the box" in r.stderr
     old = tmp_path / "python3"
     old.write_text("#!/bin/sh\ncase \"$1\" in -V) echo 'Python 3.6.15';; *) exit 1;; esac\n")
     old.chmod(0o755)
@@ -135,11 +135,11 @@ def test_no_python_and_old_python_on_the_box(sshbox, tmp_path):
     assert r.returncode == 2 and "too old (Python 3.6.15)" in r.stderr
 
 
-def test_full_disk_on_the_box_is_explained(sshbox):
-    # The upload goes to a read-only place, which is how a full disk looks to SFTP too.
+def test_unwritable_remote_dir_is_explained(sshbox):
+    # A --remote-dir the user chose is not silently replaced: it is refused with the reason.
     r = gputui("status", "testbox", "--ssh-config", sshbox.ssh_config, "--remote-dir", "/proc/gputui")
     assert r.returncode == 2
-    assert "Could not upload the probe" in r.stderr
+    assert "No writable place for the probe on the box: /proc/gputui is not writable" in r.stderr
 
 
 async def test_daemon_survives_ssh_drops_and_session_fills_the_gap(sshbox):

@@ -166,7 +166,7 @@ async def test_attach_hands_off_the_terminal_and_comes_back(sshbox, tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: calls)
         sid = app.state.tmux_sessions()[0]["id"]
-        assert calls[0] == ["ssh", "-t", "-F", sshbox.ssh_config, "testbox",
+        assert calls[0] == ["ssh", "-t", "-F", sshbox.ssh_config, "--", "testbox",
                             "tmux attach-session -t '%s'" % sid]
         # the app is back and live after the hand-off
         n = app.state.samples_seen

@@ -57,7 +57,8 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         await pilot.press("enter")
         assert await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), 5)
         assert app.state.host_label == "busy" and app.session.target.host == "busy"
-        assert await wait_for(pilot, lambda: len(app.screen.query("GpuCard")) == 2, 10)
+        panel = lambda: str(app.screen.query_one("#gpus").render())  # noqa: E731
+        assert await wait_for(pilot, lambda: panel().count("A100") >= 2, 10), panel()
         await pilot.press("escape")
         assert app.screen is screen
         assert {b.host: b.connects for b in app.fleet.boxes} == connects

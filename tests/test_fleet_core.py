@@ -195,3 +195,10 @@ def test_fleet_app_with_no_boxes_says_what_to_do(tmp_path):
             assert "No boxes yet" in str(app.screen.query_one("#fleet-header").render())
             await app.action_quit()
     asyncio.run(run())
+
+
+def test_fleet_table_shows_control_characters_visibly():
+    out = fleet.fleet_table([BoxRow("a\x1b[2Jb", "unreachable",
+                                    reason="refused \x1b]52;c;Zm9v\x07 \u202egnp.exe")])
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b[2J" in out and "\\x1b]52;c;Zm9v\\x07" in out

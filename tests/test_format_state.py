@@ -76,3 +76,10 @@ def test_gpu_error_keeps_the_last_gpu_values_and_says_why():
                    "gpu_error": "NVML error: GPU is lost"})
     assert st.gpus[0]["util"] == 80
     assert st.no_gpu_reason() == "NVML error: GPU is lost"
+
+
+def test_age_keeps_old_jobs_cells_still():
+    from tui.core.format import age
+    assert age(5) == "0:05" and age(725) == "12:05"
+    assert age(3600 * 3 + 5 * 60 + 59) == "3h05m" and age(86400 * 2 + 3600 * 4) == "2d04h"
+    assert age(None) == "n/a" and age(-1) == "n/a"

@@ -100,3 +100,106 @@ def test_cli_ledger_json_and_csv(tmp_path, monkeypatch):
                          text=True, check=True).stdout
     assert out.splitlines()[1].startswith("1,box,b1")
     assert os.path.exists(os.path.join(state_dir(), "ledger.sqlite3"))
+
+
+HOLDER = r"""
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode = WAL")
+db.execute("BEGIN IMMEDIATE")
+db.execute("INSERT INTO sessions (host, boot_id, start, first_contact, last_contact) VALUES ('holder', 'b', 1, 1, 1)")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+db.execute("COMMIT")
+"""
+
+
+def _hold(path, seconds):
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, path, str(seconds)], stdout=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"locked"
+    return p
+
+
+def test_a_locked_ledger_is_waited_for_then_reported_with_its_holder_never_moved(tmp_path):
+    from tui.core.ledger import LedgerError
+    path = str(tmp_path / "l.db")
+    led = Ledger(path)
+    led.open_session("box", "boot-1", 1000.0)
+    led.close()
+    holder = _hold(path, 30)
+    try:
+        t0 = time.monotonic()
+        try:
+            Ledger(path, timeout=1.0)
+            raise AssertionError("opened a ledger another process holds locked")
+        except LedgerError as exc:
+            message = str(exc)
+        assert time.monotonic() - t0 >= 0.9  # it waited
+        assert "locked" in message and "pid %d" % holder.pid in message and "HOLDER" not in message
+        assert "Nothing was changed or moved" in message
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not [n for n in os.listdir(tmp_path) if ".corrupt-" in n]
+    rows = Ledger(path).sessions()
+    assert [r["host"] for r in rows] == ["box"]  # the earlier session is still there
+
+
+def test_a_lock_released_within_the_timeout_is_simply_waited_for(tmp_path):
+    path = str(tmp_path / "l.db")
+    Ledger(path).close()
+    holder = _hold(path, 1.0)
+    led = Ledger(path, timeout=20)
+    row = led.open_session("box", "boot-1", 1000.0)
+    holder.wait(20)
+    assert row["host"] == "box"
+    assert sorted(r["host"] for r in led.sessions()) == ["box", "holder"]
+    assert led.notice is None
+
+
+def test_unreadable_ledger_is_an_error_not_a_move(tmp_path):
+    from tui.core.ledger import LedgerError
+    if os.geteuid() == 0:
+        # root reads anything: use a directory where the file should be instead
+        path = tmp_path / "l.db"
+        path.mkdir()
+    else:
+        path = tmp_path / "l.db"
+        Ledger(str(path)).close()
+        os.chmod(path, 0)
+    try:
+        Ledger(str(path))
+        raise AssertionError("opened an unreadable ledger")
+    except LedgerError as exc:
+        assert str(path) in str(exc)
+    assert not [n for n in os.listdir(tmp_path) if ".corrupt-" in n]
+
+
+def test_ledger_table_shows_box_text_inert():
+    from .hostile import NAMES, assert_inert
+    rows = [{"id": i, "host": "h", "gpu_count": 1, "gpu_model": n, "start": 1000.0, "end": None,
+             "hours": 1.0, "cost": 1.0, "idle_cost": 0.0, "currency": "USD", "ended_how": n}
+            for i, n in enumerate(NAMES)]
+    assert_inert(ledger_table(rows))
+
+
+def test_cli_ledger_on_a_locked_ledger_says_who_and_moves_nothing(tmp_path):
+    from tui.core.config import state_dir
+    path = os.path.join(state_dir(), "ledger.sqlite3")
+    led = Ledger(path)
+    led.open_session("box", "b1", 1000.0)
+    led.close()
+    holder = _hold(path, 60)
+    try:
+        r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                            "import tui.core.ledger as l; l.Ledger.__init__.__defaults__ = (None, 1.0); "
+                            "from tui.cli import main; sys.exit(main(['ledger']))" % REPO],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.returncode == 1 and r.stdout == ""
+    assert "pid %d" % holder.pid in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert os.listdir(os.path.dirname(path)).count("ledger.sqlite3") == 1
+    assert not [n for n in os.listdir(os.path.dirname(path)) if ".corrupt-" in n]
+    assert [row["host"] for row in Ledger(path).sessions()] == ["box"]

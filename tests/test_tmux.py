@@ -117,8 +117,11 @@ def test_ancestry_of_a_real_process():
 def test_attach_command_quotes_the_target():
     t = Target.parse("alice@gpu-box:2222", ssh_config="/tmp/my config")
     argv = jobs.attach_argv(t, "$3")
-    assert argv == ["ssh", "-t", "-F", "/tmp/my config", "-p", "2222", "alice@gpu-box",
-                    "tmux attach-session -t '$3'"]
+    assert argv == ["ssh", "-t", "-F", "/tmp/my config", "-p", "2222", "-l", "alice", "--",
+                    "gpu-box", "tmux attach-session -t '$3'"]
+    t = Target.parse("ssh -i ~/k -J hop -o ConnectTimeout=5 -p 2 root@h")
+    assert jobs.attach_argv(t, "$1")[2:-1] == ["-p", "2", "-l", "root", "-i", "~/k", "-J", "hop",
+                                               "-o", "ConnectTimeout=5", "--", "h"]
 
 
 @pytest.mark.parametrize("name, ok", [("train", True), ("a.b", False), ("x:y", False), ("  ", False)])

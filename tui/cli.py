@@ -4,12 +4,15 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import time
 
 from remote_probe import protocol
 from tui import __version__
+from tui.core.boxtext import json_safe, visible
 from tui.core.report import (
+    config_for,
     doctor_request,
     procs_from,
     record_contact,
@@ -19,11 +22,28 @@ from tui.core.report import (
 from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
 
-EXIT_OK, EXIT_CONNECT, EXIT_USAGE = 0, 2, 64
+EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
+
+
+def emit(text):
+    """Every line of human output: nothing from the box can act on the terminal."""
+    print(visible(text, keep_newlines=True))
+
+
+def emit_json(doc):
+    """JSON stays JSON: escapes are json's own, and never a bare NaN."""
+    print(json.dumps(json_safe(doc), indent=1, allow_nan=False))
+
+
+def warn(text):
+    print("gputui: %s" % visible(text), file=sys.stderr)
 
 
 def add_box_options(p):
-    p.add_argument("host", help="the box, as you would give it to ssh: alias, host, user@host[:port]")
+    p.add_argument("host", nargs="+", metavar="HOST",
+                   help="the box, as you would give it to ssh: alias, user@host[:port], "
+                        "ssh://user@host:port, or the provider's whole `ssh -p PORT user@host` "
+                        "command (with -p -l -i -J -o -F)")
     p.add_argument("--simulate", metavar="SCENARIO",
                    help="use the probe's GPU simulator with this scenario instead of the real GPU "
                         "(see `gputui scenarios`)")
@@ -39,32 +59,36 @@ def build_parser():
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
     parser.add_argument("--log", metavar="FILE", help="write a debug log here")
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
-    p = sub.add_parser("connect", help="open the live dashboard of a box")
+    p = sub.add_parser("connect", help="open the live dashboard of a box", description="Open the live dashboard of a box.")
     add_box_options(p)
-    p = sub.add_parser("status", help="print one snapshot of a box and exit")
+    p = sub.add_parser("status", help="print one snapshot of a box and exit", description="Print one snapshot of a box and exit.")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("doctor", help="preflight a freshly rented box: is it what you paid for?")
+    p = sub.add_parser("doctor", help="preflight a freshly rented box: is it what you paid for?", description="Preflight a freshly rented box: is it what you paid for?")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--no-smoke", action="store_true", help="skip the matmul on each GPU")
-    p = sub.add_parser("checklist", help="the shutdown checklist: is it safe to release the box?")
+    p = sub.add_parser("checklist", help="the shutdown checklist: is it safe to release the box?", description="The shutdown checklist: is it safe to release the box?")
     add_box_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session")
-    p.add_argument("--scenario", default="a100x2", help="simulator scenario (default a100x2)")
-    sub.add_parser("scenarios", help="list the simulator scenarios")
-    p = sub.add_parser("ledger", help="every billing session gputui has seen")
+    p = sub.add_parser("demo", help="the dashboard on a simulated GPU box over a real loopback SSH session", description="The dashboard on a simulated GPU box over a real loopback SSH session.")
+    p.add_argument("--scenario", default="a100x2",
+                   help="simulator scenario (default a100x2; `gputui scenarios` lists them)")
+    sub.add_parser("scenarios", help="list the simulator scenarios", description="List the simulator scenarios.")
+    p = sub.add_parser("ledger", help="every billing session gputui has seen", description="Every billing session gputui has seen.")
     fmt_group = p.add_mutually_exclusive_group()
-    fmt_group.add_argument("--json", action="store_true")
-    fmt_group.add_argument("--csv", action="store_true")
+    fmt_group.add_argument("--json", action="store_true", help="machine-readable output (JSON)")
+    fmt_group.add_argument("--csv", action="store_true", help="spreadsheet output (CSV)")
     add_fleet_parsers(sub)
     return parser
 
 
 def add_fleet_parsers(sub):
     p = sub.add_parser("fleet", help="every box at once (the default with no command); "
-                                     "--check for cron: exit 1 when a box burns money idle")
+                                     "--check for cron: exit 1 when a box burns money idle",
+                       description="Every box at once: open ledger sessions plus every host in "
+                                   "the config, live, with the forgotten-box alarm (a box billing "
+                                   "while all its GPUs idle longer than idle_alarm_minutes).")
     p.add_argument("hosts", nargs="*", metavar="HOST",
                    help="these boxes (default: open ledger sessions + every host in the config)")
     p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
@@ -75,7 +99,10 @@ def add_fleet_parsers(sub):
     mode.add_argument("--json", action="store_true", help="machine-readable fleet, then exit")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S",
                    help="--check/--json: wait at most this long for the boxes (default 60)")
-    p = sub.add_parser("exporter", help="serve /metrics for Prometheus (DCGM names) for every fleet box")
+    p = sub.add_parser("exporter", help="serve /metrics for Prometheus (DCGM names) for every fleet box",
+                       description="Serve /metrics for Prometheus from the fleet's live sessions: "
+                                   "GPU metrics under dcgm-exporter's names and labels plus "
+                                   "gputui's own (cost, rate, idle, jobs, autostop, dataloader).")
     p.add_argument("hosts", nargs="*", metavar="HOST", help="these boxes (default: the fleet)")
     p.add_argument("--listen", default="127.0.0.1:9835", metavar="ADDR:PORT",
                    help="where to serve /metrics (default 127.0.0.1:9835)")
@@ -83,15 +110,64 @@ def add_fleet_parsers(sub):
     p.add_argument("--remote-python", metavar="PATH", help="the python to run the probe with on the boxes")
 
 
+BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
+# gputui's own options and whether they take a value; every other word after a box command
+# belongs to the destination (ssh's -p/-l/-i/-J/-o/-F, the pasted `ssh ...` words).
+GPUTUI_OPTIONS = {"--simulate": True, "--ssh-config": True, "--remote-dir": True,
+                  "--remote-python": True, "--log": True, "--json": False, "--no-smoke": False,
+                  "-h": False, "--help": False}
+
+
+def split_box_argv(argv):
+    """`status ssh -p 2 root@h --json` -> `status --json -- ssh -p 2 root@h`, so argparse
+    never mistakes ssh's -p for one of ours and the destination words stay in order."""
+    argv = list(argv)
+    if "--" in argv:
+        return argv  # the user already separated them
+    i = 0
+    while i < len(argv):
+        if argv[i] in BOX_COMMANDS:
+            break
+        if not argv[i].startswith("-"):
+            return argv  # another command
+        i += 2 if argv[i] == "--log" else 1
+    else:
+        return argv
+    head, ours, dest = argv[:i + 1], [], []
+    rest = argv[i + 1:]
+    j = 0
+    while j < len(rest):
+        word = rest[j]
+        name = word.split("=", 1)[0]
+        if name in GPUTUI_OPTIONS:
+            ours.append(word)
+            if GPUTUI_OPTIONS[name] and "=" not in word and j + 1 < len(rest):
+                ours.append(rest[j + 1])
+                j += 1
+        elif word.startswith("--"):
+            ours.append(word)  # unknown long option: argparse says so
+        else:
+            dest.append(word)
+        j += 1
+    return head + ours + (["--"] + dest if dest else [])
+
+
 def target_of(args):
-    return ssh.Target.parse(args.host, ssh_config=args.ssh_config)
+    if getattr(args, "target", None) is None:
+        args.target = ssh.Target.parse(args.host, ssh_config=args.ssh_config)
+    return args.target
+
+
+def asker_of(args):
+    from tui.remote.asker import TerminalAsker
+    return TerminalAsker(args.host)
 
 
 async def _terminal_trust(exc):
     """`gputui status` on a terminal asks like ssh does; without one it refuses."""
     if not sys.stdin.isatty():
         return False
-    print(str(exc), file=sys.stderr)
+    print(visible(exc, keep_newlines=True), file=sys.stderr)
     answer = await asyncio.get_running_loop().run_in_executor(
         None, lambda: input("Trust this host key and continue (yes/no)? "))
     return answer.strip().lower() in ("y", "yes")
@@ -102,39 +178,48 @@ def run_remote(coro):
     try:
         return asyncio.run(coro)
     except (ssh.ConnectError, FatalError) as exc:
-        print("gputui: %s" % exc, file=sys.stderr)
+        warn(exc)
     except Exception as exc:  # probe errors and timeouts: one line, not a traceback
-        print("gputui: %s: %s" % (exc.__class__.__name__, exc), file=sys.stderr)
+        warn("%s: %s" % (exc.__class__.__name__, exc))
     return None
 
 
 def cmd_status(args):
+    cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-                                ask_trust=_terminal_trust, remote_python=args.remote_python))
+                                ask_trust=_terminal_trust, remote_python=args.remote_python,
+                                asker=asker_of(args)))
     if reply is None:
         return EXIT_CONNECT
+    print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
-    doc["billing"] = record_contact(args.host, reply["inventory"])
+    doc["billing"] = record_contact(args.host, reply["inventory"], cfg)
     if args.json:
-        print(json.dumps(doc, indent=1))
+        emit_json(doc)
     else:
-        print(status_text(doc))
+        emit(status_text(doc))
     return EXIT_OK
 
 
+def print_notices(notices):
+    """Fallbacks taken on the box (terminal transport, another probe dir), on stderr."""
+    for notice in notices or ():
+        print("gputui: %s" % notice, file=sys.stderr)
+
+
 def cmd_doctor(args):
-    from tui.core.config import Config
     from tui.core.preflight import exit_code, run_checks, worst
     from tui.core.providers import resolve
-    cfg = Config.load()
-    host_cfg = cfg.host(args.host)
+    cfg, host_cfg = config_for(args.host)
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                preflight=doctor_request(host_cfg, not args.no_smoke)))
+                                preflight=doctor_request(host_cfg, not args.no_smoke),
+                                asker=asker_of(args)))
     if reply is None:
         return EXIT_CONNECT
-    record_contact(args.host, reply["inventory"])
+    print_notices(reply.get("notices"))
+    record_contact(args.host, reply["inventory"], cfg)
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
     sample = reply.get("sample") or {}
@@ -142,13 +227,13 @@ def cmd_doctor(args):
     checks = run_checks(facts, host_cfg, preset, dyn)
     code = exit_code(checks)
     if args.json:
-        print(json.dumps({"host": args.host, "verdict": worst(checks), "seconds": round(time.time() - t0, 1),
-                          "checks": [c.__dict__ for c in checks], "facts": facts}, indent=1))
+        emit_json({"host": args.host, "verdict": worst(checks), "seconds": round(time.time() - t0, 1),
+                   "checks": [c.__dict__ for c in checks], "facts": facts})
     else:
         marks = {"pass": "✓", "warn": "!", "fail": "✗"}
         for c in checks:
-            print(" %s %-28s %s" % (marks[c.verdict], c.name[:28], c.reason))
-        print("%s: %s (%.1f s)" % (args.host, worst(checks).upper(), time.time() - t0))
+            emit(" %s %-28s %s" % (marks[c.verdict], visible(c.name, limit=28), visible(c.reason)))
+        emit("%s: %s (%.1f s)" % (args.host, worst(checks).upper(), time.time() - t0))
     return code
 
 
@@ -159,8 +244,10 @@ async def checklist_run(args, host_cfg):
     from tui.core.release import Release
     from tui.remote.session import RemoteSession
     session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=_terminal_trust, remote_python=args.remote_python)
+                            ask_trust=_terminal_trust, remote_python=args.remote_python,
+                            asker=asker_of(args))
     await session.open()
+    print_notices(session.notices)
     try:
         snap = await session.fresh_snapshot()
         inv = snap["inventory"]
@@ -186,54 +273,69 @@ async def checklist_run(args, host_cfg):
 
 def cmd_checklist(args):
     from tui.core.checklist import exit_code, verdict
-    from tui.core.config import Config
-    host_cfg = Config.load().host(args.host)
+    _, host_cfg = config_for(args.host)
     t0 = time.time()
     result = run_remote(checklist_run(args, host_cfg))
     if result is None:
         return EXIT_CONNECT
     items, rel = result
     if args.json:
-        print(json.dumps({"host": args.host, "verdict": verdict(items), "seconds": round(time.time() - t0, 2),
-                          "download_dir": rel.base, "items": [i.__dict__ for i in items]}, indent=1))
+        emit_json({"host": args.host, "verdict": verdict(items), "seconds": round(time.time() - t0, 2),
+                   "download_dir": rel.base, "items": [i.__dict__ for i in items]})
     else:
         marks = {"pass": "✓", "warn": "!", "fail": "✗"}
         for i in items:
-            print(" %s %-28s %s" % (marks[i.verdict], i.name, i.reason))
+            emit(" %s %-28s %s" % (marks[i.verdict], visible(i.name), visible(i.reason)))
             for d in i.details[:8]:
-                print("      %s" % d)
-        print("%s: %s — %s (%.1f s)" % (args.host, verdict(items).upper(),
+                emit("      %s" % visible(d))
+        emit("%s: %s — %s (%.1f s)" % (args.host, verdict(items).upper(),
                                         "safe to release" if verdict(items) == "pass" else
                                         "not safe to release yet", time.time() - t0))
     return exit_code(items)
 
 
 def cmd_ledger(args):
-    from tui.core.ledger import Ledger, ledger_csv, ledger_table
-    ledger = Ledger()
-    if ledger.notice:
-        print("gputui: %s" % ledger.notice, file=sys.stderr)
-    rows = ledger.sessions()
+    from tui.core.ledger import Ledger, LedgerError, ledger_csv, ledger_table
+    try:
+        ledger = Ledger()
+        if ledger.notice:
+            warn(ledger.notice)
+        rows = ledger.sessions()
+    except LedgerError as exc:  # locked or unreadable: said once, nothing moved
+        warn(exc)
+        return EXIT_FAILED
     if args.json:
-        print(json.dumps(rows, indent=1))
+        emit_json(rows)
     elif args.csv:
         sys.stdout.write(ledger_csv(rows))
     else:
-        print(ledger_table(rows))
+        emit(ledger_table(rows))
     return EXIT_OK
 
 
 def cmd_connect(args):
     from tui.ui.app import GputuiApp
-    GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-              host_label=args.host, remote_python=args.remote_python).run()
-    return EXIT_OK
+    app = GputuiApp(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                    host_label=args.host, remote_python=args.remote_python)
+    app.run()
+    return app_exit(app)
+
+
+def app_exit(app):
+    """The app's exit status: a crash is one line (reason, log path) and not 0."""
+    from tui.core.crash import EXIT_CRASH, crash_line
+    if app is None:
+        return EXIT_FAILED
+    crash = getattr(app, "crash", None)
+    if crash is not None:
+        print(crash_line(crash, getattr(app, "crash_log", None)), file=sys.stderr)
+        return EXIT_CRASH
+    return app.return_code or EXIT_OK
 
 
 def cmd_demo(args):
     from tui.ui.demo import run_demo
-    code = asyncio.run(run_demo(args.scenario))
-    return EXIT_OK if code in (0, None) else code
+    return app_exit(asyncio.run(run_demo(args.scenario)))
 
 
 def unknown_scenario(name):
@@ -249,7 +351,7 @@ def unknown_scenario(name):
 def cmd_scenarios(_args):
     from remote_probe.backends.sim import load_scenario, scenario_names
     for name in scenario_names():
-        print("%-12s %s" % (name, load_scenario(name).get("description", "")))
+        emit("%-12s %s" % (name, load_scenario(name).get("description", "")))
     return EXIT_OK
 
 
@@ -308,7 +410,16 @@ def with_default_command(argv):
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(with_default_command(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(split_box_argv(with_default_command(
+        sys.argv[1:] if argv is None else argv)))
+    if args.cmd in BOX_COMMANDS:
+        from tui.core.destination import DestinationError
+        try:
+            target_of(args)
+        except DestinationError as exc:
+            print("gputui: %s" % exc, file=sys.stderr)
+            return EXIT_USAGE
+        args.host = args.target.key  # config and ledger key: the alias or user@host:port
     if args.log:
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -327,6 +438,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("gputui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `gputui status --json | head`: the reader has what it wanted; end quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ class BillingClock:
         try:
             self.session = self.ledger.open_session(
                 self.host, facts.get("boot_id") or "unknown", self.start, gpu_model=model,
-                gpu_count=len(gpus), provider=self.preset.name, rate=self.cfg.rate,
+                gpu_count=len(gpus), provider=self.preset.name if self.preset.known else None,
+                rate=self.cfg.rate,
                 currency=self.cfg.currency, granularity=self.cfg.granularity, now=first)
         except LedgerError as exc:
             self.problem = str(exc)

@@ -7,9 +7,17 @@ import os
 from typing import List, Optional
 
 from tui.core import format as fmt
+from tui.core.boxtext import visible
 from tui.core.config import data_dir
 from tui.core.preflight import FAIL, ORDER, PASS, WARN
-from tui.core.transfer import RefusedPath, local_path_for, local_state, safe_component
+from tui.core.transfer import (
+    NAMES_FILE,
+    RefusedPath,
+    local_path_for,
+    local_state,
+    renamed,
+    safe_component,
+)
 
 VRAM_FREE_MIB = 300  # below this a GPU counts as released (driver contexts use a little)
 TEMP_WARN_BYTES = 1 << 30
@@ -33,12 +41,14 @@ def download_base(host, session_key):
 def check_jobs(compute_procs, tmux_sessions):
     running = []
     for p in compute_procs:
-        running.append("GPU %s: pid %d %s" % (p.get("gpu"), p["pid"], (p.get("cmd") or "")[:60]))
+        running.append("GPU %s: pid %s %s" % (visible(p.get("gpu")), visible(p["pid"]),
+                                              visible(p.get("cmd") or "", limit=60)))
     for s in tmux_sessions:
         for w in s["windows"]:
             for pane in w["panes"]:
                 if pane.get("running"):
-                    running.append("tmux '%s' pane %s: %s" % (s["name"], pane["id"], pane["command"]))
+                    running.append("tmux '%s' pane %s: %s" % (visible(s["name"], limit=40), visible(pane["id"]),
+                                                              visible(pane["command"], limit=60)))
     if not running:
         return Item("jobs", "Jobs finished", PASS, "no GPU compute process, no job running in tmux")
     return Item("jobs", "Jobs finished", FAIL, "%d still running" % len(running), running,
@@ -51,7 +61,8 @@ def check_vram(gpus, procs):
         used = g.get("mem_used") or 0
         if used > VRAM_FREE_MIB:
             owners = [p for p in procs if p.get("gpu") == i]
-            who = ", ".join("pid %d %s (%s)" % (p["pid"], (p.get("cmd") or "?")[:40], fmt.mib(p.get("gpu_mem")))
+            who = ", ".join("pid %s %s (%s)" % (visible(p["pid"]), visible(p.get("cmd") or "?", limit=40),
+                                                fmt.mib(p.get("gpu_mem")))
                             for p in owners) or "no process listed (a leftover context, or another container)"
             held.append("GPU %d: %s in use by %s" % (i, fmt.mib(used), who))
     if not held:
@@ -79,10 +90,13 @@ def check_artifacts(statuses, truncated=False, corrupt=()):
     newer = [s for s in statuses if s["state"] == "newer local"]
     bad = [s for s in statuses if s["path"] in set(corrupt)]
     details = ["%s %s (%s)" % ({"missing": "not downloaded:", "stale": "changed on the box:"}[s["state"]],
-                                s["path"], fmt.mib(s["size"] / 1048576.0)) for s in missing]
-    details += ["corrupt local copy (sha256 differs): %s" % s["path"] for s in bad]
-    details += ["refused (unsafe name): %r" % s["path"] for s in refused]
-    details += ["local copy is newer, kept: %s" % s["local"] for s in newer]
+                                visible(s["path"]), fmt.mib(s["size"] / 1048576.0)) for s in missing]
+    details += ["corrupt local copy (sha256 differs): %s" % visible(s["path"]) for s in bad]
+    details += ["refused (unsafe name): %s" % visible(s["path"]) for s in refused]
+    details += ["local copy is newer, kept: %s" % visible(s["local"]) for s in newer]
+    details += ["saved as %s (its name on the box cannot be a local file name; %s maps it back)"
+                % (visible(os.path.basename(s["local"])), NAMES_FILE)
+                for s in statuses if s["state"] == "same" and renamed(s["path"])]
     if truncated:
         details.append("discovery was cut short (many files): set artifact_paths for this host")
     total = sum(s["size"] for s in missing)
@@ -109,28 +123,29 @@ def check_ephemeral(statuses, preset):
                and not _under(s["path"], persistent)]
     if not at_risk:
         return Item("ephemeral", "Nothing on vanishing disks", PASS, "no artifact on a path %s wipes at release"
-                    % preset.name)
-    details = ["%s%s" % (s["path"], " (downloaded)" if s["state"] == "same" else " (NOT downloaded)")
+                    % preset.wiper)
+    details = ["%s%s" % (visible(s["path"]), " (downloaded)" if s["state"] == "same" else " (NOT downloaded)")
                for s in at_risk]
     return Item("ephemeral", "Nothing on vanishing disks", WARN, "%d artifact%s on disks %s wipes at release%s"
-                % (len(at_risk), "" if len(at_risk) == 1 else "s", preset.name,
+                % (len(at_risk), "" if len(at_risk) == 1 else "s", preset.wiper,
                    " (persistent: %s)" % ", ".join(persistent) if persistent else ""), details, "g: download")
 
 
 def check_code(git):
     repos = [r for r in (git or {}).get("repos", []) if r["dirty"] or r["unpushed"]]
     if (git or {}).get("error"):
-        return Item("code", "Code committed and pushed", WARN, git["error"])
+        return Item("code", "Code committed and pushed", WARN, visible(git["error"]))
     if not repos:
         return Item("code", "Code committed and pushed", PASS, "%d repo%s clean and pushed" % (
             len((git or {}).get("repos", [])), "" if len((git or {}).get("repos", [])) == 1 else "s"))
     details = []
     for r in repos:
         if r["dirty"]:
-            details.append("%s: %d uncommitted change%s (%s)" % (r["path"], r["dirty"], "" if r["dirty"] == 1 else "s",
-                                                                ", ".join(r["dirty_files"][:3])))
+            details.append("%s: %d uncommitted change%s (%s)" % (
+                visible(r["path"]), r["dirty"], "" if r["dirty"] == 1 else "s",
+                ", ".join(visible(f, limit=80) for f in r["dirty_files"][:3])))
         if r["unpushed"]:
-            details.append("%s: %d commit%s no remote has" % (r["path"], r["unpushed"], "" if r["unpushed"] == 1 else "s"))
+            details.append("%s: %d commit%s no remote has" % (visible(r["path"]), r["unpushed"], "" if r["unpushed"] == 1 else "s"))
     return Item("code", "Code committed and pushed", FAIL, "%d repo%s with work not on a remote" % (
         len(repos), "" if len(repos) == 1 else "s"), details, "t: open a shell in tmux to commit and push")
 
@@ -140,7 +155,7 @@ def check_temp(temp):
     if not big:
         return Item("temp", "Temp files cleaned", PASS, "no large caches or leftovers")
     total = sum(t["size"] for t in big)
-    details = ["%s %s (%s%s)" % (t["kind"], t["path"], fmt.mib(t["size"] / 1048576.0),
+    details = ["%s %s (%s%s)" % (visible(t["kind"]), visible(t["path"]), fmt.mib(t["size"] / 1048576.0),
                                  ", %s on disk, sparse" % fmt.mib(t["on_disk"] / 1048576.0)
                                  if t.get("on_disk") is not None and t["on_disk"] < t["size"] / 2 else "")
                for t in big]
@@ -204,3 +219,8 @@ def build(facts, gpus, procs, tmux_sessions, base, preset, autostop, figures, cu
         if item.key in waived and item.verdict != PASS:
             item.waived = True
     return items, statuses
+
+
+def release_blockers(items):
+    """Failing checks nobody waived: release is refused while any is left."""
+    return [i.name for i in items if i.verdict == FAIL and not i.waived]

@@ -18,6 +18,7 @@ type are reported one by one and replaced by defaults.
 
 import dataclasses
 import datetime
+import math
 import os
 from typing import List, Optional
 
@@ -92,6 +93,7 @@ class HostConfig:
     cache_dirs: List[str] = dataclasses.field(default_factory=list)  # checklist: caches billed as storage
     allow_kill: bool = False  # the checklist may kill processes (after confirming)
     allow_delete: bool = False  # the checklist may delete temp files (after confirming)
+    key_install_declined: bool = False  # said no to installing a key after a password login
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
     # the fleet (gputui fleet / exporter): alarm threshold, and how it reaches this host
     idle_alarm_minutes: float = 30.0  # billing while every GPU idle this long: forgotten box
@@ -113,7 +115,7 @@ _TYPES = {
     "start": str, "gpus": int, "python": str, "net_check_urls": list,
     "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),
     "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
-    "cache_dirs": list,
+    "cache_dirs": list, "key_install_declined": bool,
     "idle_alarm_minutes": (int, float), "remote_dir": str, "simulate": str,
     "pip_index_url": str,
 }
@@ -123,14 +125,50 @@ _AUTOSTOP_TYPES = {
 }
 
 
-def _apply(target, table, types, where, problems):
+# Numbers must be finite (TOML allows nan and inf) and inside these bounds (inclusive;
+# None: open). A value outside is reported and the default is used.
+_RANGES = {
+    "rate": (0, 1e6), "idle_threshold": (0, 100), "budget_session": (0, 1e9),
+    "budget_day": (0, 1e9), "storage_gb": (0, 1e7), "storage_price_gb_month": (0, 1e6),
+    "gpus": (0, 4096), "min_cores_per_gpu": (0, 4096), "min_ram_gb_per_gpu": (0, 1e6),
+}
+_AUTOSTOP_RANGES = {
+    "idle_minutes": (0, 1e6), "max_hours": (0, 1e6), "grace_seconds": (0, 86400),
+    "idle_threshold": (0, 100),
+}
+_LISTS_OF_TEXT = {"persistent_paths", "ephemeral_paths", "artifact_paths", "net_check_urls",
+                  "search_paths", "temp_dirs", "cache_dirs"}
+
+
+def range_problem(value, bounds):
+    """Why a number is unusable (not finite, out of bounds), or None if it is fine."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "%r is not a finite number" % value
+    lo, hi = bounds
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        if hi is None:
+            return "%r is below %g" % (value, lo)
+        return "%r is not between %g and %g" % (value, lo, hi)
+    return None
+
+
+def _apply(target, table, types, where, problems, ranges=None):
     for key, value in table.items():
         if key not in types:
             problems.append("%s: unknown setting %r (ignored)" % (where, key))
             continue
-        if not isinstance(value, types[key]) or (types[key] is int and isinstance(value, bool)):
+        if not isinstance(value, types[key]) or (types[key] is int and isinstance(value, bool)) \
+                or (isinstance(value, bool) and types[key] == (int, float)):
             problems.append("%s.%s: expected %s, got %r (default used)"
                             % (where, key, _type_name(types[key]), value))
+            continue
+        if ranges and key in ranges:
+            why = range_problem(value, ranges[key])
+            if why:
+                problems.append("%s.%s: %s (default used)" % (where, key, why))
+                continue
+        if key in _LISTS_OF_TEXT and types is _TYPES and not all(isinstance(v, str) for v in value):
+            problems.append("%s.%s: expected a list of text, got %r (default used)" % (where, key, value))
             continue
         setattr(target, key, value)
 
@@ -146,9 +184,6 @@ def _validate(cfg, where, problems):
         problems.append("%s.granularity: %r is not one of %s (using 'second')"
                         % (where, cfg.granularity, ", ".join(GRANULARITIES)))
         cfg.granularity = "second"
-    if cfg.rate is not None and cfg.rate < 0:
-        problems.append("%s.rate: negative rate ignored" % where)
-        cfg.rate = None
     if cfg.start:
         try:
             cfg.start_epoch()
@@ -196,9 +231,10 @@ class Config:
                 continue
             table = dict(table)
             auto = table.pop("autostop", None)
-            _apply(cfg, table, _TYPES, where, problems)
+            _apply(cfg, table, _TYPES, where, problems, _RANGES)
             if isinstance(auto, dict):
-                _apply(cfg.autostop, auto, _AUTOSTOP_TYPES, where + ".autostop", problems)
+                _apply(cfg.autostop, auto, _AUTOSTOP_TYPES, where + ".autostop", problems,
+                       _AUTOSTOP_RANGES)
         _validate(cfg, "hosts.%s" % name, problems)
         # Same problem reported once even if host() is called many times.
         self.problems = list(dict.fromkeys(problems))

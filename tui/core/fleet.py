@@ -13,6 +13,7 @@ from remote_probe import protocol
 from tui.core import billing
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
+from tui.core.boxtext import visible
 from tui.core.config import HostConfig
 from tui.core.state import DashboardState
 
@@ -222,13 +223,6 @@ def new_alarms(rows: List[BoxRow], rung: set) -> List[str]:
 
 
 # -- text -------------------------------------------------------------------------------
-def visible(text):
-    """Box and network text made safe for a plain terminal: control characters (C0, DEL,
-    C1, which could move the cursor or retitle the terminal) shown as \\xNN."""
-    return "".join(c if (c >= " " and not "\x7f" <= c <= "\x9f") else "\\x%02x" % ord(c)
-                   for c in str(text))
-
-
 def duration_text(seconds):
     if seconds is None:
         return "—"
@@ -275,11 +269,11 @@ def fleet_table(rows: List[BoxRow]):
     for r in rows:
         note = "IDLE, BILLING" if r.burning else (r.reason if r.state != LIVE else "")
         lines.append("%-18s %-12s %-22s %4s %4s %7s %10s %9s %10s  %s" % (
-            visible(r.host)[:18], r.state, gpu_text(r.gpus)[:22],
+            visible(r.host, limit=18), r.state, gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
             duration_text(r.idle_for), format_money(r.cost, r.currency),
             ("%s/h" % format_money(r.rate, r.currency)) if r.rate is not None else "—",
-            format_money(r.idle_cost, r.currency), visible(note)[:100]))
+            format_money(r.idle_cost, r.currency), visible(note, limit=100)))
     return "\n".join(lines)
 
 
@@ -312,6 +306,7 @@ class FleetBox:
         self.on_change = on_change or (lambda box: None)
         self.backlog_in = False  # the daemon's history has arrived since the last connect
         self.autostop_events: List[dict] = []
+        self.notice: Optional[str] = None
 
     # -- listener ------------------------------------------------------------------------
     def on_state(self, state, detail=""):
@@ -352,6 +347,9 @@ class FleetBox:
         self.autostop_events.extend(([event] if event else []) + list(events or []))
         del self.autostop_events[:-50]
         self.on_change(self)
+
+    def on_notice(self, text):
+        self.notice = text  # a fallback the session took (e.g. the terminal transport)
 
     def on_jobs(self, jobs):
         self.state.set_jobs(jobs)

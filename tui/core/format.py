@@ -1,8 +1,42 @@
-"""Human formatting of figures. Plain functions, unit-tested."""
+"""Human formatting of figures. Plain functions, unit-tested.
+
+Every function takes what the box sent: None, NaN, infinities and values of the wrong
+type print as 'n/a' instead of raising (the wire is validated too; this is the last line).
+"""
+
+import math
+
+
+def _num(value):
+    """A finite float, or None for anything else (None, NaN, inf, text, bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def finite(value):
+    """A number from the box as float when it is finite, else None."""
+    return _num(value)
+
+
+def finite_or_zero(value):
+    """For sort keys: a number from the box, or 0 when it is not a finite number."""
+    value = _num(value)
+    return 0.0 if value is None else value
+
+
+def ratio(part, whole):
+    """part / whole for bars, or None when either is not a finite number or whole is 0."""
+    part, whole = _num(part), _num(whole)
+    if part is None or not whole:
+        return None
+    return _num(part / whole)  # a tiny whole can overflow to inf
 
 
 def mib(value):
     """MiB -> '61.7 GiB' / '512 MiB'; None -> 'n/a'."""
+    value = _num(value)
     if value is None:
         return "n/a"
     if value >= 1024:
@@ -11,6 +45,7 @@ def mib(value):
 
 
 def bytes_rate(bps):
+    bps = _num(bps)
     if bps is None:
         return "n/a"
     for unit, size in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
@@ -21,6 +56,7 @@ def bytes_rate(bps):
 
 def duration(seconds):
     """Elapsed time as ps does it: '45s', '12:03', '3:05:10', '2d 04h'."""
+    seconds = _num(seconds)
     if seconds is None or seconds < 0:
         return "n/a"
     seconds = int(seconds)
@@ -36,18 +72,38 @@ def duration(seconds):
     return "%ds" % secs
 
 
+def age(seconds):
+    """A process's age for a table redrawn every second: seconds only while they matter
+    ('12:03'), then minutes ('3h05m', '2d04h'), so old jobs' cells stay still."""
+    if seconds is None or seconds < 0:
+        return "n/a"
+    seconds = int(seconds)
+    if seconds < 3600:
+        return "%d:%02d" % (seconds // 60, seconds % 60)
+    if seconds < 86400:
+        return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
+    return "%dd%02dh" % (seconds // 86400, seconds % 86400 // 3600)
+
+
 def pct(value):
+    value = _num(value)
     return "n/a" if value is None else "%d%%" % round(value)
 
 
 def na(value, fmt="%s"):
-    return "n/a" if value is None else fmt % value
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    try:
+        return fmt % value
+    except (TypeError, ValueError, OverflowError):
+        return "n/a"
 
 
 def bar(fraction, width, fill="█", empty="░"):
     """A text bar; fraction None draws an empty bar (unknown, not zero)."""
     if width <= 0:
         return ""
+    fraction = _num(fraction)
     if fraction is None:
         return "·" * width
     fraction = max(0.0, min(1.0, fraction))
@@ -57,7 +113,7 @@ def bar(fraction, width, fill="█", empty="░"):
 
 def short_gpu_name(name):
     """'NVIDIA A100-SXM4-80GB' -> 'A100-SXM4-80GB'."""
-    if not name:
+    if not name or not isinstance(name, str):
         return "GPU"
     for prefix in ("NVIDIA GeForce ", "NVIDIA "):
         if name.startswith(prefix):
@@ -67,6 +123,7 @@ def short_gpu_name(name):
 
 def level_style(value, warn, crit):
     """Rich style name for a value against thresholds (temperatures, usage)."""
+    value = _num(value)
     if value is None:
         return "dim"
     if value >= crit:
@@ -90,6 +147,7 @@ def graph(values, width, height=1, lo=0.0, hi=100.0):
     levels = height * 8
     cols = []
     for v in values:
+        v = _num(v)
         v = lo if v is None else v
         frac = 0.0 if hi <= lo else (min(hi, max(lo, v)) - lo) / (hi - lo)
         cols.append(int(round(frac * levels)))

@@ -3,6 +3,7 @@
 import shlex
 
 from tui.core import format as fmt
+from tui.core.boxtext import visible
 
 
 def pane_rows(sessions, now):
@@ -29,20 +30,18 @@ def attach_argv(target, session_id, ssh_binary="ssh"):
 
     The remote command is one shell word list, quoted: session ids look like `$3`.
     """
-    argv = [ssh_binary, "-t"]
-    if target.ssh_config:
-        argv += ["-F", target.ssh_config]
-    if target.port:
-        argv += ["-p", str(target.port)]
-    dest = target.host if not target.username else "%s@%s" % (target.username, target.host)
-    argv.append(dest)
+    argv = [ssh_binary, "-t"] + target.ssh_args()  # -F -p -l -i -J -o as the user gave them
+    argv += ["--", target.host]
     argv.append("tmux attach-session -t %s" % shlex.quote(session_id))
     return argv
 
 
 def unprotected_advice(job):
-    return ("pid %d `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
-            "survives disconnects." % (job["pid"], (job.get("cmd") or "?")[:60], job["reason"]))
+    """Plain text (box argv made visible); the UI still shows it as Text, never markup:
+    a Hydra override like `data.paths=[/data/a]` is text, not a closing tag."""
+    return ("pid %s `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
+            "survives disconnects." % (visible(job["pid"]), visible(job.get("cmd") or "?", limit=60),
+                                       visible(job.get("reason"))))
 
 
 def safe_session_name(name):

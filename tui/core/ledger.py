@@ -3,7 +3,9 @@
 A billing session is one (host, boot id): reconnects and app restarts continue it, a
 reboot of the box starts a new one. Every write is one transaction (WAL journal, busy
 timeout for concurrent gputui processes), so a crash loses at most the write in
-flight. A file SQLite cannot read is moved aside with a clear message, never dropped.
+flight. Only a file SQLite says is not a database (or is malformed) is moved aside, with
+a clear message, never dropped. A ledger another process holds locked is waited for
+(`timeout` seconds) and then reported with who holds it; it is never moved aside.
 """
 
 import contextlib
@@ -16,6 +18,7 @@ import sqlite3
 import time
 
 from tui.core import config
+from tui.core.boxtext import visible
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -56,33 +59,152 @@ class LedgerError(Exception):
     pass
 
 
+class Corrupt(sqlite3.DatabaseError):
+    """SQLite opened the file but its own check says the content is damaged."""
+
+
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CORRUPT, SQLITE_NOTADB = 5, 6, 11, 26
+
+
+def says_not_a_database(exc):
+    """Only this moves a ledger aside: SQLite itself says the file is not a database
+    or is malformed. Locked, busy, read-only, I/O and permission errors never do."""
+    if isinstance(exc, Corrupt):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)  # Python >= 3.11
+    if code is not None:
+        return code & 0xFF in (SQLITE_CORRUPT, SQLITE_NOTADB)
+    text = str(exc)
+    return "file is not a database" in text or "malformed" in text
+
+
+def is_locked(exc):
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def lock_holders(path):
+    """Who holds a lock on the ledger (or has it open): ['pid 123 (python x.py)', ...].
+
+    Linux: the POSIX locks in /proc/locks on the file and its -wal/-shm, write locks
+    first; then processes with the file open. Elsewhere (or if nothing is found): []."""
+    inodes = {}
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            inodes[os.stat(path + suffix).st_ino] = suffix
+        except OSError:
+            pass
+    me = os.getpid()
+    writers, readers = [], []
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                fields = line.split()
+                if "->" in fields or len(fields) < 6:
+                    continue  # a waiter, not a holder
+                try:
+                    pid, inode = int(fields[4]), int(fields[5].rsplit(":", 1)[1])
+                except (ValueError, IndexError):
+                    continue
+                if inode in inodes and pid != me:
+                    (writers if fields[3] == "WRITE" else readers).append(pid)
+    except OSError:
+        pass
+    pids = list(dict.fromkeys(writers + readers))
+    if not pids:
+        pids = _pids_with_open(path, me)
+    return ["pid %d (%s)" % (pid, _cmdline(pid)) for pid in pids[:5]]
+
+
+def _pids_with_open(path, me):
+    real = os.path.realpath(path)
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        fd_dir = "/proc/%s/fd" % entry
+        try:
+            for fd in os.listdir(fd_dir):
+                if os.readlink(os.path.join(fd_dir, fd)) == real:
+                    found.append(int(entry))
+                    break
+        except OSError:
+            continue
+    return found
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return "?"
+    return visible(b" ".join(argv), limit=80)
+
+
 class Ledger:
-    def __init__(self, path=None):
+    def __init__(self, path=None, timeout=15.0):
         self.path = path or ledger_path()
+        self.timeout = timeout  # seconds to wait for another process's lock
         self.notice = None  # a message for the user (e.g. "corrupt file moved aside")
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         try:
-            self.db = self._open()
+            self.db = self._open_waiting()
         except sqlite3.DatabaseError as exc:
+            if not says_not_a_database(exc):
+                raise LedgerError(self._explain("cannot open", exc))
             self.notice = self._move_aside(exc)
-            self.db = self._open()
+            try:
+                self.db = self._open_waiting()
+            except sqlite3.Error as exc2:
+                raise LedgerError(self._explain("cannot open", exc2))
+        except sqlite3.Error as exc:
+            raise LedgerError(self._explain("cannot open", exc))
+
+    def _explain(self, what, exc):
+        """One line for the user; a lock says who holds it and that nothing was lost."""
+        if isinstance(exc, sqlite3.OperationalError) and is_locked(exc):
+            who = lock_holders(self.path)
+            return ("%s the ledger %s: another process has held it locked for over %g s (%s). "
+                    "Nothing was changed or moved; try again when it is done." % (
+                        what, self.path, self.timeout,
+                        ", ".join(who) if who else "holder unknown"))
+        return "%s the ledger %s: %s" % (what, self.path, exc)
+
+    def _open_waiting(self):
+        """_open, again while the file is locked: SQLite answers BUSY at once (without
+        its busy timeout) when two processes create or switch the journal together."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return self._open()
+            except sqlite3.OperationalError as exc:
+                if not is_locked(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
 
     def _open(self):
-        db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         db.row_factory = sqlite3.Row
         try:
-            db.execute("PRAGMA busy_timeout = 15000")
+            db.execute("PRAGMA busy_timeout = %d" % int(self.timeout * 1000))
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = FULL")  # a power cut loses nothing either
             ok = db.execute("PRAGMA quick_check").fetchone()[0]
             if ok != "ok":
-                raise sqlite3.DatabaseError("integrity check failed: %s" % ok)
+                raise Corrupt("integrity check failed: %s" % ok)
             with self._tx(db):
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)
                 db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        except sqlite3.DatabaseError:
+        except sqlite3.Error:
             db.close()
             raise
         return db
@@ -135,7 +257,7 @@ class Ledger:
                     (host, boot_id or "unknown", gpu_model, gpu_count, provider, start, rate,
                      currency, granularity, now, now))
         except sqlite3.Error as exc:
-            raise LedgerError("cannot write the ledger %s: %s" % (self.path, exc))
+            raise LedgerError(self._explain("cannot write", exc))
         return self.get(host, boot_id or "unknown")
 
     def update(self, session_id, **values):
@@ -153,24 +275,29 @@ class Ledger:
                 self.db.execute("UPDATE sessions SET %s WHERE id = ?" % sets,
                                 list(values.values()) + [session_id])
         except sqlite3.Error as exc:
-            raise LedgerError("cannot write the ledger %s: %s" % (self.path, exc))
+            raise LedgerError(self._explain("cannot write", exc))
 
     # -- reads ---------------------------------------------------------------------
+    def _read(self, sql, args=()):
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerError(self._explain("cannot read", exc))
+
     def get(self, host, boot_id):
-        row = self.db.execute("SELECT * FROM sessions WHERE host = ? AND boot_id = ?",
-                              (host, boot_id)).fetchone()
-        return dict(row) if row else None
+        rows = self._read("SELECT * FROM sessions WHERE host = ? AND boot_id = ?", (host, boot_id))
+        return dict(rows[0]) if rows else None
 
     def cost_since(self, t0, exclude_id=None):
         """Money recorded by sessions in contact since t0 (for the per-day budget)."""
-        row = self.db.execute(
+        rows = self._read(
             "SELECT coalesce(sum(cost), 0) FROM sessions WHERE last_contact >= ? AND id IS NOT ?",
-            (t0, exclude_id)).fetchone()
-        return float(row[0])
+            (t0, exclude_id))
+        return float(rows[0][0])
 
     def sessions(self):
         out = []
-        for row in self.db.execute("SELECT * FROM sessions ORDER BY start"):
+        for row in self._read("SELECT * FROM sessions ORDER BY start"):
             d = dict(row)
             end = d["end"] or d["last_contact"]
             d["hours"] = round((end - d["start"]) / 3600.0, 3) if end and d["start"] else None
@@ -189,14 +316,15 @@ def ledger_table(rows):
         "ID", "HOST", "GPU", "START", "END", "HOURS", "COST", "IDLE COST", "ENDED")
     lines = [head]
     for r in rows:
-        gpu = ("%sx %s" % (r["gpu_count"], r["gpu_model"])) if r["gpu_count"] else "—"
+        # host is what the user typed, gpu_model and ended_how came from the box
+        gpu = visible("%sx %s" % (r["gpu_count"], r["gpu_model"]) if r["gpu_count"] else "—", limit=18)
         lines.append("%-4d %-18s %-18s %-16s %-16s %7s %10s %10s  %s" % (
-            r["id"], r["host"][:18], gpu[:18], _fmt_time(r["start"]),
+            r["id"], visible(r["host"], limit=18), gpu, _fmt_time(r["start"]),
             _fmt_time(r["end"]) if r["end"] else "open",
             "%.2f" % r["hours"] if r["hours"] is not None else "—",
             format_money(r["cost"], r["currency"] or "CNY"),
             format_money(r["idle_cost"], r["currency"] or "CNY"),
-            r["ended_how"] or ""))
+            visible(r["ended_how"], limit=40)))
     if not rows:
         lines.append("(no billing sessions yet: every box gputui touches is recorded here)")
     return "\n".join(lines)
@@ -206,6 +334,6 @@ def ledger_csv(rows):
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
     w.writeheader()
-    for r in rows:
-        w.writerow(r)
+    for r in rows:  # text cells from the box: visible, so a spreadsheet or cat shows them inert
+        w.writerow({k: visible(v) if isinstance(v, str) else v for k, v in r.items()})
     return buf.getvalue()

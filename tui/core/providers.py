@@ -17,6 +17,15 @@ class Preset:
     ephemeral_paths: List[str]
     note: str = ""
 
+    @property
+    def known(self):
+        return self.key != "unknown"
+
+    @property
+    def wiper(self):
+        """Who wipes a disk at release, for sentences: 'AutoDL', or 'the provider'."""
+        return self.name if self.known else "the provider"
+
 
 PRESETS = {
     "autodl": Preset(

@@ -7,7 +7,29 @@ import time
 from remote_probe import protocol
 from tui.core import checklist
 from tui.core.billing import format_money
-from tui.core.transfer import download, sha256_file
+from tui.core.transfer import (
+    RESERVE_BYTES,
+    NotRegular,
+    download,
+    free_bytes,
+    sha256_file,
+    size_text,
+)
+
+
+def free_space_problem(base, todo):
+    """One line if the artifacts still to download do not fit on the laptop, else None."""
+    need = 0
+    for s in todo:
+        part = (s.get("local") or "") + ".part"
+        have = os.path.getsize(part) if s.get("local") and os.path.isfile(part) else 0
+        need += max(0, s["size"] - have)
+    free = free_bytes(base)
+    if need + RESERVE_BYTES > free:
+        return ("the downloads need %s and the disk of %s has %s free: free some space first "
+                "(files that fit are still downloaded, smallest first)" % (
+                    size_text(need), base, size_text(free)))
+    return None
 
 
 class Release:
@@ -44,30 +66,48 @@ class Release:
     def to_download(self):
         return [s for s in self.statuses if s["state"] in ("missing", "stale") or s["path"] in self.corrupt]
 
+    def space_problem(self):
+        """Before any download: does everything still missing fit on this laptop?"""
+        return free_space_problem(self.base, self.to_download())
+
     async def download_missing(self, progress=None):
-        """progress(file_index, n_files, path, done, size, total_done, total_size)."""
+        """progress(file_index, n_files, path, done, size, total_done, total_size).
+
+        Each artifact on its own: one that fails (no space, a FIFO, a stall, an SFTP
+        error) is reported in its Result and the next one still downloads. A stall
+        leaves the SFTP channel busy on the box, so the next file gets a new one."""
         todo = self.to_download()
         if not todo:
             return []
         shas = (await self.session.request(protocol.SHA256, timeout=600,
                                            paths=[s["path"] for s in todo]))["sha256"]
+        if free_space_problem(self.base, todo):
+            todo.sort(key=lambda s: s["size"])  # as many whole files as fit
         total = sum(s["size"] for s in todo)
         finished = 0
         results = []
-        async with self.session.conn.start_sftp_client() as sftp:
-            for i, s in enumerate(todo):
-                def on_progress(done, size, i=i, s=s):
-                    if progress:
-                        progress(i, len(todo), s["path"], done, size, finished + done, total)
-                force = s["path"] in self.corrupt
-                if force and s.get("local") and os.path.exists(s["local"]):
-                    os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
-                r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
-                                   expected_sha=shas.get(s["path"]), progress=on_progress, force=force)
-                finished += s["size"]
-                if r.status in ("downloaded", "resumed"):
-                    self.corrupt.discard(s["path"])
-                results.append(r)
+        i = 0
+        while i < len(todo):
+            async with self.session.file_client() as sftp:
+                while i < len(todo):
+                    s = todo[i]
+
+                    def on_progress(done, size, i=i, s=s):
+                        if progress:
+                            progress(i, len(todo), s["path"], done, size, finished + done, total)
+                    force = s["path"] in self.corrupt
+                    if force and s.get("local") and os.path.exists(s["local"]):
+                        os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
+                    r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
+                                       expected_sha=(shas or {}).get(s["path"]),
+                                       progress=on_progress, force=force)
+                    finished += s["size"]
+                    i += 1
+                    if r.status in ("downloaded", "resumed"):
+                        self.corrupt.discard(s["path"])
+                    results.append(r)
+                    if r.stalled:
+                        break  # a fresh file channel for the rest
         self.results = results
         return results
 
@@ -78,7 +118,7 @@ class Release:
             return []
         shas = (await self.session.request(protocol.SHA256, timeout=600,
                                            paths=[s["path"] for s in here]))["sha256"]
-        bad = [s["path"] for s in here if sha256_file(s["local"]) != shas.get(s["path"])]
+        bad = [s["path"] for s in here if _local_sha(s["local"]) != shas.get(s["path"])]
         self.corrupt = set(bad)
         return bad
 
@@ -101,10 +141,22 @@ class Release:
             raise RuntimeError("nothing captured: %s" % (reply.get("pip_error") or "pip freeze failed"))
         return saved
 
-    async def kill(self, pid):
+    def kill_refused(self):
+        """Why killing is not allowed here (said before asking, not after), or None."""
         if not self.cfg.allow_kill:
-            raise PermissionError("killing processes is off for %s: set allow_kill = true for this "
-                                  "host in the config" % self.host)
+            return ("killing processes is off for %s: set allow_kill = true for this host in "
+                    "the config" % self.host)
+        return None
+
+    def delete_refused(self):
+        if not self.cfg.allow_delete:
+            return ("deleting files is off for %s: set allow_delete = true for this host in "
+                    "the config" % self.host)
+        return None
+
+    async def kill(self, pid):
+        if self.kill_refused():
+            raise PermissionError(self.kill_refused())
         return (await self.session.request(protocol.KILL, timeout=30, pid=pid))["result"]
 
     def temp_paths(self):
@@ -112,9 +164,8 @@ class Release:
                 if t["size"] >= checklist.TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
 
     async def delete_temp(self, paths):
-        if not self.cfg.allow_delete:
-            raise PermissionError("deleting files is off for %s: set allow_delete = true for this "
-                                  "host in the config" % self.host)
+        if self.delete_refused():
+            raise PermissionError(self.delete_refused())
         allowed = self.temp_paths()
         return (await self.session.request(protocol.DELETE, timeout=120, paths=paths,
                                            allowed=allowed))["deleted"]
@@ -128,3 +179,11 @@ class Release:
 
     def summary(self, items):
         return {i.key: {"verdict": i.verdict, "reason": i.reason, "waived": i.waived} for i in items}
+
+
+def _local_sha(path):
+    """sha256 of a local copy; None when it is not a regular file (never blocks on a FIFO)."""
+    try:
+        return sha256_file(path)
+    except (NotRegular, OSError):
+        return None

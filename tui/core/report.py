@@ -6,6 +6,7 @@ import time
 
 from remote_probe import protocol
 from tui.core import format as fmt
+from tui.core.boxtext import visible
 
 
 def procs_from(sample, meta):
@@ -39,34 +40,41 @@ def status_json(reply, host):
         "tmux": (reply.get("jobs") or {}).get("tmux"),
         "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
         "autostop": reply.get("autostop"),
+        "transport": reply.get("transport"),  # "exec" or "pty" (terminal-only proxies)
     }
 
 
 def status_text(doc):
+    """The human snapshot. Every string from the box goes through visible()."""
     lines = []
     gpus = doc["gpus"]
-    head = "%s — %s" % (doc["host"], "%d GPU%s" % (len(gpus), "" if len(gpus) == 1 else "s"))
+    head = "%s — %s" % (visible(doc["host"]), "%d GPU%s" % (len(gpus), "" if len(gpus) == 1 else "s"))
     if doc["driver"]:
-        head += " — driver %s" % doc["driver"] + (", CUDA %s" % doc["cuda_driver"] if doc["cuda_driver"] else "")
-    head += " — backend %s" % doc["backend"]
+        head += " — driver %s" % visible(doc["driver"]) + (
+            ", CUDA %s" % visible(doc["cuda_driver"]) if doc["cuda_driver"] else "")
+    head += " — backend %s" % visible(doc["backend"])
     lines.append(head)
     bill = doc.get("billing") or {}
     if bill.get("start"):
         from tui.core.billing import format_money
-        lines.append("running %s (since instance start)%s — provider %s" % (
+        provider = bill.get("provider")
+        lines.append("running %s (since instance start)%s — %s" % (
             fmt.duration(bill["elapsed_s"]),
             (", %s so far at %s/h" % (format_money(bill["cost"], bill["currency"]),
                                       format_money(bill["rate"], bill["currency"])))
-            if bill.get("rate") is not None else ", no rate set", bill.get("provider")))
+            if bill.get("rate") is not None else ", no rate set",
+            "provider %s" % visible(provider) if provider and provider != "unknown provider"
+            else "provider not detected (set provider in the config)"))
     if doc["no_gpu_reason"]:
-        lines.append("No GPU: %s" % doc["no_gpu_reason"])
+        lines.append("No GPU: %s" % visible(doc["no_gpu_reason"]))
     if doc["gpu_error"]:
-        lines.append("GPU data unavailable: %s" % doc["gpu_error"])
+        lines.append("GPU data unavailable: %s" % visible(doc["gpu_error"]))
     if gpus:
         lines.append("%-3s %-24s %5s %20s %6s %12s" % ("GPU", "NAME", "UTIL", "VRAM", "TEMP", "POWER"))
         for g in gpus:
             lines.append("%-3s %-24s %5s %20s %6s %12s" % (
-                g["index"], fmt.short_gpu_name(g.get("name"))[:24], fmt.pct(g.get("util")),
+                visible(g.get("index")), visible(fmt.short_gpu_name(g.get("name")), limit=24),
+                fmt.pct(g.get("util")),
                 "%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))),
                 fmt.na(g.get("temp"), "%d°C"),
                 "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
@@ -74,53 +82,68 @@ def status_text(doc):
     lines.append("")
     lines.append("%d GPU process%s" % (len(procs), "" if len(procs) == 1 else "es"))
     now = doc.get("time") or time.time()
-    for p in sorted(procs, key=lambda p: -(p.get("gpu_mem") or 0)):
+    for p in sorted(procs, key=lambda p: -(fmt.finite_or_zero(p.get("gpu_mem")))):
         cmd = p.get("cmd") or ("(host pid, not visible in this container)" if not p["local"] else "?")
-        elapsed = fmt.duration(now - p["start"]) if p.get("start") else "n/a"
+        start = p.get("start")
+        elapsed = fmt.duration(now - start) if isinstance(start, (int, float)) and start else "n/a"
         lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
-            p["pid"], (p.get("user") or "-")[:10], p["gpu"], fmt.mib(p.get("gpu_mem")), elapsed, cmd[:80]))
+            visible(p["pid"]), visible(p.get("user") or "-", limit=10), visible(p["gpu"]),
+            fmt.mib(p.get("gpu_mem")), elapsed, visible(cmd, limit=80)))
     for job in doc.get("unprotected_jobs") or []:
-        lines.append("⚠ pid %d `%s` %s" % (job["pid"], job["cmd"][:60], job["reason"]))
+        lines.append("⚠ pid %s `%s` %s" % (visible(job["pid"]), visible(job["cmd"], limit=60),
+                                          visible(job["reason"])))
     tmux = doc.get("tmux") or {}
     if tmux.get("error"):
-        lines.append("tmux: %s" % tmux["error"])
+        lines.append("tmux: %s" % visible(tmux["error"]))
     for s in tmux.get("sessions") or []:
         panes = [p for w in s["windows"] for p in w["panes"]]
         lines.append("tmux session %-16s %d pane%s, %s%s" % (
-            s["name"], len(panes), "" if len(panes) == 1 else "s",
-            ", ".join(p["command"] for p in panes), " (attached)" if s["attached"] else ""))
+            visible(s["name"], limit=40), len(panes), "" if len(panes) == 1 else "s",
+            visible(", ".join(visible(p["command"]) for p in panes), limit=120),
+            " (attached)" if s["attached"] else ""))
     h = doc.get("host_metrics") or {}
     box = doc.get("box") or {}
     lines.append("")
     lines.append("CPU %s of %s cores, iowait %s, load %s; RAM %s / %s" % (
-        fmt.pct(h.get("cpu")), box.get("ncpu"), fmt.pct(h.get("iowait")),
+        fmt.pct(h.get("cpu")), visible(box.get("ncpu")), fmt.pct(h.get("iowait")),
         " ".join(fmt.na(x, "%.2f") for x in h.get("load") or []),
         fmt.mib(h.get("mem_used")), fmt.mib(h.get("mem_total"))))
     for d in h.get("disks") or []:
-        lines.append("disk %-20s %s free of %s" % (d["mount"], fmt.mib(d["free"]), fmt.mib(d["total"])))
+        lines.append("disk %-20s %s free of %s" % (visible(d["mount"]), fmt.mib(d["free"]),
+                                                  fmt.mib(d["total"])))
     return "\n".join(lines)
 
 
-def record_contact(host, inventory):
-    """Any contact with a box opens or continues its billing session in the ledger."""
-    from tui.core.billing_clock import BillingClock
+def config_for(host):
+    """(Config, HostConfig) for a command; every problem in the file is printed once, on
+    stderr, whatever the command (after host(): some problems are found per host)."""
     from tui.core.config import Config
-    from tui.core.ledger import Ledger, LedgerError
     cfg = Config.load()
+    host_cfg = cfg.host(host)
     for problem in cfg.problems:
-        print("gputui: config: %s" % problem, file=sys.stderr)
+        print("gputui: config: %s" % visible(problem), file=sys.stderr)
+    return cfg, host_cfg
+
+
+def record_contact(host, inventory, cfg=None):
+    """Any contact with a box opens or continues its billing session in the ledger.
+    cfg: the Config the command loaded (through config_for, problems already printed)."""
+    from tui.core.billing_clock import BillingClock
+    from tui.core.ledger import Ledger, LedgerError
+    if cfg is None:
+        cfg, _ = config_for(host)
     try:
         ledger = Ledger()
     except (LedgerError, OSError) as exc:
-        print("gputui: ledger unavailable: %s" % exc, file=sys.stderr)
+        print("gputui: ledger unavailable: %s" % visible(exc), file=sys.stderr)
         return None
     if ledger.notice:
-        print("gputui: %s" % ledger.notice, file=sys.stderr)
+        print("gputui: %s" % visible(ledger.notice), file=sys.stderr)
     clock = BillingClock(host, cfg.host(host), ledger)
     clock.on_inventory(inventory)
     clock.persist(force=True)
     if clock.problem:
-        print("gputui: %s" % clock.problem, file=sys.stderr)
+        print("gputui: %s" % visible(clock.problem), file=sys.stderr)
     f = clock.figures()
     ledger.close()
     return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,

@@ -2,21 +2,38 @@
 
 * Remote names are never trusted as local paths: `local_path_for` refuses anything
   that would escape the target folder (`..`, NUL, backslashes).
+* A remote name a local disk may not hold (over NAME_BYTES, not UTF-8, control
+  characters) gets a safe local name: cut, plus a digest of the original, so two such
+  names never collide; `names.json` in the download folder maps it back.
 * A download goes to `NAME.part` and continues from its size after an interruption.
+  Free space is checked first; a failed download says how to resume or remove it.
 * The result is checked against the box's sha256 before it replaces anything.
 * A local file newer than the remote one is kept, and said so, never overwritten.
+* Only regular files are read, on either side: a FIFO never blocks a download or a hash.
 """
 
 import asyncio
 import dataclasses
+import errno
 import hashlib
+import json
 import os
 import re
+import shutil
+import stat
 from typing import Callable, Optional
+
+from tui.core.boxtext import is_unsafe, visible
 
 CHUNK = 16 << 20  # bytes per read call; asyncssh splits it into parallel requests
 BLOCK = 256 << 10  # bytes per SFTP request: OpenSSH's sftp-server accepts 256 KiB
 MAX_REQUESTS = 64  # requests in flight: keeps a long fat pipe full
+
+
+STALL_SECONDS = 120  # no byte for this long: the download is given up (resumable)
+NAME_BYTES = 200  # a local name at most: leaves room for '.part', '.old', '.corrupt-<time>'
+RESERVE_BYTES = 64 << 20  # free space left on the laptop's disk after a download
+NAMES_FILE = "names.json"
 
 
 class RefusedPath(ValueError):
@@ -27,6 +44,26 @@ def safe_component(text):
     return re.sub(r"[^\w.@+-]", "_", text)[:80] or "_"
 
 
+def local_name(component):
+    """The local file name for one remote path component.
+
+    Unchanged when a local disk can hold it as it is; otherwise a readable safe part,
+    '~', 12 hex digits of the sha256 of the original bytes, and the original extension.
+    Deterministic: the same remote name always maps to the same local name."""
+    raw = component.encode("utf-8", "surrogateescape")
+    fits = len(raw) <= NAME_BYTES
+    if fits and not any(is_unsafe(ch) for ch in component):
+        return component
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    stem, ext = os.path.splitext(component)
+    if len(ext) > 16 or any(is_unsafe(ch) for ch in ext):
+        stem, ext = component, ""
+    stem = "".join("_" if is_unsafe(ch) else ch for ch in stem)
+    room = NAME_BYTES - len(ext.encode()) - len(digest) - 1
+    cut = stem.encode("utf-8")[:room].decode("utf-8", "ignore")  # never half a character
+    return "%s~%s%s" % (cut, digest, ext)
+
+
 def local_path_for(base, remote_path):
     """Where a remote file lands under `base`; RefusedPath if it could escape."""
     if not isinstance(remote_path, str) or not remote_path or "\x00" in remote_path or "\\" in remote_path:
@@ -34,28 +71,106 @@ def local_path_for(base, remote_path):
     parts = [p for p in remote_path.split("/") if p not in ("",)]
     if not parts or any(p in (".", "..") for p in parts):
         raise RefusedPath("refusing remote name %r: it would escape the download folder" % remote_path)
-    local = os.path.join(base, *parts)
+    local = os.path.join(base, *[local_name(p) for p in parts])
     real_base = os.path.realpath(base)
     if not os.path.realpath(local).startswith(real_base + os.sep):
         raise RefusedPath("refusing remote name %r: it resolves outside %s" % (remote_path, base))
     return local
 
 
+def renamed(remote_path):
+    """Was this remote path given a different local name?"""
+    parts = [p for p in remote_path.split("/") if p]
+    return any(local_name(p) != p for p in parts)
+
+
+def remember_name(base, local, remote_path):
+    """names.json in the download folder: local path (relative) -> the box's path, shown
+    visibly and as the original bytes in hex (it may not be UTF-8)."""
+    path = os.path.join(base, NAMES_FILE)
+    try:
+        with open(path) as f:
+            names = json.load(f)
+    except (OSError, ValueError):
+        names = {}
+    names[os.path.relpath(local, base)] = {
+        "remote": visible(remote_path),
+        "remote_bytes_hex": remote_path.encode("utf-8", "surrogateescape").hex()}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(names, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def remote_for(base, local):
+    """The box's path (as str, surrogateescape) of a renamed local file, or None."""
+    try:
+        with open(os.path.join(base, NAMES_FILE)) as f:
+            entry = json.load(f).get(os.path.relpath(local, base))
+    except (OSError, ValueError):
+        return None
+    if not entry:
+        return None
+    return bytes.fromhex(entry["remote_bytes_hex"]).decode("utf-8", "surrogateescape")
+
+
+class NotRegular(OSError):
+    pass
+
+
+def open_regular(path, flags=os.O_RDONLY):
+    """Open a file only if it is a regular file: O_NONBLOCK so a FIFO cannot block the
+    open itself, then fstat on what was opened (no race with a swap)."""
+    fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegular(errno.EINVAL, "not a regular file", path)
+    os.set_blocking(fd, True)
+    return fd
+
+
 def sha256_file(path):
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def free_bytes(path):
+    """Free bytes on the disk that holds `path` (or its nearest existing parent)."""
+    while not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return shutil.disk_usage(path).free
+
+
+def part_advice(part, done):
+    """What the user can do with a .part left behind."""
+    return ("%s (%s so far) is kept: press g again (or run `gputui checklist` and download) "
+            "to resume from there, or delete it to free the space" % (part, size_text(done)))
+
+
+def size_text(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
 
 
 @dataclasses.dataclass
 class Result:
     remote: str
     local: str
-    status: str  # "downloaded", "resumed", "up to date", "kept newer local", "corrupt", "refused"
+    # "downloaded", "resumed", "up to date", "kept newer local", "corrupt", "refused",
+    # "no space" (not started: the laptop's disk is too full), "failed" (the .part is kept)
+    status: str
     bytes: int = 0
     detail: str = ""
+    stalled: bool = False  # the box stopped sending: its SFTP channel may still be stuck
 
 
 def local_state(local, size, mtime):
@@ -64,6 +179,10 @@ def local_state(local, size, mtime):
         st = os.stat(local)
     except FileNotFoundError:
         return "missing"
+    except OSError:  # a symlink loop, a name too long: nothing usable is here
+        return "missing"
+    if not stat.S_ISREG(st.st_mode):  # a folder or FIFO in the way: not a copy (download refuses)
+        return "stale"
     if st.st_size == size and st.st_mtime >= mtime - 1:
         return "same"
     if st.st_mtime > mtime + 1:
@@ -72,7 +191,10 @@ def local_state(local, size, mtime):
 
 
 async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] = None,
-                   progress: Optional[Callable[[int, int], None]] = None, force=False) -> Result:
+                   progress: Optional[Callable[[int, int], None]] = None, force=False,
+                   stall_seconds=STALL_SECONDS, reserve=RESERVE_BYTES) -> Result:
+    """One artifact. Never raises for a problem with this file: the Result says what
+    happened (and, for a failure, how to resume or remove the .part)."""
     try:
         local = local_path_for(base, remote)
     except RefusedPath as exc:
@@ -83,34 +205,100 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
     if state == "newer local" and not force:
         return Result(remote, local, "kept newer local",
                       detail="the local copy is newer than the box's; it was not overwritten")
-    os.makedirs(os.path.dirname(local), exist_ok=True)
     part = local + ".part"
+    for path in (local, part):
+        if os.path.lexists(path) and not os.path.isfile(path):
+            return Result(remote, local, "refused", detail="%s exists and is not a regular file; "
+                          "move it away to download here" % visible(path))
     offset = os.path.getsize(part) if os.path.exists(part) else 0
     if offset > size:
         os.unlink(part)
         offset = 0
-    resumed = offset > 0
+    need = size - offset
+    free = free_bytes(os.path.dirname(local))
+    if need + reserve > free:
+        return Result(remote, local, "no space", 0, "needs %s, only %s free on the disk of %s "
+                      "(keeping %s spare); free some space and download again" % (
+                          size_text(need), size_text(free), visible(base), size_text(reserve)))
+    # SFTP gets the box's path as bytes: a name that is not UTF-8 arrives as it is on the box.
+    # The probe channel (no SFTP: PTY-only boxes) has no stat and takes the str, surrogates
+    # and all, which the probe turns back into the same bytes.
+    is_sftp = hasattr(sftp, "stat")
+    remote_arg = remote.encode("utf-8", "surrogateescape") if is_sftp else remote
+    try:
+        if is_sftp:
+            attrs = await asyncio.wait_for(sftp.stat(remote_arg), stall_seconds)
+            if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
+                return Result(remote, local, "refused", detail="not a regular file on the box any "
+                              "more (a FIFO or device would block the download)")
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        if renamed(remote):
+            remember_name(base, local, remote)
+        done, got = await _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds)
+    except asyncio.TimeoutError:
+        done = _getsize(part)
+        return Result(remote, local, "failed", done - offset, "no data from the box for %d s; %s" % (
+            stall_seconds, part_advice(visible(part), done)), stalled=True)
+    except OSError as exc:  # the laptop's disk (ENOSPC, EDQUOT, EIO) or a name it refuses
+        done = _getsize(part)
+        why = "the laptop's disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
+            (exc.strerror or str(exc))
+        return Result(remote, local, "failed", done - offset, "%s; %s" % (
+            visible(why), part_advice(visible(part), done)))
+    except Exception as exc:  # noqa: BLE001 - SFTP errors (asyncssh is not imported here)
+        done = _getsize(part)
+        return Result(remote, local, "failed", done - offset, "%s; %s" % (
+            visible(getattr(exc, "reason", None) or exc), part_advice(visible(part), done)))
+    if done != size:
+        return Result(remote, local, "corrupt", done, "the box's file changed size during the "
+                      "download; %s" % part_advice(visible(part), done))
+    if expected_sha:
+        if got != expected_sha:
+            os.unlink(part)
+            return Result(remote, local, "corrupt", done, "sha256 mismatch (box %s…, local %s…): "
+                          "the partial file was removed; download again" % (expected_sha[:12], got[:12]))
+    if os.path.exists(local):  # stale or corrupt: keep it beside, never lose a file silently
+        os.replace(local, local + ".old")
+    os.replace(part, local)
+    os.utime(local, (mtime, mtime))
+    return Result(remote, local, "resumed" if offset else "downloaded", done - offset)
+
+
+def _getsize(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
+    """Append the box's bytes from `offset` to `part`. -> (size reached, sha256 hex).
+
+    The hash grows as the bytes arrive (after what a resumed .part already holds)
+    instead of reading the whole file again afterwards."""
     done = offset
-    # Hash as the bytes arrive (and what a resumed .part already holds) instead of
-    # reading the whole file again afterwards.
     digest = hashlib.sha256()
-    if resumed:
-        with open(part, "rb") as f:
+    if offset:
+        with os.fdopen(open_regular(part), "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 digest.update(chunk)
     if progress:
         progress(done, size)
     loop = asyncio.get_running_loop()
-
-    def sink(data):  # hashlib and file writes release the GIL: overlap with the network
-        out.write(data)
-        digest.update(data)
-
-    async with sftp.open(remote, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS) as f:
+    # `async with`, entered by hand to bound the open: SFTP and the probe channel both
+    # hand out an async context manager.
+    opener = sftp.open(remote_arg, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS)
+    f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
+    try:
         with open(part, "ab") as out:
+
+            def sink(data):  # hashlib and file writes release the GIL: overlap with the network
+                out.write(data)
+                digest.update(data)
+
             pending = None
             while done < size:
-                data = await f.read(min(CHUNK, size - done), done)
+                data = await asyncio.wait_for(f.read(min(CHUNK, size - done), done), stall_seconds)
                 if not data:
                     break
                 if pending is not None:
@@ -121,16 +309,9 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
                     progress(done, size)
             if pending is not None:
                 await pending
-    if done != size:
-        return Result(remote, local, "corrupt", done, "the box's file changed size during the download")
-    if expected_sha:
-        got = digest.hexdigest()
-        if got != expected_sha:
-            os.unlink(part)
-            return Result(remote, local, "corrupt", done, "sha256 mismatch (box %s…, local %s…): "
-                          "the partial file was removed; download again" % (expected_sha[:12], got[:12]))
-    if os.path.exists(local):  # stale or corrupt: keep it beside, never lose a file silently
-        os.replace(local, local + ".old")
-    os.replace(part, local)
-    os.utime(local, (mtime, mtime))
-    return Result(remote, local, "resumed" if resumed else "downloaded", done - offset)
+    finally:
+        try:  # a stalled server may not answer the close either
+            await asyncio.wait_for(opener.__aexit__(None, None, None), 5)
+        except Exception:  # noqa: BLE001 - the download's own outcome is what matters
+            pass
+    return done, digest.hexdigest()

@@ -1,14 +1,25 @@
-"""The command that starts the probe on the box, and what its exit codes mean.
+"""The script that starts the probe on the box, and what its answers mean.
 
 Like sshuttle's stub: find a python, check its version, exec the probe; each failure
 has its own exit code so the user reads "no python3 on the box", not "exit status 1".
-The script is POSIX sh and runs under ``sh -c`` so a fish or zsh login shell does not
-matter. Every value that goes into it is quoted with shlex.quote.
+Like mitogen's first stage, it also announces each step with a marker line
+(``GTUI:<tag>:<WORD> detail``) on stdout, so the client can follow it through banners,
+``conda activate`` chatter and title escapes from a talkative ``~/.bashrc``, and over a
+terminal (PTY) where exit codes do not come back. When the probe is missing the script
+says ``NEED`` and reads the zipapp from stdin, length-prefixed by the script itself
+and sha256-checked before it is renamed into place: deploying needs neither SFTP nor a
+silent shell.
+
+The script is POSIX sh and runs under ``/bin/sh`` so a fish or zsh login shell does
+not matter. Every value that goes into it is quoted with shlex.quote.
 """
 
+import re
+import secrets
 import shlex
 
 from remote_probe import protocol
+from remote_probe.attach import EXIT_USAGE
 from remote_probe.protocol import (
     EXIT_DAEMON_UNREACHABLE,
     EXIT_NO_PYTHON,
@@ -21,9 +32,48 @@ DEFAULT_REMOTE_DIR = ".cache/gputui"
 # Non-interactive SSH shells often miss conda's PATH; these are common places.
 PYTHON_CANDIDATES = ("python3", "python", "/usr/bin/python3", "/usr/local/bin/python3",
                      "/opt/conda/bin/python3", "/root/miniconda3/bin/python3")
+# Between the bootstrap and the client only: the python the user named is not there.
+EXIT_PYTHON_NOT_FOUND = 95
+EXIT_UPLOAD_FAILED = 94
+EXIT_NO_WRITABLE_DIR = 93
+
+# Reads exactly N bytes (raw, or base64 text when a terminal mangles raw bytes) from
+# stdin, checks the sha256 and renames into place: a cut upload never leaves a probe.
+RECEIVER = r'''
+import base64, hashlib, os, sys
+path, n, want, enc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+buf = bytearray()
+while len(buf) < n:
+    b = os.read(0, min(n - len(buf), 1 << 16))
+    if not b:
+        break
+    buf += b
+data = base64.b64decode(bytes(buf)) if enc == "b64" else bytes(buf)
+if hashlib.sha256(data).hexdigest() != want:
+    sys.exit(1)
+tmp = "%s.tmp-%d" % (path, os.getpid())
+try:
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+except OSError as exc:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    sys.stderr.write("gputui: %s\n" % exc)
+    sys.exit(3)
+'''
 
 SCRIPT = r'''
-P=; OLD=
+T={tag}
+set -- {sizes}
+say() {{ printf '\nGTUI:%s:%s\n' "$T" "$*"; }}
+die() {{ say "ERR $1 $2"; echo "gputui: $2" >&2; exit "$1"; }}
+say START
+NL='
+'
+{explicit}P=; OLD=
 for c in {candidates}; do
   command -v "$c" >/dev/null 2>&1 || continue
   if "$c" -c 'import sys; sys.exit(0 if sys.version_info >= ({major}, {minor}) else 1)' 2>/dev/null; then
@@ -31,15 +81,47 @@ for c in {candidates}; do
   fi
   [ -n "$OLD" ] || OLD=$("$c" -V 2>&1)
 done
+OLD=${{OLD%%"$NL"*}}
 if [ -z "$P" ]; then
-  if [ -n "$OLD" ]; then echo "gputui: $OLD is too old" >&2; exit {too_old}; fi
-  echo "gputui: no python3 or python on PATH" >&2; exit {no_python}
+  [ -n "$OLD" ] && die {too_old} "$OLD is too old"
+  die {no_python} "no python3 or python on PATH"
 fi
+# Builtins and python only: a box's PATH may lack coreutils (the python was found by path).
+usable() {{
+  [ -d "$1" ] || (umask 077; mkdir -p "$1" || "$P" -c 'import os, sys; os.makedirs(sys.argv[1])' "$1") 2>/dev/null
+  [ -d "$1" ] && [ -w "$1" ] && [ -O "$1" ]
+}}
 D={dir}
+if ! usable "$D"; then
+  W="$D"; D=; U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
+  for alt in {fallbacks}; do
+    [ -n "$alt" ] && usable "$alt" && {{ chmod 700 "$alt" 2>/dev/null; D=$alt; break; }}
+  done
+  [ -n "$D" ] || die {no_dir} "$W is not writable{no_dir_hint}"
+  say "NOTE $W is not writable; the probe lives in $D instead"
+fi
 F="$D"/{file}
-[ -f "$F" ] || exit {missing}
+if [ -n "{replace}" ] || [ ! -f "$F" ]; then
+  [ -n "{upload}" ] || exit {missing}
+  ok=
+  for enc in {encodings}; do
+    say "NEED $enc"
+    "$P" -c {receiver} "$F" "$1" {sha} "$enc"
+    case $? in
+      0) ok=1; break;;
+      3) die {upload_failed} "could not write the probe to $D (is the disk full? check df -h)";;
+    esac
+    shift
+  done
+  [ -n "$ok" ] || die {upload_failed} "the probe arrived corrupted (sha256 mismatch) in $D"
+  say "GOT"
+fi
+say "RUN $D"
 exec "$P" "$F" {args}
 '''
+
+# Each upload attempt's size on the wire is a positional parameter ($1, then $2 after shift).
+ENCODINGS = ("raw", "b64")
 
 
 def remote_dir_expr(remote_dir):
@@ -50,20 +132,92 @@ def remote_dir_expr(remote_dir):
     return '"$HOME"/' + shlex.quote(remote_dir)
 
 
-def probe_command(sha, mode="attach", simulate=None, remote_dir=None, candidates=PYTHON_CANDIDATES):
-    """The full command line to run over SSH exec."""
+def new_tag():
+    """A fresh marker tag: nothing echoed or left over from an earlier try matches it."""
+    return secrets.token_hex(6)
+
+
+def wire_sizes(size):
+    """Bytes on the wire for each encoding in ENCODINGS (raw, then base64)."""
+    return (size, 4 * ((size + 2) // 3))
+
+
+def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
+                 candidates=PYTHON_CANDIDATES, tag="0", upload=False, replace=False,
+                 explicit_python=None, size=0):
+    """The sh script itself (run it with its positional parameters: see probe_command)."""
     from tui.remote.probe_bundle import probe_filename
     args = [mode, "--state-dir", '"$D"']
     if simulate:
         args += ["--simulate", shlex.quote(simulate)]
-    script = SCRIPT.format(
+    explicit = ""
+    if explicit_python:
+        q = shlex.quote(explicit_python)
+        if "/" in explicit_python:
+            explicit = ('[ -e %s ] || die %d "%s does not exist on the box"\n'
+                        '[ -x %s ] || die %d "%s is not executable"\n'
+                        % (q, EXIT_PYTHON_NOT_FOUND, '"' + _dq(explicit_python) + '"',
+                           q, EXIT_PYTHON_NOT_FOUND, '"' + _dq(explicit_python) + '"'))
+        else:
+            explicit = ('command -v %s >/dev/null 2>&1 || die %d "%s is not on PATH on the box"\n'
+                        % (q, EXIT_PYTHON_NOT_FOUND, '"' + _dq(explicit_python) + '"'))
+        candidates = (explicit_python,)
+    return SCRIPT.format(
+        tag=shlex.quote(tag), explicit=explicit,
         candidates=" ".join(shlex.quote(c) for c in candidates),
         major=protocol.MIN_PYTHON[0], minor=protocol.MIN_PYTHON[1],
         too_old=EXIT_PYTHON_TOO_OLD, no_python=EXIT_NO_PYTHON, missing=EXIT_PROBE_MISSING,
-        dir=remote_dir_expr(remote_dir), file=shlex.quote(probe_filename(sha)),
-        args=" ".join(args),
+        no_dir=EXIT_NO_WRITABLE_DIR, upload_failed=EXIT_UPLOAD_FAILED,
+        dir=remote_dir_expr(remote_dir),
+        # Only our default place falls back; a --remote-dir the user chose is kept or refused.
+        fallbacks=("" if remote_dir else
+                   '"${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/gputui}" "/tmp/gputui-$U"'),
+        no_dir_hint=(" (choose another --remote-dir)" if remote_dir else
+                     ", nor $XDG_RUNTIME_DIR/gputui, nor /tmp/gputui-$U"), file=shlex.quote(probe_filename(sha)),
+        replace="1" if replace else "", upload="1" if upload else "",
+        encodings=" ".join(ENCODINGS), receiver=shlex.quote(RECEIVER), sha=shlex.quote(sha),
+        args=" ".join(args), sizes=" ".join(str(n) for n in wire_sizes(size)),
     )
+
+
+def _dq(text):
+    """Text safe inside a double-quoted sh string (for messages only)."""
+    return re.sub(r'([\\"$`])', r"\\\1", text)
+
+
+def probe_command(sha, mode="attach", simulate=None, remote_dir=None, candidates=PYTHON_CANDIDATES,
+                  tag="0", upload=False, replace=False, explicit_python=None, size=0):
+    """The full command line to run over SSH exec."""
+    script = probe_script(sha, mode=mode, simulate=simulate, remote_dir=remote_dir,
+                          candidates=candidates, tag=tag, upload=upload, replace=replace,
+                          explicit_python=explicit_python, size=size)
     return "/bin/sh -c " + shlex.quote(script)
+
+
+# -- reading the script's answers ------------------------------------------------
+MARKER = re.compile(rb"GTUI:([0-9a-f]+):([A-Z]+)(?: ([^\r\n]*))?\r?\n")
+
+
+def find_marker(buf, tag, start=0):
+    """The next marker of this tag in buf -> (word, detail, end offset) or None.
+
+    Anything before it (a banner, a prompt, the echo of what was typed) is skipped.
+    """
+    want = tag.encode() if isinstance(tag, str) else tag
+    for m in MARKER.finditer(buf, start):
+        if m.group(1) == want:
+            detail = (m.group(3) or b"").decode("utf-8", "replace")
+            return m.group(2).decode(), detail, m.end()
+    return None
+
+
+def parse_error(detail):
+    """'98 Python 3.6.9 is too old' -> (98, 'Python 3.6.9 is too old')."""
+    code, _, text = detail.partition(" ")
+    try:
+        return int(code), text
+    except ValueError:
+        return None, detail
 
 
 def explain_exit(code, stderr=""):
@@ -77,6 +231,16 @@ def explain_exit(code, stderr=""):
         return ("The box's Python is too old (%s); the probe needs Python %d.%d+"
                 % (last.replace("gputui: ", "").replace(" is too old", "") or "unknown",
                    *protocol.MIN_PYTHON))
+    if code == EXIT_PYTHON_NOT_FOUND:
+        return ("The python you named with --remote-python: %s. Give a python3 that exists "
+                "on the box (e.g. `which python3` there)" % last.replace("gputui: ", ""))
+    if code == EXIT_NO_WRITABLE_DIR:
+        return ("No writable place for the probe on the box: %s"
+                % last.replace("gputui: ", ""))
+    if code == EXIT_UPLOAD_FAILED:
+        return "Could not deploy the probe: %s" % last.replace("gputui: ", "")
+    if code == EXIT_USAGE:
+        return "The probe refused the request: %s" % (last.replace("gputui probe: ", "") or "bad arguments")
     if code == EXIT_PROBE_MISSING:
         return "The probe is not deployed on the box"
     if code == EXIT_PROBE_CRASHED:
@@ -86,3 +250,9 @@ def explain_exit(code, stderr=""):
     if code == 127:
         return "The box could not run the probe command: %s" % (last or "command not found")
     return "The probe exited with status %s%s" % (code, ": " + last if last else "")
+
+
+# Exit codes after which waiting and reconnecting cannot help.
+FATAL_EXITS = frozenset({EXIT_NO_PYTHON, EXIT_PYTHON_TOO_OLD, EXIT_PROBE_CRASHED, 127,
+                         EXIT_PYTHON_NOT_FOUND, EXIT_NO_WRITABLE_DIR, EXIT_UPLOAD_FAILED,
+                         EXIT_USAGE})

@@ -43,7 +43,7 @@ class FleetSession(RemoteSession):
 class Fleet:
     def __init__(self, hosts: List[FleetHost], config, ledger=None, ssh_config=None,
                  concurrency=CONCURRENT_CONNECTS, ask_trust=None, remote_python=None,
-                 on_change=None, clock=time.time):
+                 on_change=None, clock=time.time, asker_for=None):
         self.config = config
         self.gate = asyncio.Semaphore(concurrency)
         self.boxes: List[FleetBox] = []
@@ -58,12 +58,13 @@ class Fleet:
                 continue
             try:
                 target = ssh.Target.parse(h.host, ssh_config=ssh_config)
-            except (ssh.ConnectError, ValueError) as exc:
+            except (ssh.ConnectError, ValueError) as exc:  # DestinationError is a ValueError
                 box.on_state("failed", str(exc))
                 continue
             self.sessions[h.host] = FleetSession(
                 target, simulate=cfg.simulate, remote_dir=cfg.remote_dir, ask_trust=ask_trust,
-                remote_python=remote_python, gate=self.gate, box=box)
+                remote_python=remote_python, gate=self.gate, box=box,
+                asker=asker_for(h.host) if asker_for else None)  # password dialogs, per box
 
     def box(self, host) -> Optional[FleetBox]:
         return next((b for b in self.boxes if b.host == host), None)
@@ -129,7 +130,7 @@ class Fleet:
 
 
 def open_fleet(hosts=None, ssh_config=None, remote_python=None, ask_trust=None, on_change=None,
-               config=None, ledger=None):
+               config=None, ledger=None, asker_for=None):
     """The Fleet of `hosts` (or the default fleet: open ledger sessions + config hosts),
     with the ledger and config it reads, plus notices for the user (config/ledger problems)."""
     from tui.core.config import Config
@@ -147,7 +148,8 @@ def open_fleet(hosts=None, ssh_config=None, remote_python=None, ask_trust=None, 
     rows = ledger.sessions() if ledger is not None else []
     names = [h for h in (config.data.get("hosts") or {}) if isinstance(h, str)]
     fleet = Fleet(fleet_hosts(rows, names, hosts), config, ledger, ssh_config=ssh_config,
-                  ask_trust=ask_trust, remote_python=remote_python, on_change=on_change)
+                  ask_trust=ask_trust, remote_python=remote_python, on_change=on_change,
+                  asker_for=asker_for)
     notices.extend(config.problems)
     return fleet, notices
 

@@ -20,6 +20,34 @@ class ProbeError(Exception):
     """The probe refused a request or could not be talked to."""
 
 
+class IncompatibleProbe(ProbeError):
+    """The probe's hello speaks another protocol: redeploy, do not retry as is."""
+
+
+class ProbeStartError(ProbeError):
+    """The probe said why it cannot start (its error line before any hello)."""
+
+    def __init__(self, text, exit_code=None):
+        super().__init__(text)
+        self.exit_code = exit_code
+
+
+HELLO_MARK = b'{"type":"hello"'
+
+
+def hello_in_noise(line):
+    """The hello message inside a line that has noise glued in front of it (a banner
+    printed without a newline by ~/.bashrc), or None."""
+    at = line.rfind(HELLO_MARK)
+    if at <= 0:
+        return None
+    try:
+        msg = protocol.decode(line[at:])
+    except protocol.ProtocolError:
+        return None
+    return msg if msg["type"] == protocol.HELLO else None
+
+
 class ProbeClient:
     def __init__(self, reader, writer, on_push=None):
         self.reader, self.writer = reader, writer
@@ -42,14 +70,20 @@ class ProbeClient:
                 msg = protocol.decode(line)
             except protocol.ProtocolError as exc:
                 # e.g. a noisy .bashrc printing a banner: skip until the hello
-                self._skip(line, exc)
-                continue
+                msg = hello_in_noise(line)
+                if msg is None:
+                    self._skip(line, exc)
+                    continue
             if msg["type"] == protocol.HELLO:
                 break
+            if msg["type"] == protocol.ERROR and msg.get("id") is None:
+                code = msg.get("exit")
+                raise ProbeStartError(str(msg.get("error") or "the probe could not start"),
+                                      code if isinstance(code, int) else None)
             self._skip(line, "expected hello first")
         problem = protocol.check_compatible(msg)
         if problem:
-            raise ProbeError(problem)
+            raise IncompatibleProbe(problem)
         self.hello = msg
         self._write(protocol.hello("gputui", __version__, ("samples", "backfill")))
         self._reader_task = asyncio.ensure_future(self._read_loop())

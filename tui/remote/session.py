@@ -3,10 +3,13 @@
 The session owns the connection and pushes what arrives to a listener; it stores no
 history itself (``tui.state`` does). It reconnects by itself after transient
 failures with capped exponential backoff and jitter, resubscribing from the last
-sequence number it saw so the daemon fills the gap.
+sequence number it saw so the daemon fills the gap. How the probe is started
+(exec channel or a PTY-only proxy's terminal) is ``tui.remote.transports``; failures
+that waiting cannot heal raise FatalError and end the loop with the reason.
 """
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -15,13 +18,14 @@ from typing import Awaitable, Callable, Optional
 import asyncssh
 
 from remote_probe import protocol
-from tui.remote import bootstrap, ssh
-from tui.remote.probe_bundle import build_probe, probe_filename
-from tui.remote.probe_client import ProbeClient, ProbeError
+from tui.remote import ssh, transports
+from tui.remote.probe_bundle import build_probe
+from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
 log = logging.getLogger("gputui.session")
 
 PING_EVERY = 5.0
+SFTP_START_TIMEOUT = 10.0  # noise from a chatty shell can leave the SFTP handshake hanging
 PREFLIGHT_TIMEOUT = 240.0  # a matmul per GPU in the training env, each step with its own timeout
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 30.0
@@ -29,6 +33,9 @@ BACKOFF_CAP = 30.0
 
 # What a request to the probe raises when the box refuses, the link drops or time runs out.
 REQUEST_ERRORS = (ProbeError, asyncio.TimeoutError, OSError)
+
+
+READY_WAIT = 20.0  # seconds a request waits for a connecting session to become live
 
 
 class FatalError(ssh.ConnectError):
@@ -64,6 +71,9 @@ class Listener:
     def on_jobs(self, jobs):
         pass
 
+    def on_notice(self, text):
+        """Something the user should know that is not a failure (a fallback taken)."""
+
 
 def backoff_delay(attempt, rng=random.random):
     """Seconds before reconnect attempt N (1-based): 1, 2, 4, ... capped, with jitter."""
@@ -71,47 +81,13 @@ def backoff_delay(attempt, rng=random.random):
     return round(base * (0.5 + 0.5 * rng()), 2)
 
 
-async def deploy_probe(conn, remote_dir=None):
-    """Upload the probe zipapp if the box lacks this exact build. -> True if uploaded."""
-    data, sha = build_probe()
-    directory = remote_dir or bootstrap.DEFAULT_REMOTE_DIR
-    final = "%s/%s" % (directory.rstrip("/"), probe_filename(sha))
-    try:
-        async with conn.start_sftp_client() as sftp:
-            await sftp.makedirs(directory, exist_ok=True)
-            if await sftp.exists(final):
-                return False
-            # temp name + rename: a dropped upload never leaves a truncated probe behind
-            tmp = "%s.tmp-%06x" % (final, random.getrandbits(24))
-            try:
-                async with sftp.open(tmp, "wb") as f:
-                    await f.write(data)
-                try:
-                    await sftp.posix_rename(tmp, final)
-                except asyncssh.SFTPOpUnsupported:
-                    await sftp.rename(tmp, final)
-            except BaseException:
-                try:
-                    await sftp.remove(tmp)
-                except (asyncssh.Error, OSError):
-                    pass
-                raise
-    except asyncssh.SFTPError as exc:
-        hint = " (is the box's disk full? check `df -h ~`)" if exc.code in (
-            asyncssh.FX_FAILURE, getattr(asyncssh, "FX_NO_SPACE_ON_FILESYSTEM", -1)) else ""
-        raise FatalError("Could not upload the probe to %s on the box: %s%s"
-                         % (directory, exc.reason or exc, hint))
-    except asyncssh.ChannelOpenError as exc:
-        raise FatalError("The box refused an SFTP session (needed to deploy the probe): %s"
-                         % exc.reason)
-    return True
-
-
 class RemoteSession:
     def __init__(self, target, simulate=None, remote_dir=None, listener=None,
                  ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None,
-                 remote_python=None):
+                 remote_python=None, asker=None):
         self.target = target
+        # passwords/passphrases typed for this run live here (memory only) for reconnects
+        self.credentials = ssh.Credentials(asker)
         self.remote_python = remote_python
         self.simulate = simulate
         self.remote_dir = remote_dir
@@ -131,11 +107,22 @@ class RemoteSession:
         self.next_attempt_at = None  # monotonic time of the next reconnect attempt
         self._retry_now = asyncio.Event()
         self._closing = False
+        # "exec" until the box refuses an exec channel the way PTY-only proxies do;
+        # then "pty" for the rest of this session (reconnects skip the refused try).
+        self.transport_name = transports.EXEC
+        self.pty_reason = ""
+        self.notices = []
+        self.deploy_seconds = None  # NEED -> GOT of the last probe upload
+        self.remote_state_dir = None  # where the probe lives on the box, as the box said
+        self.sftp_refused = None  # why SFTP failed on this connection (files go via the probe)
+        self._state_changed = asyncio.Event()
 
     # -- events ----------------------------------------------------------------
     def _set_state(self, state, detail=""):
         self.state = state
         self.listener.on_state(state, detail)
+        self._state_changed.set()  # wakes requests waiting for the session to be live
+        self._state_changed = asyncio.Event()
 
     def _on_push(self, msg):
         kind = msg["type"]
@@ -158,7 +145,7 @@ class RemoteSession:
     async def _connect_ssh(self):
         while True:
             try:
-                return await ssh.connect(self.target)
+                return await ssh.connect(self.target, self.credentials)
             except ssh.UnknownHostKey as exc:
                 if self.ask_trust is None or not await self.ask_trust(exc):
                     raise FatalError(str(exc) + " - not trusted; nothing was sent to the box")
@@ -167,51 +154,93 @@ class RemoteSession:
                 raise FatalError(str(exc))
             except ssh.ConnectError as exc:
                 cause = exc.__cause__
-                if isinstance(cause, (asyncssh.PermissionDenied, asyncssh.HostKeyNotVerifiable)):
+                if isinstance(exc, ssh.NotRetryable) or isinstance(
+                        cause, (asyncssh.PermissionDenied, asyncssh.HostKeyNotVerifiable)):
                     raise FatalError(str(exc))
                 raise
 
+    @property
+    def transport_label(self):
+        """Which transport carries the probe, for the header."""
+        return transports.LABELS[self.transport_name]
+
+    def _notice(self, text):
+        if text not in self.notices:
+            self.notices.append(text)
+            log.info("notice: %s", text)
+            self.listener.on_notice(text)
+
     async def _start_probe(self, mode="attach"):
-        """Run the bootstrap; deploy on 'probe missing' and run it again."""
-        _data, sha = build_probe()
-        for _ in range(2):
-            cmd = bootstrap.probe_command(
-                sha, mode=mode, simulate=self.simulate, remote_dir=self.remote_dir,
-                candidates=(self.remote_python,) if self.remote_python else bootstrap.PYTHON_CANDIDATES)
-            process = await self.conn.create_process(cmd, encoding=None)
-            client = ProbeClient(process.stdout, process.stdin, on_push=self._on_push)
+        """Start the probe over this session's transport; switch to the terminal
+        transport when the box refuses exec like a PTY-only proxy; redeploy once when
+        the probe there speaks another protocol."""
+        data, sha = build_probe()
+        plan = transports.Plan(data, sha, mode=mode, simulate=self.simulate,
+                               remote_dir=self.remote_dir, remote_python=self.remote_python)
+        for _ in range(3):
             try:
-                await client.start()
-                return process, client
-            except (ProbeError, asyncio.TimeoutError) as exc:
-                stderr = b""
-                try:
-                    # wait() drains the streams and hands back what stderr said
-                    done = await asyncio.wait_for(process.wait(), 5)
-                    stderr = done.stderr or b""
-                except asyncio.TimeoutError:
-                    process.close()
-                except (asyncssh.Error, OSError):
-                    pass
-                code = process.exit_status
-                stderr = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
-                if code == protocol.EXIT_PROBE_MISSING:
-                    self._set_state(DEPLOYING)
-                    self.uploaded = await deploy_probe(self.conn, self.remote_dir)
-                    continue
-                if code in (protocol.EXIT_NO_PYTHON, protocol.EXIT_PYTHON_TOO_OLD,
-                            protocol.EXIT_PROBE_CRASHED, 127):
-                    raise FatalError(bootstrap.explain_exit(code, stderr))
-                if code is not None:
-                    raise ssh.ConnectError(bootstrap.explain_exit(code, stderr))
-                raise ssh.ConnectError("The probe did not answer: %s" % exc)
-        raise FatalError("The probe could not be deployed (it is still missing after upload)")
+                started = await transports.start(
+                    self.conn, self.transport_name, plan, on_push=self._on_push,
+                    on_deploying=lambda: self._set_state(DEPLOYING), why=self.pty_reason)
+            except transports.PtyOnly as exc:
+                log.info("exec refused (%s): switching to the terminal transport", exc)
+                self.transport_name, self.pty_reason = transports.PTY, str(exc)
+                self._notice("This box allows only a terminal (PTY) session (%s); "
+                             "gputui runs its probe through the terminal" % exc)
+                continue
+            except IncompatibleProbe as exc:
+                if plan.replace:
+                    raise FatalError("The probe on the box still speaks another protocol after "
+                                     "a redeploy (%s). Remove %s on the box and connect again."
+                                     % (exc, self.remote_state_dir or "~/.cache/gputui"))
+                log.info("%s", exc)
+                plan.replace = True
+                self._set_state(DEPLOYING, "the probe there speaks another protocol; redeploying")
+                continue
+            except transports.StartFailed as exc:
+                if exc.fatal:
+                    raise FatalError(str(exc)) from exc
+                raise
+            self.uploaded = self.uploaded or started.uploaded
+            if started.uploaded:
+                self.deploy_seconds = started.deploy_seconds
+            self.remote_state_dir = started.remote_dir
+            for note in started.notes:
+                self._notice(note)
+            return started.process, started.client
+        raise FatalError("The probe could not be started on the box")
+
+    @contextlib.asynccontextmanager
+    async def file_client(self):
+        """Something to download with (``tui.core.transfer.download``): SFTP where the box
+        offers it, else reads through the probe channel (PTY-only proxies, shells whose
+        noise breaks SFTP)."""
+        sftp = None
+        if self.transport_name == transports.EXEC and self.sftp_refused is None:
+            try:
+                sftp = await asyncio.wait_for(self.conn.start_sftp_client(), SFTP_START_TIMEOUT)
+            except (asyncssh.Error, OSError, asyncio.TimeoutError) as exc:
+                self.sftp_refused = str(exc) or exc.__class__.__name__
+                self._notice("SFTP does not work on this box (%s); files come through the "
+                             "probe channel" % self.sftp_refused)
+        if sftp is None:
+            yield transports.ProbeFiles(self.request)
+            return
+        try:
+            yield sftp
+        finally:
+            sftp.exit()
+            try:
+                await asyncio.wait_for(sftp.wait_closed(), 3)
+            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                pass
 
     async def open(self):
         """Connect, start the probe and subscribe. Raises ConnectError/FatalError."""
         self._set_state(CONNECTING if self.connects == 0 else RECONNECTING,
                         "attempt %d" % self.attempt if self.attempt else "")
         self.conn = await self._connect_ssh()
+        self.sftp_refused = None
         try:
             self._set_state(STARTING)
             self.process, self.client = await self._start_probe()
@@ -274,10 +303,19 @@ class RemoteSession:
             reply = await self.client.request(protocol.SNAPSHOT)
         return reply
 
-    async def request(self, kind, **params):
-        """A request to the live probe; ProbeError when there is no live connection."""
-        if self.client is None or self.client.closed.is_set():
-            raise ProbeError("not connected to the box")
+    async def request(self, kind, wait_live=READY_WAIT, **params):
+        """A request to the live probe. Made while the session is still connecting (a key
+        pressed in the first second), it waits up to `wait_live` seconds for the session to
+        be live, then is sent; ProbeError when there is no live connection by then."""
+        deadline = time.monotonic() + wait_live
+        while self.client is None or self.client.closed.is_set() or self.state != LIVE:
+            left = deadline - time.monotonic()
+            if self._closing or self.state not in (CONNECTING, DEPLOYING, STARTING) or left <= 0:
+                raise ProbeError("not connected to the box (%s)" % self.state)
+            try:
+                await asyncio.wait_for(self._state_changed.wait(), left)
+            except asyncio.TimeoutError:
+                pass
         return await self.client.request(kind, **params)
 
     def retry_now(self):
@@ -362,18 +400,20 @@ class RemoteSession:
 
 
 async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None,
-                   preflight=None):
+                   preflight=None, asker=None):
     """One-shot: connect, start the probe, return the snapshot reply
     (inventory, sample, proc_meta, jobs); with `preflight` (request params) also the
     preflight facts under "preflight"."""
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
-                            remote_python=remote_python)
+                            remote_python=remote_python, asker=asker)
     session.conn = await session._connect_ssh()
     try:
         session.process, session.client = await session._start_probe()
         t0 = time.monotonic()
         reply = await session.fresh_snapshot()
         session._note_rtt(t0)
+        reply["transport"] = session.transport_name
+        reply["notices"] = list(session.notices)
         if preflight is not None:
             facts = await session.client.request(protocol.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
                                                  **preflight)

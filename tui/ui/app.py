@@ -5,6 +5,8 @@ shares: the session and its listener, DashboardState, the billing clock, autosto
 the one handler for failed background work."""
 
 import logging
+import os
+import time
 from typing import Iterable
 
 from textual import on
@@ -17,14 +19,16 @@ from remote_probe import protocol
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
+from tui.core.boxtext import visible
 from tui.core.config import Config
+from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.jobs import attach_argv
 from tui.core.ledger import Ledger, LedgerError
 from tui.core.state import DashboardState
 from tui.remote.session import FAILED, Listener, RemoteSession
 from tui.ui.background import background, failure_text
 from tui.ui.screens.dashboard import DashboardScreen
-from tui.ui.screens.modals import HelpScreen, HostKeyScreen
+from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.screens.tmux import TmuxScreen, default_hand_off
 
 log = logging.getLogger("gputui.ui")
@@ -60,6 +64,7 @@ class _AppListener(Listener):
         self._changed()
 
     def on_sample(self, sample):
+        self.app.sample_received = time.time()
         self.app.state.add_sample(sample)
         self.app.billing.on_sample(sample)
         self._changed()
@@ -78,6 +83,9 @@ class _AppListener(Listener):
     def on_latency(self, ms):
         self.app.state.rtt_ms = ms
 
+    def on_notice(self, text):
+        self.app.notify(text, severity="warning", timeout=15, markup=False)  # box text is data
+
 
 class GputuiApp(App):
     CSS_PATH = "app.tcss"
@@ -94,7 +102,8 @@ class GputuiApp(App):
         super().__init__()
         self.state = DashboardState(host_label or target.host)
         self.config = config if config is not None else Config.load()
-        self.host_key = target.host  # config and ledger key: the name given to `connect`
+        # config and ledger key: the alias or user@host:port (a pasted command lands on the same row)
+        self.host_key = getattr(target, "key", None) or target.host
         self.host_cfg = self.config.host(self.host_key)
         self.keymap = self.config.keymap()
         self.startup_notices = list(self.config.problems)
@@ -120,9 +129,46 @@ class GputuiApp(App):
         self.attach_argv = lambda session_id: attach_argv(self.session.target, session_id)
         self.session = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
-            ask_trust=self.ask_trust, remote_python=remote_python)
+            ask_trust=self.ask_trust, remote_python=remote_python,
+            asker=DialogAsker(self, self.host_key))  # password/passphrase dialogs (issue 9)
         self.stop_daemon_on_exit = stop_daemon_on_exit
+        self.crash = None  # the exception that ended the app, if one did (see _handle_exception)
+        self.crash_log = None
+        self.crash_log_file = None  # where a crash is logged; None: the state dir's crash.log
         self.set_keymap(self.keymap)
+
+    def notify(self, message, *, title="", severity="information", timeout=None, markup=False):
+        """Every toast is plain text: messages carry box text (paths, argv, probe errors),
+        so markup is off and control characters are shown, whoever calls this."""
+        super().notify(visible(message, keep_newlines=True), title=visible(title),
+                       severity=severity, timeout=timeout, markup=False)
+
+    def _handle_exception(self, error):
+        """A crash: the full traceback goes to the crash log, the terminal gets one line
+        (tui.cli.app_exit) and the exit status is not 0. Textual's own handling still runs
+        (it stops the app and lets run_test re-raise in tests); only its multi-screen
+        traceback print is dropped."""
+        if self.crash is None:
+            self.crash = error
+            self.crash_log = write_crash_log(error, self.crash_log_file or crash_log_path())
+            log.error("gputui crashed", exc_info=error)
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
+
+    # Bench mode (bench/latency.py): GPUTUI_FRAME_LOG=FILE records, for the first frame written
+    # to the terminal after each new sample, "frame_time seq sample_time" (sample->screen).
+    _frame_log = os.environ.get("GPUTUI_FRAME_LOG")
+    _frame_seq = None
+    sample_received = 0.0
+
+    def _display(self, screen, renderable):
+        super()._display(screen, renderable)
+        sample = self.state.sample
+        if self._frame_log and renderable is not None and sample and sample.get("seq") != self._frame_seq:
+            self._frame_seq = sample.get("seq")
+            with open(self._frame_log, "a") as f:
+                f.write("%.6f %s %.6f %.6f\n" % (time.time(), sample.get("seq"), sample.get("t") or 0,
+                                                   self.sample_received))
 
     def get_default_screen(self) -> Screen:
         return DashboardScreen()
@@ -139,7 +185,9 @@ class GputuiApp(App):
         self.set_interval(1.0, self.tick)
 
     def tick(self):
-        if self.dashboard.ready:
+        # A sample that arrived within the last second already redrew the header and the
+        # meter: one repaint per second, not two (issue 12).
+        if self.dashboard.ready and time.monotonic() - self.dashboard.last_refresh > 0.9:
             self.dashboard.refresh_status()
             self.dashboard.refresh_billing()
         for kind, level, budget in self.billing.new_budget_warnings():
@@ -159,6 +207,7 @@ class GputuiApp(App):
         await self.session.run()
 
     def reconnect(self):
+        self.notify("Reconnecting to %s now…" % self.host_key, timeout=4, markup=False)
         if self.session.state == FAILED:
             self.run_session()
         else:
@@ -166,13 +215,17 @@ class GputuiApp(App):
 
     async def ask_trust(self, exc):
         return await self.push_screen_wait(
-            HostKeyScreen(exc.host if exc.port in (None, 22) else "%s:%s" % (exc.host, exc.port),
+            HostKeyScreen(exc.label,  # names the jump host when the unknown key is a hop's
                           exc.algorithm, exc.fingerprint, exc.known_hosts_file))
 
     @on(StateChanged)
     def state_changed(self, _event=None):
         if self.dashboard.ready:
+            t0 = time.time()
             self.dashboard.refresh_view()
+            if self._frame_log:
+                with open(self._frame_log + ".view", "a") as f:
+                    f.write("%.6f %.6f\n" % (t0 - self.sample_received, time.time() - t0))
         if isinstance(self.screen, TmuxScreen) and self._jobs_shown != self.jobs_version:
             self._jobs_shown = self.jobs_version
             self.screen.refresh_panes()

@@ -45,6 +45,9 @@ def demo_app(box, scenario):
 
 
 async def run_demo(scenario="a100x2"):
+    """-> the app after it exits (tui.cli.app_exit turns a crash into one line and a status)."""
+    from tui.core.crash import crash_log_path
+    crash_log = crash_log_path()  # the user's, not the sandbox's: it outlives the demo
     # asyncssh leaves a cleanup coroutine unawaited when a channel is cut at exit.
     warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awaited")
     box = await DemoBox().start()
@@ -61,6 +64,7 @@ async def run_demo(scenario="a100x2"):
     try:
         with local_dirs_inside(box.dir):
             app = demo_app(box, scenario)
+            app.crash_log_file = crash_log
             await app.run_async()
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -68,4 +72,4 @@ async def run_demo(scenario="a100x2"):
         if app is not None:
             await app.session.close(stop_daemon=True)
         await box.stop()
-    return app.return_code if app is not None else 1
+    return app

@@ -7,6 +7,7 @@ the fleet reconnects nothing."""
 
 import asyncio
 import logging
+import time
 
 from textual.app import App
 from textual.binding import Binding
@@ -16,6 +17,7 @@ from tui.core import fleet as fleet_core
 from tui.core.billing import format_money
 from tui.core.config import Config
 from tui.core.jobs import attach_argv
+from tui.core.state import DashboardState
 from tui.remote.fleet import open_fleet
 from tui.ui.app import GputuiApp, StateChanged
 from tui.ui.screens.dashboard import DashboardScreen
@@ -38,9 +40,11 @@ class FleetApp(GputuiApp):
         self.config = config if config is not None else Config.load()
         self.keymap = self.config.keymap()
         if fleet is None:
+            from tui.ui.screens.modals import DialogAsker
             fleet, notices = open_fleet(hosts, ssh_config=ssh_config, remote_python=remote_python,
                                         ask_trust=self.ask_trust, on_change=self._box_changed,
-                                        config=self.config, ledger=ledger)
+                                        config=self.config, ledger=ledger,
+                                        asker_for=lambda host: DialogAsker(self, host))
         else:
             notices = []
         self.fleet = fleet
@@ -52,6 +56,10 @@ class FleetApp(GputuiApp):
         self._jobs_shown = -1
         self._rung = set()  # hosts whose alarm bell has rung
         self.stop_daemon_on_exit = False
+        self.crash = None  # as GputuiApp: the exception that ended the app, and its log
+        self.crash_log = None
+        self.crash_log_file = None
+        self._no_box = DashboardState("")  # what `state` is while the fleet is empty
         self.hand_off_terminal = default_hand_off
         self.attach_argv = lambda session_id: attach_argv(self.session.target, session_id)
         self.set_keymap(self.keymap)
@@ -59,7 +67,7 @@ class FleetApp(GputuiApp):
     # -- the selected box, as the one-box screens expect it ----------------------------
     @property
     def state(self):
-        return self.current.state
+        return self.current.state if self.current is not None else self._no_box
 
     @property
     def billing(self):
@@ -107,8 +115,7 @@ class FleetApp(GputuiApp):
         from tui.ui.screens.modals import HostKeyScreen
         answer = asyncio.get_running_loop().create_future()
         self.push_screen(
-            HostKeyScreen(exc.host if exc.port in (None, 22) else "%s:%s" % (exc.host, exc.port),
-                          exc.algorithm, exc.fingerprint, exc.known_hosts_file),
+            HostKeyScreen(exc.label, exc.algorithm, exc.fingerprint, exc.known_hosts_file),
             callback=lambda ok: answer.done() or answer.set_result(bool(ok)))
         return await answer
 
@@ -163,8 +170,10 @@ class FleetApp(GputuiApp):
             self._box_notices(box)
         if self.screen is self.fleet_screen:
             self.fleet_screen.refresh_rows(rows)
-        elif self._dashboard is not None and self.screen is self._dashboard:
-            self._dashboard.refresh_status()
+        elif (self._dashboard is not None and self.screen is self._dashboard
+              and self._dashboard.ready
+              and time.monotonic() - getattr(self._dashboard, "last_refresh", 0.0) > 0.9):
+            self._dashboard.refresh_status()  # as GputuiApp.tick: one repaint per second
             self._dashboard.refresh_billing()
         self.fleet.persist()
 

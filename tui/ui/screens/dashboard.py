@@ -9,20 +9,28 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from tui.core import billing
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.diagnosis import orphaned_workers
 from tui.core.jobs import unprotected_advice
+from tui.core.layout import compact_loaders, gpu_plan, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui.background import background
+from tui.ui.boxtext import box_text
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
-from tui.ui.widgets.billing_panel import BillingPanel, clock_text, render_billing
-from tui.ui.widgets.gpu_card import GpuCard
+from tui.ui.widgets.billing_panel import (
+    BillingPanel,
+    clock_text,
+    render_billing,
+    render_summary,
+)
+from tui.ui.widgets.gpu_panel import GpuPanel
 from tui.ui.widgets.host_panel import HostPanel
+from tui.ui.widgets.live import update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
@@ -31,7 +39,8 @@ from tui.ui.widgets.status_bar import StatusBar, render_status
 class DashboardScreen(Screen):
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort", id="sort", tooltip="Sort processes by the next column"),
-        Binding("S", "reverse_sort", "Reverse", id="reverse", tooltip="Reverse the process order"),
+        Binding("S", "reverse_sort", "Reverse", id="reverse", tooltip="Reverse the process order",
+                show=False),
         Binding("t", "app.tmux", "tmux", id="tmux",
                 tooltip="tmux sessions on the box: new job, attach, Ctrl-C, kill, rename"),
         Binding("d", "doctor", "Doctor", id="doctor",
@@ -46,43 +55,53 @@ class DashboardScreen(Screen):
 
     def __init__(self):
         super().__init__(id="dashboard")
-        self._card_count = -1
         self.ready = False  # composed and mounted: the app's updates can land
+        self.last_refresh = 0.0  # monotonic time of the last full refresh
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         yield Static(id="notice")
+        yield Static(id="summary")  # billing and host in one line when the right column is hidden
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield VerticalScroll(id="gpus")
+                yield GpuPanel(id="gpus")
                 yield LoaderPanel(id="loaders")
                 yield ProcessTable(id="procs")
             with VerticalScroll(id="right"):
                 yield BillingPanel(id="billing")
                 yield HostPanel(id="host")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         self.query_one("#procs", ProcessTable).border_title = "GPU processes"
         self.query_one("#host", HostPanel).border_title = "Host"
         self.query_one("#billing", BillingPanel).border_title = "Billing"
         self.query_one("#loaders", LoaderPanel).border_title = "DataLoaders"
+        self.query_one("#gpus", GpuPanel).border_title = "GPUs"
         self.ready = True
         self.refresh_view()
 
+    def on_resize(self, _event):
+        if self.ready:
+            self.refresh_view()
+
     # -- display -----------------------------------------------------------------
     def refresh_view(self):
+        self.last_refresh = time.monotonic()
         st = self.app.state
+        self.set_class(not right_column(self.size.width or 120), "narrow")
         self.refresh_status()
         self.refresh_notice()
         self.refresh_gpus()
         self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
         orphans = orphaned_workers(((st.jobs or {}).get("loaders") or {}).get("orphans") or [])
-        self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans)
+        self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
+                                                     compact=compact_loaders(self.size.height or 40))
         self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse)
         host = dict((st.sample or {}).get("host") or {}, disks=st.disks)
         self.query_one("#host", HostPanel).show(host, st.inventory.get("host") or {},
                                                 st.cpu_history)
+        self.refresh_billing()
 
     def refresh_status(self):
         app, st = self.app, self.app.state
@@ -91,14 +110,22 @@ class DashboardScreen(Screen):
             reconnect = (app.session.attempt, app.session.next_attempt_at - time.monotonic())
         text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
                              st.data_age(), st.inventory.get("driver"),
-                             st.inventory.get("cuda_driver"), app.billing.preset.name, reconnect)
-        text.append_text(clock_text(app.billing.figures()))
-        self.query_one("#status", StatusBar).update(text)
+                             st.inventory.get("cuda_driver"), app.billing.preset.name, reconnect,
+                             clock=clock_text(app.billing.figures()),
+                             transport=getattr(app.session, "transport_label", None),
+                             width=self.size.width or None)
+        update_text(self.query_one("#status", StatusBar), text)
 
     def refresh_billing(self):
         app = self.app
-        self.query_one("#billing", BillingPanel).update(
-            render_billing(app.billing.figures(), app.autostop, now=time.time()))
+        figures = app.billing.figures()
+        if right_column(self.size.width or 120):
+            update_text(self.query_one("#billing", BillingPanel),
+                        render_billing(figures, app.autostop, now=time.time()))
+        else:
+            host = (app.state.sample or {}).get("host") or {}
+            update_text(self.query_one("#summary", Static),
+                        render_summary(figures, app.autostop, host, self.size.width))
 
     def refresh_notice(self):
         st = self.app.state
@@ -119,24 +146,28 @@ class DashboardScreen(Screen):
         notice.set_class(text is not None, "shown")
         notice.set_class(kind == "error", "error")
         notice.set_class(kind == "warn", "warn")
-        notice.update(text or "")
+        update_text(notice, box_text(text or ""))  # argv, errors from the box: text, not markup
 
     def refresh_gpus(self):
         st = self.app.state
-        box = self.query_one("#gpus", VerticalScroll)
+        panel = self.query_one("#gpus", GpuPanel)
         count = len(st.gpus)
-        if count != self._card_count:
-            box.remove_children()
-            box.mount_all([GpuCard(i, id="gpu-%d" % i) for i in range(count)])
-            box.set_class(count == 1, "one")
-            box.display = count > 0
-            self._card_count = count
-            self.call_after_refresh(self.refresh_gpus)
+        panel.display = count > 0
+        if not count:
             return
-        for i, dyn in enumerate(st.gpus):
-            cards = box.query("#gpu-%d" % i)
-            if cards:  # not mounted yet: the next refresh fills it
-                cards.first(GpuCard).show(st.gpu_static(i), dyn, st.gpu_history.get(i, ()))
+        plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows())
+        panel.show([st.gpu_static(i) for i in range(count)], st.gpus,
+                   [st.gpu_history.get(i, ()) for i in range(count)], plan)
+
+    def fixed_rows(self):
+        """Rows outside the GPU panel and the process table: header, footer, notice, summary,
+        dataloader panel."""
+        rows = 2
+        for wid in ("#notice", "#summary", "#loaders"):
+            w = self.query_one(wid)
+            if w.display and w.styles.display != "none":
+                rows += w.outer_size.height
+        return rows
 
     # -- actions -----------------------------------------------------------------
     def action_release(self):
@@ -155,9 +186,9 @@ class DashboardScreen(Screen):
         self.app.state.sort_reverse = not self.app.state.sort_reverse
         self.refresh_view()
 
-    @on(DataTable.HeaderSelected)
+    @on(ProcessTable.SortRequested)
     def sort_by_header(self, event):
-        self.app.state.sort_by(event.column_key.value)
+        self.app.state.sort_by(event.key)
         self.refresh_view()
 
     def action_retry(self):

@@ -8,6 +8,7 @@ from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
 from tui.core.preflight import worst
 from tui.ui.background import background
+from tui.ui.boxtext import box_text
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
@@ -35,12 +36,12 @@ class DoctorScreen(Screen):
         yield Static(id="doctor-head")
         yield LoadingIndicator(id="doctor-busy")
         yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#checks", DataTable)
         table.add_columns("", "CHECK", "RESULT")
-        table.border_title = "Preflight of %s" % self.app.state.host_label
+        table.border_title = box_text("Preflight of %s" % self.app.state.host_label)
         if self.app.preflight_checks is not None:
             self.show(self.app.preflight_checks)
         else:
@@ -52,7 +53,8 @@ class DoctorScreen(Screen):
         table.clear()
         for c in checks:
             mark, style = MARK[c.verdict]
-            table.add_row(Text(mark, style=style), c.name, Text(c.reason, style=style if c.verdict != "pass" else ""))
+            table.add_row(Text(mark, style=style), box_text(c.name),
+                          box_text(c.reason, style=style if c.verdict != "pass" else ""))
         verdict = worst(checks)
         self.query_one("#doctor-head", Static).update(Text(summary(checks).replace(" — press d", ""),
                                                            style=MARK[verdict][1]))

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Footer, Static
 from tui.core import fleet
 from tui.core.billing import format_money
 from tui.ui.background import background
+from tui.ui.boxtext import box_text
 
 COLUMNS = (("host", "HOST"), ("state", "STATE"), ("gpus", "GPUS util · VRAM"), ("jobs", "JOBS"),
            ("unprotected", "UNPR"), ("idle", "IDLE"), ("cost", "COST"), ("rate", "RATE"),
@@ -50,7 +51,7 @@ def gpu_cell(row: fleet.BoxRow):
 def row_cells(row: fleet.BoxRow):
     """The cells of one row, all Text."""
     live = row.state == fleet.LIVE
-    host = Text(row.host, style="bold red" if row.burning else "bold")
+    host = box_text(row.host, style="bold red" if row.burning else "bold")
     if row.burning:
         host.append(" ⚠", style="bold red")
     money = lambda v: Text(format_money(v, row.currency), justify="right")  # noqa: E731
@@ -70,7 +71,7 @@ def row_cells(row: fleet.BoxRow):
              "bold red" if (row.autostop or "").startswith("countdown") else ""),
         Text(row.checklist or "—", style={"pass": "green", "warn": "yellow",
                                           "fail": "red"}.get(row.checklist, "")),
-        Text(fleet.visible(note)[:40], style="red" if row.burning else "dim"),
+        box_text(note, style="red" if row.burning else "dim", limit=40),
     ]
 
 

@@ -1,5 +1,7 @@
 """Modal screens: help, host-key trust."""
 
+import math
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -8,6 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from tui.core.billing import next_clock_time
+from tui.core.boxtext import visible
+from tui.ui.boxtext import box_text
 
 
 class HelpScreen(ModalScreen[None]):
@@ -16,7 +20,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 76; max-height: 80%; border: thick $primary;
+    HelpScreen > VerticalScroll { width: 76; max-width: 100%; max-height: 80%; border: thick $primary;
                                   background: $surface; padding: 1 2; height: auto; }
     """
 
@@ -45,7 +49,11 @@ class HelpScreen(ModalScreen[None]):
 
 
 class HostKeyScreen(ModalScreen[bool]):
-    """Unknown host key: show the fingerprint, trust only on an explicit yes."""
+    """Unknown host key: show the fingerprint, trust only on an explicit yes.
+
+    "Do not trust" has the focus, so Enter (or a stray key press) never trusts."""
+
+    AUTO_FOCUS = "#no"
 
     BINDINGS = [
         Binding("y", "answer(True)", "Trust and connect", id="hostkey.yes"),
@@ -53,7 +61,7 @@ class HostKeyScreen(ModalScreen[bool]):
     ]
     DEFAULT_CSS = """
     HostKeyScreen { align: center middle; }
-    HostKeyScreen > Vertical { width: 84; height: auto; border: thick $warning;
+    HostKeyScreen > Vertical { width: 84; max-width: 100%; height: auto; border: thick $warning;
                                background: $surface; padding: 1 2; }
     HostKeyScreen Horizontal { height: auto; margin-top: 1; }
     HostKeyScreen Button { margin-right: 2; }
@@ -68,14 +76,14 @@ class HostKeyScreen(ModalScreen[bool]):
         with Vertical():
             yield Label(Text("Unknown host key", style="bold yellow"))
             yield Static(Text.assemble(
-                "gputui has never connected to ", (self.host, "bold"), " before.\n\n",
-                "%s key fingerprint:\n" % self.algorithm,
-                ("  %s\n\n" % self.fingerprint, "bold cyan"),
+                "gputui has never connected to ", (visible(self.host), "bold"), " before.\n\n",
+                "%s key fingerprint:\n" % visible(self.algorithm),
+                ("  %s\n\n" % visible(self.fingerprint), "bold cyan"),
                 "Compare it with the one your provider shows (or `ssh-keygen -lf` on the box).\n"
-                "Trusting adds it to %s." % self.known_hosts_file))
+                "Trusting adds it to %s." % visible(self.known_hosts_file)))
             with Horizontal():
+                yield Button("Do not trust (n)", id="no", variant="primary")
                 yield Button("Trust (y)", id="yes", variant="warning")
-                yield Button("Cancel (n)", id="no", variant="primary")
 
     def on_button_pressed(self, event):
         self.dismiss(event.button.id == "yes")
@@ -90,7 +98,7 @@ class RateScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="rate.cancel")]
     DEFAULT_CSS = """
     RateScreen { align: center middle; }
-    RateScreen > Vertical { width: 70; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    RateScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     RateScreen Input, RateScreen Select { margin-bottom: 1; }
     RateScreen #error { color: $error; height: auto; }
     """
@@ -131,7 +139,7 @@ class RateScreen(ModalScreen):
         raw = self.query_one("#rate", Input).value.strip()
         try:
             rate = float(raw)
-            if rate < 0:
+            if not math.isfinite(rate) or rate < 0:
                 raise ValueError
         except ValueError:
             self.query_one("#error", Static).update("Enter a price like 2.58 (a number ≥ 0).")
@@ -149,7 +157,7 @@ class AutostopScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="autostop.cancel")]
     DEFAULT_CSS = """
     AutostopScreen { align: center middle; }
-    AutostopScreen > Vertical { width: 84; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    AutostopScreen > Vertical { width: 84; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
     AutostopScreen Input { margin-bottom: 1; }
     AutostopScreen #error { color: $error; height: auto; }
     """
@@ -165,7 +173,7 @@ class AutostopScreen(ModalScreen):
             yield Label(Text("Arm autostop on %s" % self.host, style="bold yellow"))
             yield Static(id="what", content=Text.assemble(
                 "The probe on the box will run, as you on the box:\n\n",
-                ("  %s\n\n" % self.command, "bold"),
+                ("  %s\n\n" % visible(self.command), "bold"),
                 "when a condition below is met, after a %d s warning to every tmux client, "
                 "terminal and this app. It works with your laptop closed. Cancel any time "
                 "with a, or on the box: ~/.cache/gputui/cancel-autostop" % self.grace))
@@ -186,6 +194,13 @@ class AutostopScreen(ModalScreen):
         if event.button.id != "arm":
             self.dismiss(None)
             return
+        self.arm()
+
+    def on_input_submitted(self, _event):
+        """Enter in any field arms, like every other form in gputui."""
+        self.arm()
+
+    def arm(self):
         from textual.widgets import Input
 
         def number(widget_id):
@@ -210,11 +225,14 @@ class AutostopScreen(ModalScreen):
 
 
 class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question. A str question is box text (a session name, an argv, paths):
+    shown through box_text, never as markup; our own styling comes as a Text."""
+
     BINDINGS = [Binding("y", "answer(True)", "Yes", id="confirm.yes"),
                 Binding("n,escape", "answer(False)", "No", id="confirm.no")]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 70; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, question):
@@ -223,7 +241,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question)
+            yield Static(self.question if isinstance(self.question, Text)
+                         else box_text(self.question, keep_newlines=True))
             yield Static(Text("y: yes    n: no", style="bold"))
 
     def action_answer(self, yes):
@@ -236,3 +255,97 @@ def _is_clock_time(text):
         return True
     except ValueError:
         return False
+
+
+# -- logins (issue 9): password, keyboard-interactive, key passphrase -----------------------
+class PasswordScreen(ModalScreen):
+    """Masked answers to a login prompt, worded as the server words it.
+
+    Dismisses with the list of answers, or None on cancel. Server text is data: shown as
+    Text with control characters made visible, never as markup.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="password.cancel")]
+    DEFAULT_CSS = """
+    PasswordScreen { align: center middle; }
+    PasswordScreen > Vertical { width: 76; height: auto; border: thick $warning;
+                                background: $surface; padding: 1 2; }
+    PasswordScreen Input { margin-bottom: 1; }
+    PasswordScreen Horizontal { height: auto; }
+    PasswordScreen Button { margin-right: 2; }
+    """
+
+    def __init__(self, title, prompts, instructions=""):
+        super().__init__()
+        self.title_text, self.instructions = title, instructions
+        self.prompts = list(prompts)  # [(text, echo)]
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input
+
+        from tui.remote.asker import ssh_text
+        with Vertical():
+            yield Label(Text(ssh_text(self.title_text), style="bold yellow"))
+            if self.instructions:
+                yield Static(Text(ssh_text(self.instructions)))
+            for i, (prompt, echo) in enumerate(self.prompts):
+                yield Label(Text(ssh_text(prompt.strip())))
+                yield Input(password=not echo, id="answer-%d" % i)
+            yield Static(Text("Kept in memory for reconnects of this run only; written nowhere.",
+                              style="dim"))
+            with Horizontal():
+                yield Button("Log in (enter)", id="ok", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_input_submitted(self, event):
+        from textual.widgets import Input
+        inputs = list(self.query(Input))
+        i = inputs.index(event.input)
+        if i + 1 < len(inputs):
+            inputs[i + 1].focus()
+        else:
+            self._done()
+
+    def on_button_pressed(self, event):
+        if event.button.id == "ok":
+            self._done()
+        else:
+            self.dismiss(None)
+
+    def _done(self):
+        from textual.widgets import Input
+        self.dismiss([w.value for w in self.query(Input)])
+
+    def action_cancel(self):
+        self.dismiss(None)
+
+
+from tui.remote.asker import PromptAsker  # noqa: E402 - kept with the login dialogs
+
+
+class DialogAsker(PromptAsker):
+    """The app's answers to ssh's questions: masked dialogs over the dashboard."""
+
+    def __init__(self, app, host_key):
+        super().__init__(host_key)
+        self.app = app
+
+    async def ask_password(self, prompt):
+        answers = await self.app.push_screen_wait(
+            PasswordScreen("Password login: %s" % self.host_key, [(prompt, False)]))
+        return answers[0] if answers else None
+
+    async def ask_passphrase(self, keyfile):
+        answers = await self.app.push_screen_wait(PasswordScreen(
+            "Your key %s is encrypted" % keyfile, [("Passphrase for %s:" % keyfile, False)]))
+        return answers[0] if answers else None
+
+    async def ask_kbdint(self, name, instructions, prompts):
+        return await self.app.push_screen_wait(PasswordScreen(
+            name or "Login: %s" % self.host_key, prompts, instructions))
+
+    async def confirm(self, question):
+        return await self.app.push_screen_wait(ConfirmScreen(Text(question)))
+
+    def tell(self, message):
+        self.app.notify(message, timeout=15, markup=False)  # paths are data, not markup

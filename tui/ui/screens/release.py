@@ -19,9 +19,12 @@ from textual.widgets import (
     Static,
 )
 
-from tui.core.checklist import verdict
+from tui.core import format as fmt
+from tui.core.checklist import release_blockers, verdict
+from tui.core.layout import clip
 from tui.core.release import Release
 from tui.ui.background import background
+from tui.ui.boxtext import box_text, join
 from tui.ui.screens.modals import ConfirmScreen
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -33,7 +36,7 @@ class TypeToConfirm(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
-    TypeToConfirm > Vertical { width: 84; height: auto; border: thick $error; background: $surface; padding: 1 2; }
+    TypeToConfirm > Vertical { width: 84; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
     def __init__(self, host, command, problems):
@@ -42,11 +45,13 @@ class TypeToConfirm(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("Release %s" % self.host, style="bold red"))
-            text = Text.assemble("This runs on the box:\n\n", ("  %s\n\n" % self.command, "bold"))
+            yield Label(box_text("Release %s" % self.host, style="bold red"))
+            text = join("This runs on the box:\n\n", box_text("  %s" % self.command, style="bold"), "\n\n")
             if self.problems:
-                text.append("Waived or open items: %s\n\n" % ", ".join(self.problems), style="yellow")
-            text.append("Type the host name (%s) to confirm:" % self.host)
+                text.append_text(box_text("Waived or open items: %s" % ", ".join(self.problems),
+                                          style="yellow"))
+                text.append("\n\n")
+            text.append_text(box_text("Type the host name (%s) to confirm:" % self.host))
             yield Static(text, id="what")
             yield Input(id="confirm-name")
             with Horizontal():
@@ -66,7 +71,8 @@ class TypeToConfirm(ModalScreen):
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
-            self.query_one("#what", Static).update(Text("The name does not match %r." % self.host, style="bold red"))
+            self.query_one("#what", Static).update(box_text("The name does not match %r." % self.host,
+                                                            style="bold red"))
 
     def action_cancel(self):
         self.dismiss(False)
@@ -77,19 +83,23 @@ class ReleaseScreen(Screen):
         Binding("escape", "app.pop_screen", "Back", id="rel.back"),
         Binding("r", "recheck", "Re-check", id="rel.recheck", tooltip="Look at the box again"),
         Binding("g", "download", "Download", id="rel.download", tooltip="Download missing artifacts (resumable, sha256-verified)"),
-        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box"),
-        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment"),
+        Binding("v", "verify", "Verify", id="rel.verify", tooltip="Compare sha256 of every downloaded artifact with the box",
+                show=False),
+        Binding("e", "capture_env", "Capture env", id="rel.env", tooltip="Save pip freeze / conda env of the training environment",
+                show=False),
         Binding("k", "kill", "Kill", id="rel.kill", tooltip="Kill the GPU process of the selected item (confirm)"),
         Binding("x", "delete_temp", "Delete temp", id="rel.delete", tooltip="Delete the listed caches and leftovers (confirm)"),
         Binding("w", "waive", "Waive", id="rel.waive", tooltip="Accept the selected failing item knowingly (recorded)"),
-        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code"),
+        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip="tmux panel: stop jobs, commit code",
+                show=False),
         Binding("R", "release", "Release", id="rel.release", tooltip="Run the provider's release command"),
         Binding("m", "manual", "Released by hand", id="rel.manual",
-                tooltip="I'll release it in the provider console: close the billing session"),
+                tooltip="I'll release it in the provider console: close the billing session",
+                show=False),
     ]
     DEFAULT_CSS = """
     ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
-    ReleaseScreen #details { height: 12; border: round $primary-darken-1; }
+    ReleaseScreen #details { height: 30%; min-height: 5; border: round $primary-darken-1; }
     ReleaseScreen #rel-head { height: auto; padding: 0 1; }
     ReleaseScreen #progress { height: auto; display: none; padding: 0 1; }
     ReleaseScreen #progress.shown { display: block; }
@@ -113,12 +123,12 @@ class ReleaseScreen(Screen):
         yield DataTable(id="items", cursor_type="row")
         with VerticalScroll(id="details"):
             yield Static(id="details-text")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#items", DataTable)
         table.add_columns("", "CHECK", "RESULT", "FIX")
-        table.border_title = "Before releasing %s" % self.app.state.host_label
+        table.border_title = box_text("Before releasing %s" % self.app.state.host_label)
         app = self.app
         self.release = Release(app.host_key, app.session, app.host_cfg, app.billing.preset,
                                app.billing.session_key(app.state.inventory))
@@ -137,13 +147,18 @@ class ReleaseScreen(Screen):
         table = self.query_one("#items", DataTable)
         row = table.cursor_row
         table.clear()
+        # RESULT and FIX share what CHECK leaves; the details pane below has the full text.
+        name_w = max([len(i.name) for i in self.items] or [10])
+        rest = max(20, (table.size.width or 120) - name_w - 12)
+        result_w, fix_w = rest - rest * 9 // 20, rest * 9 // 20
         for i in self.items:
             mark, style = MARK[i.verdict]
             if i.waived:
                 mark, style = "~", "dim"
-            table.add_row(Text(mark, style=style), i.name,
-                          Text(i.reason + (" (waived)" if i.waived else ""), style=style if i.verdict != "pass" else ""),
-                          Text(i.fix or "", style="dim"), key=i.key)
+            table.add_row(Text(mark, style=style), box_text(i.name),
+                          box_text(i.reason + (" (waived)" if i.waived else ""),
+                                   style=style if i.verdict != "pass" else "", limit=result_w),
+                          box_text(i.fix or "", style="dim", limit=fix_w), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
         v = verdict(self.items)
@@ -159,11 +174,16 @@ class ReleaseScreen(Screen):
             return
         item = self.items[table.cursor_row]
         self.selected = item
-        t = Text()
-        t.append(item.name + ": ", style="bold")
-        t.append(item.reason + "\n")
-        for d in item.details:
-            t.append("  " + d + "\n")
+        t = box_text(item.name + ": ", style="bold")
+        t.append_text(box_text(item.reason))
+        t.append("\n")
+        if item.fix:
+            t.append("fix: ", style="bold")
+            t.append_text(box_text(item.fix, style="cyan"))
+            t.append("\n")
+        for d in item.details:  # paths, argv, tmux names from the box
+            t.append_text(box_text("  " + d))
+            t.append("\n")
         self.query_one("#details-text", Static).update(t)
 
     @on(DataTable.RowHighlighted)
@@ -173,7 +193,7 @@ class ReleaseScreen(Screen):
     def busy(self, on, text=None):
         self.query_one("#rel-busy").display = on
         if text:
-            self.query_one("#rel-head", Static).update(text)
+            self.query_one("#rel-head", Static).update(box_text(text))
 
     # -- actions -----------------------------------------------------------------
     @background('Checklist', group="release")
@@ -197,16 +217,21 @@ class ReleaseScreen(Screen):
         total_bar = self.query_one("#total-progress", ProgressBar)
 
         def progress(i, n, path, done, size, total_done, total):
-            self.query_one("#file-label", Label).update("file %d of %d: %s" % (i + 1, n, path))
+            self.query_one("#file-label", Label).update(
+                box_text("file %d of %d: %s" % (i + 1, n, path), limit=200))
             file_bar.update(total=max(1, size), progress=done)
             total_bar.update(total=max(1, total), progress=total_done)
         try:
             results = await self.release.download_missing(progress)
         finally:
             box.remove_class("shown")
+        problem = self.release.space_problem() if results else None
+        if problem:
+            self.app.notify(problem, severity="warning", timeout=20)
         bad = [r for r in results if r.status not in ("downloaded", "resumed", "up to date")]
-        for r in bad:
-            self.app.notify("%s: %s %s" % (r.remote, r.status, r.detail), severity="warning", timeout=15)
+        for r in bad:  # each failure says how to resume or remove its .part (transfer.Result)
+            self.app.notify("%s: %s — %s" % (r.remote, r.status, r.detail), severity="warning",
+                            timeout=20)
         self.app.notify("Downloaded %d file%s to %s" % (len(results) - len(bad), "" if len(results) - len(bad) == 1 else "s",
                                                        self.release.base), timeout=10)
         await self.release.gather()
@@ -235,9 +260,13 @@ class ReleaseScreen(Screen):
         if not rows:
             self.app.notify("No GPU process to kill")
             return
+        if self.release.kill_refused():
+            self.app.notify(self.release.kill_refused(), severity="warning", timeout=15, markup=False)
+            return
         target = rows[0]
         if not await self.app.push_screen_wait(ConfirmScreen(
-                "Kill pid %d `%s` (GPU %s, %s)?" % (target.pid, target.cmd[:50], target.gpu, target.gpu_mem))):
+                "Kill pid %d `%s` (GPU %s, %s of VRAM)?" % (target.pid, clip(target.cmd, 50), target.gpu,
+                                                         fmt.mib(target.gpu_mem)))):
             return
         result = await self.release.kill(target.pid)
         self.app.notify("pid %d %s" % (target.pid, result))
@@ -247,6 +276,9 @@ class ReleaseScreen(Screen):
         paths = self.release.temp_paths()
         if not paths:
             self.app.notify("No temp files listed")
+            return
+        if self.release.delete_refused():
+            self.app.notify(self.release.delete_refused(), severity="warning", timeout=15, markup=False)
             return
         if not await self.app.push_screen_wait(ConfirmScreen("Delete on the box:\n  " + "\n  ".join(paths))):
             return
@@ -275,6 +307,11 @@ class ReleaseScreen(Screen):
         if not command:
             self.app.notify("No release command for this provider: set release_command in the config, "
                             "or press m after releasing in the provider console", severity="warning", timeout=15)
+            return
+        blockers = release_blockers(self.items)
+        if blockers:
+            self.app.notify("Not released: %s still failing. Fix or waive (w) each first."
+                            % ", ".join(blockers), severity="error", timeout=15, markup=False)
             return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
         if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):

@@ -12,9 +12,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
+from tui.core.boxtext import visible
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS
 from tui.ui.background import background
+from tui.ui.boxtext import ansi_text, box_text, plain
 from tui.ui.screens.modals import ConfirmScreen
 
 PREVIEW_EVERY = 1.0
@@ -37,7 +39,7 @@ class JobScreen(ModalScreen):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="job.cancel")]
     DEFAULT_CSS = """
     JobScreen { align: center middle; }
-    JobScreen > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    JobScreen > Vertical { width: 80; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     JobScreen Input { margin-bottom: 1; }
     JobScreen #error { color: $error; height: auto; }
     """
@@ -52,7 +54,7 @@ class JobScreen(ModalScreen):
         with Vertical():
             yield Label(Text(self.title_text, style="bold"))
             yield Label("Session name:")
-            yield Input(value=name, id="name")
+            yield Input(value=plain(name), id="name")
             if not self.rename:
                 yield Label("Working directory on the box:")
                 yield Input(value=cwd, id="cwd")
@@ -123,13 +125,13 @@ class TmuxScreen(Screen):
                 yield DataTable(id="panes", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="preview-box"):
                 yield Static(id="preview")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
         table = self.query_one("#panes", DataTable)
         for key, title in COLUMNS:
             table.add_column(title, key=key)
-        table.border_title = "tmux sessions on %s" % self.app.state.host_label
+        table.border_title = box_text("tmux sessions on %s" % self.app.state.host_label)
         self.query_one("#preview-box").border_title = "preview"
         self.refresh_panes()
         self.set_interval(PREVIEW_EVERY, self.refresh_preview)
@@ -148,8 +150,10 @@ class TmuxScreen(Screen):
         rows = pane_rows(st.tmux_sessions(), time.time())
         table.clear()
         for r in rows:
-            table.add_row(r["session"], r["window"], r["pane"],
-                          Text(r["command"], style="bold" if r["running"] else "dim"),
+            # names from the box: text (a `[@click=app.quit]` name is not a link)
+            table.add_row(box_text(r["session"], limit=40), box_text(r["window"], limit=40),
+                          box_text(r["pane"]),
+                          box_text(r["command"], style="bold" if r["running"] else "dim", limit=80),
                           r["elapsed"], r["attached"], key=r["key"])
         if rows:
             keys = [r["key"] for r in rows]
@@ -165,11 +169,11 @@ class TmuxScreen(Screen):
         t = Text()
         error = st.tmux_error()
         if error:
-            t.append("%s. " % error, style="bold yellow")
+            t.append("%s. " % visible(error), style="bold yellow")
             install = ((st.jobs or {}).get("tmux") or {}).get("install") or {}
             if install.get("argv"):
-                t.append("Install with `%s`" % " ".join(install["argv"]))
-                t.append(" — press i" if install.get("can_run") else " (%s)" % install.get("why"),
+                t.append("Install with `%s`" % visible(" ".join(install["argv"])))
+                t.append(" — press i" if install.get("can_run") else " (%s)" % visible(install.get("why")),
                          style="bold" if install.get("can_run") else "dim")
             t.append("\n")
         elif not st.tmux_sessions():
@@ -206,15 +210,15 @@ class TmuxScreen(Screen):
         try:
             reply = await self.app.session.request(protocol.TMUX_CAPTURE, pane=self.selected, lines=300)
         except REQUEST_ERRORS as exc:  # shown in the preview: it is the preview's content
-            self.query_one("#preview", Static).update(Text("preview unavailable: %s" % exc, style="dim"))
+            self.query_one("#preview", Static).update(box_text("preview unavailable: %s" % exc, style="dim"))
             return
         self.preview_text = reply.get("text", "")
         if not self.is_open():
             return
         box = self.query_one("#preview-box", VerticalScroll)
         at_bottom = box.scroll_y >= box.max_scroll_y - 1
-        self.query_one("#preview", Static).update(Text.from_ansi(self.preview_text.rstrip("\n")))
-        self.query_one("#preview-box").border_title = "preview of %s" % self.selected
+        self.query_one("#preview", Static).update(ansi_text(self.preview_text.rstrip("\n")))
+        self.query_one("#preview-box").border_title = box_text("preview of %s" % self.selected)
         if at_bottom:
             box.call_after_refresh(box.scroll_end, animate=False)
 

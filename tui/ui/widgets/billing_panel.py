@@ -7,6 +7,19 @@ from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.billing import format_money
+from tui.core.boxtext import finite, visible
+
+
+def local_time(t, pattern):
+    """An epoch (from the box or the ledger) as local time; '?' when it is not a usable
+    number (NaN, inf, out of range) instead of a ValueError in the middle of a refresh."""
+    t = finite(t)
+    if t is None:
+        return "?"
+    try:
+        return datetime.datetime.fromtimestamp(t).strftime(pattern)
+    except (ValueError, OverflowError, OSError):
+        return "?"
 
 
 def clock_text(f):
@@ -20,11 +33,37 @@ def clock_text(f):
     return t
 
 
+def render_summary(f, autostop, host, width):
+    """One line for narrow terminals, where the billing and host panels are hidden: what
+    the box costs while idle, autostop, and the host's CPU and RAM."""
+    money = lambda v: format_money(v, f.currency)  # noqa: E731
+    parts = []
+    if f.rate is None:
+        parts.append(Text("no rate: b", style="yellow"))
+    else:
+        parts.append(Text("%s/h" % money(f.rate), style="dim"))
+        idle = Text("idle %s" % money(f.idle_cost), style="bold red" if f.idle_now else "dim")
+        parts.append(idle)
+    armed = (autostop or {}).get("armed")
+    parts.append(Text("autostop on" if armed else "autostop off (a)",
+                      style="bold yellow" if armed else "dim"))
+    if host:
+        parts.append(Text("CPU %s  RAM %s/%s" % (fmt.pct(host.get("cpu")), fmt.mib(host.get("mem_used")),
+                                                 fmt.mib(host.get("mem_total"))), style="dim"))
+    t = Text(" ")
+    for i, part in enumerate(parts):
+        if i:
+            t.append(" │ ", style="dim")
+        t.append_text(part)
+    t.truncate(max(10, width - 1), overflow="ellipsis")
+    return t
+
+
 def render_billing(f, autostop=None, now=None):
     t = Text()
     money = lambda v: format_money(v, f.currency)  # noqa: E731
     if f.start:
-        started = datetime.datetime.fromtimestamp(f.start).strftime("%m-%d %H:%M")
+        started = local_time(f.start, "%m-%d %H:%M")
         t.append("since %s  " % started, style="dim")
     t.append(fmt.duration(f.elapsed) + "\n", style="bold")
     if f.rate is None:
@@ -49,7 +88,7 @@ def render_billing(f, autostop=None, now=None):
         t.append(fmt.bar(min(1.0, frac), 10), style=fmt.level_style(frac * 100, 50, 80))
         t.append(" %d%% of %s" % (round(frac * 100), money(f.budget)))
         if f.budget_left_s is not None and f.budget_left_s > 0 and now:
-            when = datetime.datetime.fromtimestamp(now + f.budget_left_s).strftime("%H:%M")
+            when = local_time(now + f.budget_left_s, "%H:%M")
             t.append(", runs out %s" % when, style="dim")
         t.append("\n")
     if f.budget_day:
@@ -62,10 +101,10 @@ def render_billing(f, autostop=None, now=None):
     if f.storage_per_day is not None:
         t.append("disk after release %s/day\n" % money(f.storage_per_day), style="dim")
     t.append("provider ", style="dim")
-    t.append(f.provider)
+    t.append(visible(f.provider))
     if f.release_command:
         t.append("  release: ", style="dim")
-        t.append(f.release_command, style="italic")
+        t.append(visible(f.release_command), style="italic")
     t.append("\n")
     t.append_text(autostop_text(autostop))
     t.rstrip()
@@ -80,7 +119,7 @@ def autostop_text(status):
         t.append("  (a: arm)", style="dim")
         return t
     if status.get("grace_left") is not None:
-        t.append("AUTOSTOP in %ds" % status["grace_left"], style="bold reverse red")
+        t.append("AUTOSTOP in %ss" % fmt.na(status["grace_left"], "%d"), style="bold reverse red")
         t.append("  a: cancel", style="bold")
         return t
     parts = []
@@ -88,7 +127,7 @@ def autostop_text(status):
         parts.append("idle %s (now %s)" % (fmt.duration(armed["idle_seconds"]),
                                           fmt.duration(status.get("idle_for") or 0)))
     if armed.get("deadline"):
-        parts.append("at %s" % datetime.datetime.fromtimestamp(armed["deadline"]).strftime("%m-%d %H:%M"))
+        parts.append("at %s" % local_time(armed["deadline"], "%m-%d %H:%M"))
     t.append("autostop armed: ", style="bold green")
     t.append(", ".join(parts))
     return t

@@ -4,6 +4,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.core import format as fmt
+from tui.core.boxtext import visible
+from tui.ui.widgets.live import update_text
 
 
 def render_host(host, facts, cpu_history, width=36):
@@ -15,13 +17,14 @@ def render_host(host, facts, cpu_history, width=36):
     limit = facts.get("cpu_limit")
     t.append("CPU ", style="bold")
     t.append("%s" % fmt.pct(host.get("cpu")))
-    t.append("  %d cores%s" % (ncpu, (" (limit %.1f)" % limit) if limit else ""), style="dim")
+    t.append("  %s cores%s" % (fmt.na(ncpu, "%d"), fmt.na(limit, " (limit %.1f)") if limit else ""),
+             style="dim")
     t.append("\n")
     cores = host.get("cores") or []
     per_line = max(4, (width - 2) // 5)
     for i in range(0, len(cores), per_line):
         for c in cores[i:i + per_line]:
-            level = " ▁▂▃▄▅▆▇█"[min(8, int(round((c or 0) / 12.5)))]
+            level = " ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(c) / 12.5))))]
             t.append(level, style=fmt.level_style(c, 60, 90))
         t.append("\n")
     for line in fmt.graph(cpu_history, max(10, width - 2), height=1):
@@ -31,16 +34,16 @@ def render_host(host, facts, cpu_history, width=36):
         " ".join(fmt.na(x, "%.2f") for x in (host.get("load") or [None] * 3))), style="dim")
     used, total = host.get("mem_used"), host.get("mem_total")
     t.append("RAM  ", style="bold")
-    t.append(fmt.bar(used / total if used is not None and total else None, 12), style="magenta")
+    t.append(fmt.bar(fmt.ratio(used, total), 12), style="magenta")
     t.append(" %s / %s\n" % (fmt.mib(used), fmt.mib(total)))
     if host.get("swap_total"):
         t.append("swap %s / %s\n" % (fmt.mib(host.get("swap_used")), fmt.mib(host["swap_total"])),
                  style="dim")
     t.append("Disks\n", style="bold")
     for d in host.get("disks") or []:
-        frac = d["used"] / d["total"] if d.get("total") else None
+        frac = fmt.ratio(d.get("used"), d.get("total"))
         style = fmt.level_style(frac * 100 if frac is not None else None, 85, 95)
-        t.append(" %-14s " % d["mount"][-14:])
+        t.append(" %-14s " % visible(d.get("mount"))[-14:])
         t.append(fmt.bar(frac, 8), style=style)
         t.append(" %s free\n" % fmt.mib(d.get("free")), style="dim")
     t.append("Net  ", style="bold")
@@ -55,4 +58,4 @@ class HostPanel(Static):
 
     def show(self, host, facts, cpu_history):
         width = max(20, self.size.width - 4) if self.size.width else 36
-        self.update(render_host(host, facts, cpu_history, width))
+        update_text(self, render_host(host, facts, cpu_history, width))

@@ -4,19 +4,48 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.core import format as fmt
+from tui.core.boxtext import visible
+from tui.ui.widgets.live import update_text
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
+
+
+def render_compact(views, orphans, width):
+    """Two lines per training process (small terminals): the figures, then the verdict."""
+    t = Text()
+    for v in views:
+        st = v["stats"] or {}
+        wf = st.get("wait_fraction")
+        head = Text()
+        head.append("pid %s " % visible(v["pid"]), style="bold")
+        if v["gpu"] is not None:
+            head.append("GPU %s " % visible(v["gpu"]), style="dim")
+        head.append("%s batch/s " % fmt.na(st.get("batches_per_s"), "%.1f"))
+        head.append("waiting %s " % fmt.pct(None if wf is None else wf * 100),
+                    style=fmt.level_style(None if wf is None else wf * 100, 10, 20))
+        room = width - head.cell_len
+        if v["cmd"] and room > 8:
+            head.append(visible(v["cmd"], limit=room), style="cyan")
+        t.append_text(head)
+        d = v["diagnosis"]
+        t.append("\n  → " + visible(d.line, limit=max(0, width - 4)) + "\n",
+                 style=VERDICT_STYLE.get(d.verdict, ""))
+    for o in orphans:
+        t.append(visible("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU" % (
+            o["pid"], fmt.na(o.get("cpu"), "%.0f")), limit=width) + "\n", style="bold yellow")
+    t.rstrip()
+    return t
 
 
 def render_loaders(views, orphans=(), width=80):
     t = Text()
     for v in views:
         st = v["stats"]
-        t.append("pid %d " % v["pid"], style="bold")
+        t.append("pid %s " % visible(v["pid"]), style="bold")
         if v["cmd"]:
-            t.append(v["cmd"][:40] + " ", style="cyan")
+            t.append(visible(v["cmd"], limit=40) + " ", style="cyan")
         if v["gpu"] is not None:
-            t.append("GPU %d " % v["gpu"], style="dim")
+            t.append("GPU %s " % visible(v["gpu"]), style="dim")
         if st:
             t.append(" %s batch/s  %s samples/s  " % (fmt.na(st.get("batches_per_s"), "%.1f"),
                                                       fmt.na(st.get("samples_per_s"), "%.0f")))
@@ -26,13 +55,13 @@ def render_loaders(views, orphans=(), width=80):
             t.append("  p50 %s p95 %s max %s ms" % (fmt.na(st.get("wait_p50_ms"), "%.0f"),
                                                     fmt.na(st.get("wait_p95_ms"), "%.0f"),
                                                     fmt.na(st.get("wait_max_ms"), "%.0f")), style="dim")
-            t.append("\n  num_workers=%s pin_memory=%s prefetch_factor=%s persistent_workers=%s" % (
+            t.append(visible("\n  num_workers=%s pin_memory=%s prefetch_factor=%s persistent_workers=%s" % (
                 st.get("num_workers"), st.get("pin_memory"), st.get("prefetch_factor"),
-                st.get("persistent_workers")), style="dim")
+                st.get("persistent_workers")), keep_newlines=True), style="dim")
         t.append("\n")
         if v["workers"]:
             t.append("  workers: " + "  ".join(
-                "%d %s%% %s" % (w["pid"], fmt.na(w.get("cpu"), "%.0f"), w.get("state") or "?")
+                "%s %s%% %s" % (visible(w["pid"]), fmt.na(w.get("cpu"), "%.0f"), visible(w.get("state") or "?"))
                 for w in v["workers"][:12]) + "\n", style="dim")
         if v["wait_history"]:
             half = max(10, (width - 16) // 2)
@@ -43,10 +72,10 @@ def render_loaders(views, orphans=(), width=80):
                 t.append(fmt.graph(v["gpu_history"], half, 1)[0], style="green")
             t.append("\n")
         d = v["diagnosis"]
-        t.append("  → " + d.line + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
+        t.append("  → " + visible(d.line) + "\n", style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
-        t.append("orphaned DataLoader worker pid %d (trainer gone) holds %s%% CPU, %s\n" % (
-            o["pid"], fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
+        t.append("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU, %s\n" % (
+            visible(o["pid"]), fmt.na(o.get("cpu"), "%.0f"), fmt.mib(o.get("rss"))), style="bold yellow")
     t.rstrip()
     return t
 
@@ -57,7 +86,9 @@ class LoaderPanel(Static):
     LoaderPanel.shown { display: block; }
     """
 
-    def show(self, views, orphans):
+    def show(self, views, orphans, compact=False):
         self.set_class(bool(views or orphans), "shown")
         if views or orphans:
-            self.update(render_loaders(views, orphans, max(40, self.size.width - 4)))
+            width = max(40, self.size.width - 4)
+            update_text(self, render_compact(views, orphans, width) if compact
+                        else render_loaders(views, orphans, width))

@@ -1,59 +1,197 @@
-"""GPU processes, sortable by any column."""
+"""GPU processes, sortable by any column.
 
+A Line-API widget rather than a DataTable: each sample changes CPU% and age in most rows, and
+DataTable re-measures and re-renders every row on any cell update (200 ms sample->frame with
+64 processes). Here a row is re-rendered only when its own cells change, and only the rows on
+screen are rendered at all (issue 12)."""
+
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import DataTable
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from tui.core import format as fmt
+from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, cmd_width, proc_columns
 from tui.core.state import PROC_COLUMNS
+from tui.ui.boxtext import box_text
 
 
-def row_cells(r):
+def row_cells(r, columns=PROC_COLUMNS, cmd_cols=None):
     pid = Text(("⚠ " if r.unprotected else "") + str(r.pid),
                style="bold red" if r.unprotected else ("" if r.local else "yellow"))
-    return (
-        pid,
-        r.user or ("host" if not r.local else "?"),
-        "?" if r.gpu is None else str(r.gpu),
-        fmt.mib(r.gpu_mem) if r.gpu_mem is not None else ("n/a" if r.kind != "?" else "fd"),
-        fmt.na(r.cpu, "%.0f"),
-        fmt.mib(r.rss),
-        fmt.duration(r.elapsed),
-        Text(r.cmd, style="" if r.local else "dim italic"),
-    )
+    # user and command come from the box: text with control characters shown, never markup
+    cells = {
+        "pid": pid,
+        "user": box_text(r.user or ("host" if not r.local else "?"), limit=16),
+        "gpu": "?" if r.gpu is None else str(r.gpu),
+        "gpu_mem": fmt.mib(r.gpu_mem) if r.gpu_mem is not None else ("n/a" if r.kind != "?" else "fd"),
+        "cpu": fmt.na(r.cpu, "%.0f"),
+        "rss": fmt.mib(r.rss),
+        "elapsed": fmt.age(r.elapsed),
+        "cmd": box_text(r.cmd, style="" if r.local else "dim italic",
+                        limit=400 if cmd_cols is None else cmd_cols),
+    }
+    return tuple(cells[k] for k, _ in columns)
 
 
-class ProcessTable(DataTable):
+class Column:
+    def __init__(self, key, title, width):
+        self.key, self.width = key, width
+        self.label = Text(title)
+
+
+class ProcessTable(ScrollView, can_focus=True):
+    BINDINGS = [
+        Binding("up", "cursor(-1)", show=False), Binding("down", "cursor(1)", show=False),
+        Binding("pageup", "page(-1)", show=False), Binding("pagedown", "page(1)", show=False),
+        Binding("home", "cursor(-1000000)", show=False), Binding("end", "cursor(1000000)", show=False),
+    ]
+    COMPONENT_CLASSES = {"process-table--header", "process-table--cursor", "process-table--even"}
     DEFAULT_CSS = """
     ProcessTable { height: 1fr; border: round $primary-darken-1; }
+    ProcessTable > .process-table--header { text-style: bold; background: $panel; }
+    ProcessTable > .process-table--cursor { background: $accent 60%; text-style: bold; }
+    ProcessTable > .process-table--even { background: $surface-lighten-1 30%; }
     """
 
-    def on_mount(self):
-        self.cursor_type = "row"
-        self.zebra_stripes = True
-        for key, title in PROC_COLUMNS:
-            self.add_column(title, key=key)
+    class SortRequested(Message):
+        """A column header was clicked."""
 
+        def __init__(self, key):
+            super().__init__()
+            self.key = key
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.columns = {}
+        self._order = []       # row keys, top to bottom
+        self._cells = {}       # row key -> cells
+        self._strips = {}      # row key -> (cells, width, Strip): rendered once per change
+        self._layout = None    # (columns, width) the rows were rendered for
+        self._sort = None
+        self.cursor_row = 0
+
+    # -- the table's surface, as tests and screens read it --------------------------
+    @property
+    def row_count(self):
+        return len(self._order)
+
+    def get_row_at(self, index):
+        return self._cells[self._order[index]]
+
+    # -- data ------------------------------------------------------------------------
     def show(self, rows, sort_key, reverse):
-        for key, title in PROC_COLUMNS:
-            col = self.columns.get(key)
-            if col is not None:
-                arrow = (" ▼" if reverse else " ▲") if key == sort_key else ""
-                col.label = Text(title + arrow)
-        selected = None
-        if self.row_count and self.cursor_row is not None:
-            try:
-                selected = self.coordinate_to_cell_key((self.cursor_row, 0)).row_key.value
-            except Exception:  # empty or shrinking table
-                selected = None
-        self.clear()
-        for r in rows:
-            self.add_row(*row_cells(r), key="%d-%s" % (r.pid, r.gpu))
-        if selected is not None:
-            try:
-                self.move_cursor(row=self.get_row_index(selected))
-            except Exception:  # the selected process is gone
-                pass
+        width = self.scrollable_content_region.width or self.size.width or 120
+        columns = proc_columns(PROC_COLUMNS, width)
+        cmd_cols = cmd_width(columns, width)
+        layout = (columns, width)
+        if layout != self._layout:
+            self._layout = layout
+            self.columns = {k: Column(k, t, PROC_WIDTHS.get(k, cmd_cols)) for k, t in columns}
+            self._strips.clear()
+            self._sort = None
+        if self._sort != (sort_key, reverse):
+            self._sort = (sort_key, reverse)
+            for key, col in self.columns.items():
+                title = dict(PROC_COLUMNS)[key]
+                col.label = Text(title + ((" ▼" if reverse else " ▲") if key == sort_key else ""))
+            self.refresh_line(0)
+        selected = self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
+        drawn = rows[:MAX_PROC_ROWS]
+        order, cells = [], {}
+        for r in drawn:
+            key = "%d-%s" % (r.pid, r.gpu)
+            order.append(key)
+            cells[key] = row_cells(r, columns, cmd_cols)
+        changed = order != self._order
+        if not changed:
+            changed = any(cells[k] != self._cells.get(k) for k in order)
+        self._cells = cells
+        if order != self._order:
+            self._order = order
+            self.virtual_size = Size(width, len(order) + 1)
+            if selected in cells:
+                self.cursor_row = order.index(selected)
+            self.cursor_row = max(0, min(self.cursor_row, len(order) - 1))
+        if changed:
+            self.refresh()  # only rows whose cells changed are rendered again (see _row_strip)
         if not rows:
             self.border_subtitle = "no GPU processes"
+        elif len(rows) > len(drawn):
+            self.border_subtitle = "%d processes, first %d shown" % (len(rows), len(drawn))
         else:
             self.border_subtitle = "%d processes" % len(rows)
+
+    # -- rendering -------------------------------------------------------------------
+    def _line(self, cells):
+        t = Text(no_wrap=True, overflow="ellipsis")
+        for col, cell in zip(self.columns.values(), cells):
+            text = cell if isinstance(cell, Text) else Text(cell)
+            text = text.copy()
+            text.truncate(col.width, overflow="ellipsis", pad=True)
+            t.append_text(text)
+            t.append(" ")
+        return t
+
+    def _row_strip(self, key, width):
+        cells = self._cells[key]
+        cached = self._strips.get(key)
+        if cached and cached[0] == cells and cached[1] == width:
+            return cached[2]
+        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, None)
+        self._strips[key] = (cells, width, strip)
+        return strip
+
+    def render_line(self, y):
+        width = self.scrollable_content_region.width
+        if y == 0:  # the header stays put while the rows scroll
+            header = Text(no_wrap=True)
+            for col in self.columns.values():
+                label = col.label.copy()
+                label.truncate(col.width, pad=True)
+                header.append_text(label)
+                header.append(" ")
+            style = self.get_component_rich_style("process-table--header")
+            return Strip(header.render(self.app.console)).crop_extend(0, width, style).apply_style(style)
+        index = int(self.scroll_offset.y) + y - 1
+        if index >= len(self._order):
+            return Strip.blank(width, self.rich_style)
+        strip = self._row_strip(self._order[index], width)
+        if index == self.cursor_row and self.has_focus:
+            return strip.apply_style(self.get_component_rich_style("process-table--cursor"))
+        if index % 2:
+            return strip.apply_style(self.get_component_rich_style("process-table--even"))
+        return strip.apply_style(Style())
+
+    # -- input -----------------------------------------------------------------------
+    def on_click(self, event):
+        if event.y == 0:
+            x = 0
+            for col in self.columns.values():
+                if x <= event.x < x + col.width + 1:
+                    self.post_message(self.SortRequested(col.key))
+                    return
+                x += col.width + 1
+        else:
+            self._move_to(int(self.scroll_offset.y) + event.y - 1)
+
+    def action_cursor(self, delta):
+        self._move_to(self.cursor_row + int(delta))
+
+    def action_page(self, direction):
+        self._move_to(self.cursor_row + int(direction) * max(1, self.scrollable_content_region.height - 1))
+
+    def _move_to(self, row):
+        if not self._order:
+            return
+        self.cursor_row = max(0, min(row, len(self._order) - 1))
+        visible = self.scrollable_content_region.height - 1
+        top = int(self.scroll_offset.y)
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False)
+        elif self.cursor_row >= top + visible:
+            self.scroll_to(y=self.cursor_row - visible + 1, animate=False)
+        self.refresh()

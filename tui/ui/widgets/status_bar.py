@@ -3,6 +3,9 @@
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.core.boxtext import visible
+from tui.core.layout import fit
+
 STATE_STYLE = {
     "live": ("●", "bold green"),
     "connecting": ("◌", "yellow"),
@@ -14,28 +17,49 @@ STATE_STYLE = {
 }
 
 
+# Priorities when the terminal is narrow: the state and the money meter always stay.
+KEEP = 10
+
+
 def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None,
-                  reconnect=None):
-    t = Text()
-    t.append(" gputui ", style="bold reverse")
-    t.append(" %s " % host_label, style="bold")
+                  reconnect=None, clock=None, transport=None, width=None):
+    """The header line; parts drop lowest priority first so it fits `width` (issue 11).
+    Host label, model, provider and driver can come from the box: visible()."""
+    parts = [(Text(" gputui ", style="bold reverse"), 1),
+             (Text(" %s " % visible(host_label, limit=60), style="bold"), 9)]
     if model:
-        t.append(" %s " % model, style="cyan")
+        parts.append((Text(" %s " % visible(model, limit=40), style="cyan"), 4))
     if provider and provider != "unknown provider":
-        t.append(" %s " % provider, style="magenta")
+        parts.append((Text(" %s " % visible(provider, limit=30), style="magenta"), 2))
     if driver:
-        t.append(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""), style="dim")
+        parts.append((Text(visible(" driver %s%s " % (driver, (" · CUDA %s" % cuda) if cuda else ""),
+                                   limit=50), style="dim"), 3))
     dot, style = STATE_STYLE.get(state, ("?", ""))
     if state == "reconnecting" and reconnect:
         attempt, left = reconnect
-        t.append(" %s reconnecting — attempt %d, next in %ds (r: now) " % (dot, attempt, max(0, round(left))),
-                 style=style)
+        parts.append((Text(" %s reconnecting — attempt %d, next in %ds (r: now) " % (
+            dot, attempt, max(0, round(left))), style=style), KEEP))
     else:
-        t.append(" %s %s " % (dot, state), style=style)
+        parts.append((Text(" %s %s " % (dot, state), style=style), KEEP))
+    if transport and transport != "exec":
+        parts.append((Text(" via %s " % transport, style="yellow"), 6))
     if rtt_ms is not None and state == "live":
-        t.append(" rtt %.0f ms " % rtt_ms, style="dim")
+        parts.append((Text(" rtt %.0f ms " % rtt_ms, style="dim"), 5))
     if age is not None and (state != "live" or age > 5):
-        t.append(" data %.0fs old " % age, style="bold yellow")
+        parts.append((Text(" data %.0fs old " % age, style="bold yellow"), 8))
+    if clock is not None:
+        parts.append((clock, KEEP))
+    if width:
+        kept = fit(parts, width, keep=(KEEP, 9), length=lambda t: t.cell_len)
+        if sum(t.cell_len for t in kept) > width:  # still too long: shorten the host name
+            host = kept[1] if len(kept) > 1 and kept[0].plain == " gputui " else kept[0]
+            over = sum(t.cell_len for t in kept) - width
+            host.truncate(max(4, host.cell_len - over - 1), overflow="ellipsis")
+    else:
+        kept = [t for t, _ in parts]
+    t = Text()
+    for part in kept:
+        t.append_text(part)
     return t
 
 

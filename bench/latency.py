@@ -1,0 +1,88 @@
+"""Sample taken on the box -> frame on the user's terminal, p50/p95 (issue 12: target 50 ms).
+
+    python bench/latency.py [--seconds 30]
+
+`gputui connect` runs on a real pseudo-terminal (160x50) against the demo box (a separate
+process: embedded SSH server + simulator). In bench mode (GPUTUI_FRAME_LOG) the app logs the
+wall time of the first frame it writes to the terminal after each new sample, with that
+sample's tick time from the probe (same machine, same clock). Printed as the ratio to the
+50 ms target, for 2 and 8 GPUs and with 2,000 extra processes on the box."""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from app_cost import DEMO_SERVER, REPO, SCREENS, extra_processes, spawn_pty  # noqa: E402
+
+TARGET_MS = 50.0
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def measure(scenario, extra, seconds):
+    log = tempfile.mktemp(prefix="gputui-frames-")
+    env = dict(os.environ, TERM="xterm-256color", PYTHONPATH=REPO, GPUTUI_FRAME_LOG=log)
+    env.pop("TMUX", None)
+    server = subprocess.Popen([sys.executable, "-c", DEMO_SERVER, REPO], stdout=subprocess.PIPE, text=True)
+    info = json.loads(server.stdout.readline())
+    sleepers = extra_processes(extra)
+    app = None
+    try:
+        app, _ = spawn_pty([sys.executable, "-m", "tui", "connect", "gputui-demo", "--ssh-config",
+                            info["config"], "--simulate", scenario], env, REPO)
+        deadline = time.time() + 60
+        while b"live" not in SCREENS.get(app, b"") and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(3)  # past the backfill of the first connect
+        start = time.time()
+        time.sleep(seconds)
+        rows = [line.split() for line in open(log)]
+        views = [tuple(map(float, line.split())) for line in open(log + ".view")]
+        print("  queue->view p50 %.1f ms, refresh_view p50 %.1f ms" % (
+            pct([v[0] * 1000 for v in views], 0.5), pct([v[1] * 1000 for v in views], 0.5)))
+        lat = [(float(f) - float(t)) * 1000 for f, _seq, t, _r in rows if float(t) >= start]
+        wire = [(float(r) - float(t)) * 1000 for _f, _seq, t, r in rows if float(t) >= start]
+        return lat, wire
+    finally:
+        if app:
+            os.kill(app, signal.SIGKILL)
+            os.waitpid(app, 0)
+        for p in sleepers:
+            p.kill()
+        sys.path.insert(0, REPO)
+        from remote_probe.daemon import terminate
+        terminate(os.path.join(info["dir"], "home", ".cache", "gputui"))
+        server.send_signal(signal.SIGINT)
+        server.wait(10)
+        if os.path.exists(log):
+            os.unlink(log)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=30)
+    args = ap.parse_args()
+    for scenario, extra in (("a100x2", 0), ("h100x8", 0), ("h100x8", 2000)):
+        lat, wire = measure(scenario, extra, args.seconds)
+        if not lat:
+            print("%-7s +%4d procs  no frames logged" % (scenario, extra))
+            continue
+        p50, p95 = pct(lat, 0.5), pct(lat, 0.95)
+        print("%-7s +%4d procs  sample->frame p50 %6.1f ms  p95 %6.1f ms  (%d samples)  "
+              "p95 = %.2fx the %d ms target; of p50, box+wire %.1f ms, app %.1f ms"
+              % (scenario, extra, p50, p95, len(lat), p95 / TARGET_MS, TARGET_MS, pct(wire, 0.5),
+                 p50 - pct(wire, 0.5)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Reading files through the probe channel, for boxes that refuse SFTP.
+
+A PTY-only proxy (RunPod's basic SSH) offers no SFTP and no second channel, so the
+checklist's downloads travel as chunks inside the NDJSON stream. The ``attach`` bridge
+answers these requests itself (the daemon never sees them): a read is a plain
+``pread`` of the user's own file, the same reach an SFTP session would have.
+
+Request:  {"type": "file_read", "id": N, "path": P, "offset": O, "size": S}
+Reply:    {"type": "reply", "id": N, "data": base64, "eof": bool, "file_size": int}
+Errors:   {"type": "error", "id": N, "error": "..."}
+"""
+
+import base64
+import json
+import os
+
+FILE_READ = "file_read"
+FILE_REQUESTS = frozenset({FILE_READ})
+# base64 of one chunk stays well under protocol.MAX_LINE (1 MiB).
+MAX_CHUNK = 512 << 10
+REQUEST_MARK = b'"type":"file_'
+
+
+def local_path(path):
+    """Relative paths are relative to home, as in an SFTP session."""
+    path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.expanduser("~"), path)
+    return path
+
+
+def read_chunk(path, offset, size):
+    """-> (bytes, eof, file size) of one chunk; OSError if the file cannot be read."""
+    size = max(0, min(int(size), MAX_CHUNK))
+    offset = max(0, int(offset))
+    fd = os.open(local_path(path), os.O_RDONLY)
+    try:
+        total = os.fstat(fd).st_size
+        data = os.pread(fd, size, offset)
+    finally:
+        os.close(fd)
+    return data, offset + len(data) >= total, total
+
+
+def handle(msg):
+    """The reply to one file request (a dict), errors included."""
+    rid = msg.get("id")
+    try:
+        path = msg.get("path")
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise ValueError("bad path")
+        data, eof, total = read_chunk(path, msg.get("offset", 0), msg.get("size", MAX_CHUNK))
+    except (OSError, ValueError, TypeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return {"type": "error", "id": rid, "error": "cannot read %s: %s" % (msg.get("path"), reason)}
+    return {"type": "reply", "id": rid, "data": base64.b64encode(data).decode("ascii"),
+            "eof": eof, "file_size": total}
+
+
+def parse_request(line):
+    """The request dict if this line is a file request, else None (it goes to the daemon).
+
+    Cheap for the daemon's traffic: only lines that mention a file type are parsed.
+    """
+    if REQUEST_MARK not in line[:64]:
+        return None
+    try:
+        msg = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return None
+    if isinstance(msg, dict) and msg.get("type") in FILE_REQUESTS:
+        return msg
+    return None
+
+
+def encode(msg):
+    return (json.dumps(msg, separators=(",", ":")) + "\n").encode("utf-8")

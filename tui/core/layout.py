@@ -1,0 +1,111 @@
+"""How the dashboard spends the terminal: a plain function of size and GPU count, so every
+layout decision is unit-tested without a terminal (issue 11: 80×24 to 300×80, 1 to 16 GPUs).
+
+GPU rows come in nvitop's density. Modes, richest first:
+  5 lines  summary, a 3-row utilization graph with scale and time labels, details
+  3 lines  summary, a 1-row graph with labels, details (clocks, throttle, ECC, MIG)
+  2 lines  summary, a 1-row graph with labels
+  1 line   summary: index, name, util bar, VRAM bar, temperature, power
+  grid     several GPUs per line: index, util and VRAM mini-bars (many GPUs, small terminals)
+The process table always keeps at least MIN_PROC_ROWS rows; the GPU panel never takes more
+than GPU_SHARE of the screen unless one line per GPU needs it."""
+
+import dataclasses
+import math
+
+MIN_PROC_ROWS = 5
+PROC_CHROME = 3       # the process table's border (2) and header (1)
+PANEL_CHROME = 2      # the GPU panel's border
+GPU_SHARE = 0.45
+GRID_CELL = 24        # "15 ▕████▏ 63% ▕██▏ 75%" plus a gap
+WIDE = 120            # from this width the billing/host column sits on the right
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuPlan:
+    lines: int          # lines per GPU (0 in grid mode)
+    per_line: int       # GPUs per line (1 except grid mode)
+    rows: int           # content rows of the GPU panel
+
+    @property
+    def grid(self):
+        return self.lines == 0
+
+
+def gpu_plan(n_gpus, width, height, fixed_rows=2):
+    """The densest GPU presentation that still leaves the process table MIN_PROC_ROWS rows.
+
+    fixed_rows: rows taken by everything else outside the body (header, footer, notice,
+    dataloader panel)."""
+    if n_gpus <= 0:
+        return GpuPlan(1, 1, 0)
+    free = height - fixed_rows - PANEL_CHROME - PROC_CHROME - MIN_PROC_ROWS
+    share = max(n_gpus, int(height * GPU_SHARE) - PANEL_CHROME)
+    budget = min(free, share)
+    for lines in (5, 3, 2, 1):
+        if n_gpus * lines <= budget:
+            return GpuPlan(lines, 1, n_gpus * lines)
+    per_line = max(1, (panel_width(width) + 2) // GRID_CELL)
+    return GpuPlan(0, per_line, math.ceil(n_gpus / per_line))
+
+
+def panel_width(width):
+    """Text columns inside the GPU panel at this terminal width."""
+    left = width - (RIGHT_WIDTH if right_column(width) else 0)
+    return max(20, left - 4)  # border and padding
+
+
+RIGHT_WIDTH = 42
+
+
+def right_column(width):
+    """Billing and host panels beside the GPUs, or (narrow) one summary line instead."""
+    return width >= WIDE
+
+
+def fit(parts, width, keep=(), length=len):
+    """Drop optional header parts, lowest priority first, until the line fits `width`.
+
+    parts: [(text, priority)], higher priority kept longer; priorities in `keep` are never
+    dropped. Returns the texts kept, in their original order."""
+    kept = list(parts)
+    while sum(length(t) for t, _ in kept) > width:
+        optional = [p for p in kept if p[1] not in keep]
+        if not optional:
+            break
+        kept.remove(min(optional, key=lambda p: p[1]))
+    return [t for t, _ in kept]
+
+
+def clip(text, width):
+    """Cut text to width with a visible '…' (never silently: '--bs 25' for '--bs 256')."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    return text[:max(0, width - 1)] + "…"
+
+
+# Process table columns by terminal width: the command is what tells jobs apart, so narrow
+# terminals drop USER and RSS before the command gets squeezed.
+NARROW_DROP = ("user", "rss")
+PROC_WIDTHS = {"pid": 8, "user": 10, "gpu": 3, "gpu_mem": 9, "cpu": 5, "rss": 9, "elapsed": 7}
+MAX_PROC_ROWS = 1000  # rows drawn; the subtitle says how many more there are
+
+
+def proc_columns(all_columns, width):
+    """The (key, title) columns that fit a process table `width` columns wide."""
+    if width >= 100:
+        return tuple(all_columns)
+    return tuple(c for c in all_columns if c[0] not in NARROW_DROP)
+
+
+def cmd_width(columns, width):
+    """Columns left for COMMAND: the table's width minus the other columns and their padding."""
+    others = sum(PROC_WIDTHS.get(k, 8) + 1 for k, _ in columns if k != "cmd")
+    return max(12, width - 1 - others)
+
+
+def compact_loaders(height):
+    """Dataloader panel: two lines per training process below this terminal height."""
+    return height < 40
