@@ -4,7 +4,10 @@ tui.core.nvitop)."""
 import asyncio
 import shlex
 
+import asyncssh
+
 from tui.core import nvitop
+from tui.remote import transports
 from tui.remote.probe_client import ProbeError
 
 INSTALL_TIMEOUT = 300.0
@@ -15,8 +18,15 @@ async def run_on_box(session, command, timeout=30.0):
     conn = session.conn
     if conn is None or session.state != "live":
         raise ProbeError("not connected to the box")
-    result = await asyncio.wait_for(
-        conn.run("/bin/sh -c " + shlex.quote(command), check=False), timeout)
+    if getattr(session, "transport_name", transports.EXEC) == transports.PTY:
+        raise ProbeError("this box allows only an interactive terminal session (no `ssh HOST "
+                         "command`), so nvitop cannot be started from gputui: run it in the "
+                         "box's own terminal")
+    try:
+        result = await asyncio.wait_for(
+            conn.run("/bin/sh -c " + shlex.quote(command), check=False), timeout)
+    except asyncssh.ChannelOpenError as exc:
+        raise ProbeError("the box refused to run a command: %s" % (exc.reason or exc))
     out = (result.stdout or "") + (result.stderr or "")
     if isinstance(out, bytes):
         out = out.decode("utf-8", "replace")
