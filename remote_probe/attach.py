@@ -64,18 +64,39 @@ def read_line(sock, timeout=5.0):
     return line, rest
 
 
-def stop_daemon(sock, path):
+def stop_daemon(sock, path, only_if_unused=False):
+    """Stop the daemon behind `sock`. -> None, or the daemon's reason for staying
+    (with only_if_unused it refuses while another live session uses it)."""
     try:
-        sock.sendall(protocol.encode({"type": protocol.SHUTDOWN, "id": "attach"}))
+        sock.sendall(protocol.encode({"type": protocol.SHUTDOWN, "id": "attach",
+                                      "only_if_unused": only_if_unused}))
         sock.settimeout(3)
-        while sock.recv(65536):
-            pass
+        buf = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+            for line in buf.split(b"\n")[:-1]:
+                try:
+                    msg = protocol.decode(line)
+                except protocol.ProtocolError:
+                    continue
+                if msg.get("id") == "attach" and msg["type"] == protocol.ERROR:
+                    sock.close()
+                    return str(msg.get("error") or "the daemon refused to stop")
+            buf = buf[buf.rfind(b"\n") + 1:]
     except OSError:
         pass
     sock.close()
     deadline = time.time() + 5
     while os.path.exists(path) and time.time() < deadline:
         time.sleep(0.05)
+    return None
+
+
+class DaemonInUse(Exception):
+    """The daemon runs other settings for a live session; it is not ours to replace."""
 
 
 def daemon_connection(state_dir, simulate):
@@ -103,8 +124,12 @@ def daemon_connection(state_dir, simulate):
             continue
         if hello.get("config") != want:
             # Another version or another backend (a new gputui, or --simulate changed):
-            # replace it, like mitogen, so the box always runs the client's own code.
-            stop_daemon(sock, path)
+            # replace it, like mitogen, so the box always runs the client's own code -
+            # but not while a live session uses it: two clients with different settings
+            # would replace each other's daemon in a loop.
+            refused = stop_daemon(sock, path, only_if_unused=True)
+            if refused:
+                raise DaemonInUse(refused)
             spawned = False
             continue
         return sock, line + b"\n" + rest
@@ -216,7 +241,10 @@ def run_attach(state_dir, simulate=None):
     problem = check_scenario(simulate)
     if problem:
         return fail_before_hello(EXIT_USAGE, problem)
-    sock, first = daemon_connection(state_dir, simulate)
+    try:
+        sock, first = daemon_connection(state_dir, simulate)
+    except DaemonInUse as exc:
+        return fail_before_hello(protocol.EXIT_DAEMON_IN_USE, str(exc))
     if sock is None:
         log = os.path.join(state_dir, "daemon.log")
         tail = ""

@@ -4,11 +4,13 @@ Discovery is bounded in depth, file count and time so a box with millions of sma
 files still answers in seconds; anything cut short says so ("truncated").
 """
 
+import fcntl
 import fnmatch
 import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import time
 
@@ -19,6 +21,7 @@ SKIP_DIRS = (".cache", ".git", "__pycache__", "site-packages", "node_modules", "
              "anaconda3", ".local", "proc", "sys", "dev")
 MAX_DEPTH = 7
 MAX_FILES = 50000  # entries looked at
+MAX_LISTED = 5000  # artifacts listed in one reply (each ~100 bytes; a reply line is <= 1 MB)
 TIME_BUDGET = 8.0  # seconds for the whole walk
 BIG_TEMP = 512 * 1024 * 1024  # bytes: a temp file worth mentioning
 CACHE_DIRS = ("~/.cache/pip", "~/.cache/huggingface", "~/.cache/torch", "~/.conda/pkgs",
@@ -65,6 +68,9 @@ def find_artifacts(roots, max_depth=MAX_DEPTH, max_files=MAX_FILES, budget=TIME_
                         stack.append((e.path, depth + 1, inside_artifact_dir or e.name in ARTIFACT_DIRS))
                     elif e.is_file():
                         if inside_artifact_dir or any(fnmatch.fnmatch(e.name, g) for g in ARTIFACT_GLOBS):
+                            if len(out) >= MAX_LISTED:
+                                truncated = True
+                                continue
                             st = e.stat()
                             out.append({"path": e.path, "size": st.st_size, "mtime": st.st_mtime})
                 except OSError:
@@ -93,20 +99,91 @@ def git_repos(roots, max_depth=4, budget=4.0):
             if depth >= max_depth:
                 dirnames[:] = []
             dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-    out = []
-    for repo in sorted(set(repos)):
-        def run(*args):
-            try:
-                r = subprocess.run([git, "-C", repo] + list(args), stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, timeout=10)
-                return r.stdout.decode("utf-8", "replace")
-            except (OSError, subprocess.TimeoutExpired):
-                return ""
-        dirty = [l for l in run("status", "--porcelain").splitlines() if l.strip()]
-        unpushed = [l for l in run("log", "--branches", "--not", "--remotes", "--oneline").splitlines() if l]
-        out.append({"path": repo, "dirty": len(dirty), "dirty_files": [l[3:] for l in dirty[:10]],
-                    "unpushed": len(unpushed), "unpushed_commits": unpushed[:10]})
+    out = [repo_facts(git, repo) for repo in sorted(set(repos))]
     return {"repos": out, "error": None}
+
+
+# Git reads the repo's own config, and a repo on a rented box may come from a hostile
+# image: core.fsmonitor and filter drivers run commands on `git status`, hooks on others.
+SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+            "-c", "core.untrackedCache=false", "--no-optional-locks")
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_CONFIG_NOSYSTEM": "1",
+           "LC_ALL": "C"}
+
+
+def git_argv(git, repo, filters=(), *args):
+    """argv of one git command on `repo`, with everything that could run a command off.
+
+    safe.directory is set for exactly this repo, and only because git_repos() checked
+    that the repo is ours; every filter driver the config names is set to nothing.
+    """
+    argv = [git] + list(SAFE_GIT) + ["-c", "safe.directory=" + repo]
+    for name in filters:
+        for key in ("clean", "smudge", "process"):
+            argv += ["-c", "filter.%s.%s=" % (name, key)]
+    return argv + ["-C", repo] + list(args)
+
+
+def filter_names(config_lines):
+    """Filter driver names from `git config --get-regexp ^filter\\.` output lines."""
+    names = set()
+    for line in config_lines:
+        key = line.split(" ", 1)[0].split("\n", 1)[0]
+        if key.startswith("filter.") and key.count(".") >= 2:
+            names.add(key[len("filter."):key.rindex(".")])
+    return sorted(names)
+
+
+def repo_facts(git, repo, timeout=10):
+    """One repo's dirty files and unpushed commits, or why they are unknown.
+
+    A repo git cannot read (another owner, corrupt, timed out) is {"state": "unknown"},
+    never "clean": dirty/unpushed are None then.
+    """
+    env = dict(os.environ, **GIT_ENV)
+
+    def run(argv):
+        try:
+            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return None, "git did not answer within %d s" % timeout
+        except OSError as exc:
+            return None, str(exc)
+        err = r.stderr.decode("utf-8", "replace").strip()
+        if r.returncode != 0:
+            return None, (err.splitlines() or ["git exited with %d" % r.returncode])[-1][:300]
+        return r.stdout.decode("utf-8", "surrogateescape"), None
+
+    def unknown(why):
+        return {"path": repo, "state": "unknown", "error": why, "dirty": None, "dirty_files": [],
+                "unpushed": None, "unpushed_commits": []}
+
+    try:
+        owner = os.stat(os.path.join(repo, ".git")).st_uid
+    except OSError as exc:
+        return unknown("cannot read .git: %s" % exc.strerror)
+    if owner != os.getuid():
+        # Its config is someone else's: not trusted to run git in (safe.directory).
+        return unknown("owned by another user (uid %d); not inspected" % owner)
+    config, err = run([git] + list(SAFE_GIT) + ["-c", "safe.directory=" + repo, "-C", repo,
+                                                 "config", "--null", "--get-regexp", r"^filter\."])
+    filters = filter_names(config.split("\0")) if config else []
+    status, err = run(git_argv(git, repo, filters, "status", "--porcelain"))
+    if status is None:
+        return unknown(err)
+    log_out, err = run(git_argv(git, repo, filters, "log", "--branches", "--not", "--remotes",
+                                "--oneline"))
+    if log_out is None:
+        # an empty repo has no branches to log: that is "nothing unpushed", not unknown
+        if "does not have any commits" not in err:
+            return unknown(err)
+        log_out = ""
+    dirty = [line for line in status.splitlines() if line.strip()]
+    unpushed = [line for line in log_out.splitlines() if line]
+    return {"path": repo, "state": "dirty" if dirty or unpushed else "clean", "error": None,
+            "dirty": len(dirty), "dirty_files": [line[3:] for line in dirty[:10]],
+            "unpushed": len(unpushed), "unpushed_commits": unpushed[:10]}
 
 
 def _dir_size(path, budget=3.0):
@@ -165,11 +242,32 @@ def collect(roots=None, artifact_paths=(), temp_dirs=None, cache_dirs=None):
             "git": git_repos(configured + roots), "temp": temp_files(temp_dirs, cache_dirs)}
 
 
+def open_regular(path):
+    """A binary file object for `path`, only if it is a regular file.
+
+    Opened non-blocking and checked with fstat on the open descriptor: a FIFO swapped
+    in after the listing would block open() and read() forever; a device never ends.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("%s is not a regular file" % path)
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def sha256_of(path, limit_seconds=600):
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    deadline = time.monotonic() + limit_seconds
+    with open_regular(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
+            if time.monotonic() > deadline:
+                raise ValueError("hashing %s took over %d s" % (path, limit_seconds))
     return h.hexdigest()
 
 

@@ -9,6 +9,7 @@ import asyncio
 import collections
 import concurrent.futures
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ import sys
 import time
 import zlib
 
-from . import __version__, dataloader, protection, protocol, tmux
+from . import __version__, dataloader, procfs, protection, protocol, tmux
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .sampler import Sampler
@@ -43,11 +44,14 @@ def runtime_dir(state_dir):
 
     Under the state dir rather than $XDG_RUNTIME_DIR: logind deletes the latter when the
     user's last SSH session ends, which would orphan a daemon meant to outlive it.
-    Unix socket paths are limited to ~107 bytes, so very deep homes fall back to /tmp.
+    Unix socket paths are limited to ~107 bytes, so very deep homes fall back to /tmp,
+    under a name that is a digest of the state dir: the same in every process (attach and
+    the daemon it spawns must agree; ``hash()`` of a str differs per process).
     """
     path = os.path.join(state_dir, "run")
-    if len(os.path.join(path, "probe.sock")) > 100:
-        path = "/tmp/gputui-%d-%x" % (os.getuid(), abs(hash(state_dir)) & 0xFFFFFF)
+    if len(os.fsencode(os.path.join(path, "probe.sock"))) > 100:
+        digest = hashlib.sha256(os.fsencode(state_dir)).hexdigest()[:16]
+        path = "/tmp/gputui-%d-%s" % (os.getuid(), digest)
     return path
 
 
@@ -80,11 +84,43 @@ def config_key(simulate):
     return {"backend": "sim:%s" % simulate if simulate else "auto", "version": __version__}
 
 
+MAX_IN_FLIGHT = 32  # requests of one client running at once; more get an error reply
+NO_REPLY = object()  # a handler that answered itself (or a hello, which needs no answer)
+
+
+class RequestError(Exception):
+    """A request that cannot be done: its error reply says why (str) plus `extra` fields."""
+
+    def __init__(self, message, **extra):
+        super().__init__(message)
+        self.extra = extra
+
+
+def request_id(msg):
+    """The id a reply echoes: only a scalar, so a hostile id cannot make the reply fail."""
+    rid = msg.get("id")
+    return rid if isinstance(rid, (int, float, str)) or rid is None else None
+
+
+def strings(msg, key):
+    value = msg.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RequestError("%s: expected a list of strings" % key)
+    return value
+
+
+def in_use_message(config, sessions):
+    return ("the probe daemon on this box runs %s (gputui %s) for %d other live session%s; "
+            "it was left running. Close the other session, or use another --remote-dir."
+            % (config.get("backend"), config.get("version"), sessions, "" if sessions == 1 else "s"))
+
+
 class Client:
     def __init__(self, reader, writer):
         self.reader, self.writer = reader, writer
         self.subscribed = False
         self.known_pids = set()
+        self.tasks = set()  # this client's requests in progress; cancelled when it leaves
 
 
 class Daemon:
@@ -99,7 +135,11 @@ class Daemon:
         self._jobs_pending = None
         self._jobs_fresh = False
         self.loaders = dataloader.LoaderWatch()
+        self.proc_cache = {}  # command lines and owners by pid, kept across jobs scans
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
+        self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self.handlers = self.request_handlers()
         self.seq = 0
         self.clients = set()
         self.started = time.time()
@@ -127,7 +167,8 @@ class Daemon:
     def hello(self):
         return protocol.hello("probe", __version__, CAPABILITIES, pid=os.getpid(),
                               config=config_key(self.simulate), started=self.started,
-                              last_seq=self.seq)
+                              last_seq=self.seq,
+                              sessions=sum(1 for c in self.clients if c.subscribed))
 
     def send(self, client, msg=None, line=None):
         if client.writer.is_closing():
@@ -145,7 +186,10 @@ class Daemon:
             meta = self.sampler.proc_meta(new)
             if meta:
                 self.send(client, {"type": protocol.PROC_META, "procs": meta})
-            client.known_pids.update(new)
+        # Only the pids of this sample: with 15k new pids a second the set stays the
+        # size of one sample (a pid that comes back gets its meta again, which is right:
+        # it is another process).
+        client.known_pids = set(pids)
 
     # -- sampling ---------------------------------------------------------------
     async def tick(self):
@@ -163,7 +207,8 @@ class Daemon:
         self._attach_jobs(sample, loop)
         hooked = dataloader.read_hook_stats(dataloader.dl_dir(self.state_dir))
         if hooked:
-            sample["dl"] = hooked
+            sample["dl"] = hooked[:protocol.MAX_DL_ROWS]
+        protocol.cap_procs(sample)
         line = protocol.encode(sample)
         self.ring.append((self.seq, line))
         if self.seq % DOWNSAMPLE_EVERY == 0:
@@ -200,8 +245,11 @@ class Daemon:
             self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
 
     def scan_jobs(self, gpu_pids):
-        return {"tmux": tmux.status(), "loaders": self.loaders.scan(),
-                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids),
+        """tmux, dataloaders and unprotected jobs from one /proc pass (runs in tmux_pool,
+        one thread, so the command-line cache is never shared between threads)."""
+        scan = procfs.ProcScan(cache=self.proc_cache)
+        return {"tmux": tmux.status(scan), "loaders": self.loaders.scan(scan),
+                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids, scan),
                 "reptyr": shutil.which("reptyr") is not None}
 
     def backlog(self, since):
@@ -248,6 +296,8 @@ class Daemon:
 
     # -- clients ----------------------------------------------------------------
     async def handle_client(self, reader, writer):
+        """Read requests; each runs as its own task, so a slow one (a tmux install via
+        apt, up to 600 s) never holds up pings, samples or the next request."""
         client = Client(reader, writer)
         self.clients.add(client)
         self.send(client, self.hello())
@@ -267,88 +317,140 @@ class Daemon:
                     self.send(client, {"type": protocol.ERROR, "id": None,
                                        "error": "malformed message: %s" % exc})
                     continue
-                await self.handle_request(client, msg)
+                if len(client.tasks) >= MAX_IN_FLIGHT:
+                    self.send(client, {"type": protocol.ERROR, "id": request_id(msg),
+                                       "error": "too many requests in flight (%d)" % MAX_IN_FLIGHT})
+                    continue
+                task = asyncio.ensure_future(self.dispatch(client, msg))
+                client.tasks.add(task)
+                task.add_done_callback(client.tasks.discard)
         except (ConnectionError, OSError):
             pass
         finally:
             self.clients.discard(client)
+            for task in list(client.tasks):  # nobody is left to read their replies
+                task.cancel()
             writer.close()
 
-    async def handle_request(self, client, msg):
-        kind, rid = msg["type"], msg.get("id")
-        if kind == protocol.HELLO:
-            problem = protocol.check_compatible(msg)
+    async def dispatch(self, client, msg):
+        """Run the request's handler and always answer: a reply, or an error reply that
+        says why (a bad argument, a failed command, a bug). Never silence: a client
+        waiting for an id that never comes waits for its full timeout."""
+        kind, rid = msg["type"], request_id(msg)
+        handler = self.handlers.get(kind)
+        try:
+            if handler is None:
+                raise RequestError("unknown request %r" % kind)
+            problem = protocol.check_request(msg)
             if problem:
-                self.send(client, {"type": protocol.ERROR, "id": rid, "error": problem})
-            return
-        if kind == protocol.PING:
-            self.send(client, {"type": protocol.REPLY, "id": rid, "t": time.time()})
-        elif kind == protocol.SNAPSHOT:
-            pids = [row[0] for row in (self.latest or {}).get("procs", ())]
-            sample = self.latest
-            if sample is not None and "disks" not in sample.get("host", {}):
-                sample = dict(sample, host=dict(sample.get("host", {}),
-                                                disks=self.inventory.get("disks", [])))
-            # a one-shot answer deserves a fresh scan, not one up to JOBS_EVERY ticks old
-            jobs = await asyncio.get_running_loop().run_in_executor(
-                self.tmux_pool, self.scan_jobs, list(pids))
-            self.jobs = jobs
-            self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
-                               "sample": sample, "proc_meta": self.sampler.proc_meta(pids),
-                               "jobs": jobs, "autostop": self.autostop.status()})
-        elif kind == protocol.SUBSCRIBE:
-            since = msg.get("since_seq") or 0
-            if not isinstance(since, int):
-                since = 0
-            backlog = self.backlog(since)
-            self.send(client, {"type": protocol.REPLY, "id": rid, "inventory": self.inventory,
-                               "backlog": len(backlog), "last_seq": self.seq,
-                               "first_seq": self.ring[0][0] if self.ring else None,
-                               "autostop": self.autostop.status(),
-                               "autostop_events": self.autostop.events(), "jobs": self.jobs})
-            pids = [row[0] for row in (self.latest or {}).get("procs", ())]
-            self.send_meta(client, pids)
-            for line in backlog:
-                self.send(client, line=line)
-            client.subscribed = True
-        elif kind == protocol.UNSUBSCRIBE:
-            client.subscribed = False
-            self.send(client, {"type": protocol.REPLY, "id": rid})
-        elif kind == protocol.AUTOSTOP_ARM:
-            try:
-                status = self.autostop.arm(
-                    msg.get("command"), idle_seconds=msg.get("idle_seconds"),
-                    deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
-                    threshold=msg.get("threshold", 5.0))
-            except (ValueError, TypeError, OSError) as exc:
-                self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc)})
-                return
-            self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": status})
-        elif kind == protocol.AUTOSTOP_DISARM:
-            status = self.autostop.disarm(msg.get("reason") or "cancelled from gputui")
-            self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": status})
-        elif kind == protocol.AUTOSTOP_STATUS:
-            self.send(client, {"type": protocol.REPLY, "id": rid, "autostop": self.autostop.status(),
-                               "events": self.autostop.events()})
-        elif kind == protocol.PREFLIGHT:
-            asyncio.ensure_future(self.preflight(client, rid, msg))
-        elif kind in (protocol.CHECKLIST, protocol.SHA256, protocol.KILL, protocol.DELETE,
-                      protocol.ENV_CAPTURE, protocol.RELEASE):
-            asyncio.ensure_future(self.checklist_request(client, kind, rid, msg))
-        elif kind in protocol.TMUX_REQUESTS:
-            await self.handle_tmux(client, kind, rid, msg)
-        elif kind == protocol.SHUTDOWN:
-            self.stop_event.set()  # first: a client that hangs up at once still stops us
-            self.send(client, {"type": protocol.REPLY, "id": rid, "stopping": True})
-            try:
-                await client.writer.drain()
-            except (ConnectionError, OSError):
-                pass
+                raise RequestError(problem)
+            result = await handler(client, msg)
+        except asyncio.CancelledError:
+            raise
+        except RequestError as exc:
+            reply = dict(exc.extra, type=protocol.ERROR, id=rid, error=str(exc))
+        except Exception as exc:  # a bug in one handler: say so, keep the daemon
+            log.exception("request %s failed", kind)
+            reply = {"type": protocol.ERROR, "id": rid,
+                     "error": "%s failed on the box: %s: %s" % (kind, type(exc).__name__, exc)}
         else:
-            self.send(client, {"type": protocol.ERROR, "id": rid,
-                               "error": "unknown request %r" % kind})
+            if result is NO_REPLY:
+                return
+            reply = {"type": protocol.REPLY, "id": rid}
+            reply.update(result or {})
+        self.send_reply(client, reply)
 
-    async def preflight(self, client, rid, msg):
+    def send_reply(self, client, reply):
+        """Encode a reply; one that cannot go on the wire becomes an error that can."""
+        try:
+            line = protocol.encode(reply)
+            if len(line) > protocol.MAX_LINE:
+                raise RequestError("the reply is too large to send (%d bytes)" % len(line))
+        except Exception as exc:  # noqa: BLE001 - e.g. a value JSON cannot hold
+            log.warning("reply to %r not sendable: %s", reply.get("id"), exc)
+            line = protocol.encode({"type": protocol.ERROR, "id": reply.get("id"),
+                                    "error": "could not send the answer: %s" % exc})
+        self.send(client, line=line)
+
+    async def on_hello(self, client, msg):
+        problem = protocol.check_compatible(msg)
+        if problem:
+            raise RequestError(problem)
+        return NO_REPLY  # a compatible client's hello needs no answer
+
+    async def on_ping(self, client, msg):
+        return {"t": time.time()}
+
+    async def on_snapshot(self, client, msg):
+        pids = [row[0] for row in (self.latest or {}).get("procs", ())]
+        sample = self.latest
+        if sample is not None and "disks" not in sample.get("host", {}):
+            sample = dict(sample, host=dict(sample.get("host", {}),
+                                            disks=self.inventory.get("disks", [])))
+        # a one-shot answer deserves a fresh scan, not one up to JOBS_EVERY ticks old
+        jobs = await asyncio.get_running_loop().run_in_executor(
+            self.tmux_pool, self.scan_jobs, list(pids))
+        self.jobs = jobs
+        return {"inventory": self.inventory, "sample": sample,
+                "proc_meta": self.sampler.proc_meta(pids), "jobs": jobs,
+                "autostop": self.autostop.status()}
+
+    async def on_subscribe(self, client, msg):
+        # No await before the backlog is queued and the flag set: no tick can slip between.
+        since = msg.get("since_seq") or 0
+        if not protocol._is_int(since):
+            since = 0
+        backlog = self.backlog(since)
+        self.send_reply(client, {"type": protocol.REPLY, "id": request_id(msg),
+                                 "inventory": self.inventory, "backlog": len(backlog),
+                                 "last_seq": self.seq,
+                                 "first_seq": self.ring[0][0] if self.ring else None,
+                                 "autostop": self.autostop.status(),
+                                 "autostop_events": self.autostop.events(), "jobs": self.jobs})
+        pids = [row[0] for row in (self.latest or {}).get("procs", ())]
+        self.send_meta(client, pids)
+        for line in backlog:
+            self.send(client, line=line)
+        client.subscribed = True
+        return NO_REPLY
+
+    async def on_unsubscribe(self, client, msg):
+        client.subscribed = False
+        return {}
+
+    async def on_autostop_arm(self, client, msg):
+        try:
+            status = self.autostop.arm(
+                msg.get("command"), idle_seconds=msg.get("idle_seconds"),
+                deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
+                threshold=msg.get("threshold", 5.0))
+        except (ValueError, TypeError, OSError) as exc:
+            raise RequestError(str(exc))
+        return {"autostop": status}
+
+    async def on_autostop_disarm(self, client, msg):
+        reason = msg.get("reason") if isinstance(msg.get("reason"), str) else None
+        return {"autostop": self.autostop.disarm(reason or "cancelled from gputui")}
+
+    async def on_autostop_status(self, client, msg):
+        return {"autostop": self.autostop.status(), "events": self.autostop.events()}
+
+    async def on_shutdown(self, client, msg):
+        others = [c for c in self.clients if c is not client and c.subscribed]
+        if others and msg.get("only_if_unused"):
+            # A client with other settings wants its own daemon: not while sessions use
+            # this one (two laptops would replace each other's daemon in a loop).
+            raise RequestError(in_use_message(config_key(self.simulate), len(others)),
+                               in_use=len(others), config=config_key(self.simulate))
+        self.stop_event.set()  # first: a client that hangs up at once still stops us
+        self.send_reply(client, {"type": protocol.REPLY, "id": request_id(msg), "stopping": True})
+        try:
+            await client.writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        return NO_REPLY
+
+    async def on_preflight(self, client, msg):
         """Slow (a matmul per GPU): runs in its own thread, the connection stays live."""
         from . import preflight
         urls = msg.get("urls")
@@ -356,69 +458,67 @@ class Daemon:
             urls = list(preflight.DEFAULT_URLS)
         python = msg.get("python") if isinstance(msg.get("python"), str) else None
         loop = asyncio.get_running_loop()
-        try:
-            facts = await loop.run_in_executor(
-                None, lambda: preflight.collect(python, bool(msg.get("smoke", True)), urls))
-        except Exception as exc:  # a bug in a check: say so, keep the daemon
-            log.exception("preflight failed")
-            self.send(client, {"type": protocol.ERROR, "id": rid, "error": "preflight failed: %s" % exc})
-            return
+        facts = await loop.run_in_executor(
+            None, lambda: preflight.collect(python, bool(msg.get("smoke", True)), urls))
         facts["inventory"] = self.inventory
-        self.send(client, {"type": protocol.REPLY, "id": rid, "facts": facts})
+        return {"facts": facts}
 
-    async def checklist_request(self, client, kind, rid, msg):
-        """Slow or destructive work for the shutdown checklist, off the event loop.
+    # Slow or destructive work for the shutdown checklist, off the event loop.
+    # Destructive requests only arrive after the user confirmed them in the app and
+    # enabled them for the host in the config; the probe still checks the arguments.
+    async def _off_loop(self, work, pool=None):
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, work)
+        except (ValueError, TypeError, OSError) as exc:
+            raise RequestError(str(exc))
 
-        Destructive requests only arrive after the user confirmed them in the app and
-        enabled them for the host in the config; the probe still checks the arguments.
-        """
-        from . import autostop, checklist
+    async def on_checklist(self, client, msg):
+        from . import checklist
+        temp = strings(msg, "temp_dirs") if "temp_dirs" in msg else None
+        caches = strings(msg, "cache_dirs") if "cache_dirs" in msg else None
+        roots, paths = strings(msg, "roots") or None, strings(msg, "artifact_paths")
+        return {"facts": await self._off_loop(lambda: checklist.collect(roots, paths, temp, caches))}
 
-        def strings(key):
-            value = msg.get(key) or []
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ValueError("%s: expected a list of strings" % key)
-            return value
+    async def on_sha256(self, client, msg):
+        from . import checklist
+        paths = strings(msg, "paths")
+        return {"sha256": await self._off_loop(lambda: {p: checklist.sha256_of(p) for p in paths})}
+
+    async def on_kill(self, client, msg):
+        from . import checklist
+        pid = msg.get("pid")
+        if not protocol._is_int(pid) or pid <= 1 or pid in self.sampler.own_pids:
+            raise RequestError("refusing to kill pid %r" % (pid,))
+        return {"result": await self._off_loop(lambda: checklist.kill(pid))}
+
+    async def on_delete(self, client, msg):
+        from . import checklist
+        paths, allowed = strings(msg, "paths"), strings(msg, "allowed")
+        return {"deleted": await self._off_loop(lambda: checklist.delete(paths, allowed))}
+
+    async def on_env_capture(self, client, msg):
+        from . import checklist
+        python = msg.get("python") if isinstance(msg.get("python"), str) else None
+        return await self._off_loop(lambda: checklist.env_capture(python))
+
+    async def on_release(self, client, msg):
+        from . import autostop
+        command = msg.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise RequestError("no release command")
 
         def work():
-            if kind == protocol.CHECKLIST:
-                temp = strings("temp_dirs") if "temp_dirs" in msg else None
-                caches = strings("cache_dirs") if "cache_dirs" in msg else None
-                return {"facts": checklist.collect(strings("roots") or None, strings("artifact_paths"),
-                                                   temp, caches)}
-            if kind == protocol.SHA256:
-                return {"sha256": {p: checklist.sha256_of(p) for p in strings("paths")}}
-            if kind == protocol.KILL:
-                pid = msg.get("pid")
-                if not isinstance(pid, int) or pid <= 1 or pid in self.sampler.own_pids:
-                    raise ValueError("refusing to kill pid %r" % pid)
-                return {"result": checklist.kill(pid)}
-            if kind == protocol.DELETE:
-                return {"deleted": checklist.delete(strings("paths"), strings("allowed"))}
-            if kind == protocol.ENV_CAPTURE:
-                python = msg.get("python") if isinstance(msg.get("python"), str) else None
-                return checklist.env_capture(python)
-            if kind == protocol.RELEASE:
-                command = msg.get("command")
-                if not isinstance(command, str) or not command.strip():
-                    raise ValueError("no release command")
-                self.autostop.log("release", command=command)
-                code, output = autostop.run_release(command)
-                self.autostop.log("released", command=command, exit=code, output=output[-2000:])
-                return {"exit": code, "output": output[-4000:]}
-            return {}
+            self.autostop.log("release", command=command)
+            code, output = autostop.run_release(command)
+            self.autostop.log("released", command=command, exit=code, output=output[-2000:])
+            return {"exit": code, "output": output[-4000:]}
+        return await self._off_loop(work)
 
-        try:
-            result = await asyncio.get_running_loop().run_in_executor(None, work)
-        except (ValueError, OSError) as exc:
-            self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc)})
-            return
-        reply = {"type": protocol.REPLY, "id": rid}
-        reply.update(result)
-        self.send(client, reply)
+    async def on_tmux(self, client, msg):
+        """tmux requests run off the event loop: a slow tmux must not stall sampling.
+        Installing tmux (apt, up to 600 s) has its own thread, so scans go on meanwhile."""
+        kind = msg["type"]
 
-    async def handle_tmux(self, client, kind, rid, msg):
-        """tmux requests run off the event loop: a slow tmux must not stall sampling."""
         def text(key):
             value = msg.get(key)
             if not isinstance(value, str) or not value:
@@ -429,12 +529,17 @@ class Daemon:
             if kind == protocol.TMUX_LIST:
                 return {"tmux": tmux.status()}
             if kind == protocol.TMUX_CAPTURE:
-                return {"text": tmux.capture(text("pane"), int(msg.get("lines") or 300))}
+                lines = msg.get("lines")
+                lines = lines if protocol._is_int(lines) and 0 < lines <= 100000 else 300
+                return {"text": tmux.capture(text("pane"), lines)}
             if kind == protocol.TMUX_NEW:
-                env = dict(msg.get("env")) if isinstance(msg.get("env"), dict) else {}
+                env = msg.get("env") if isinstance(msg.get("env"), dict) else {}
+                env = {k: v for k, v in env.items() if isinstance(v, str)}
                 if msg.get("dlhook"):
                     env.update(dlhook_env(self.state_dir, os.environ.get("PYTHONPATH")))
-                return tmux.new_job(text("name"), msg.get("command") or "", msg.get("cwd"), env)
+                command = msg.get("command") if isinstance(msg.get("command"), str) else ""
+                cwd = msg.get("cwd") if isinstance(msg.get("cwd"), str) else None
+                return tmux.new_job(text("name"), command, cwd, env)
             if kind == protocol.TMUX_INTERRUPT:
                 tmux.interrupt(text("pane"))
             elif kind == protocol.TMUX_KILL:
@@ -454,19 +559,37 @@ class Daemon:
                 self._jobs_fresh = True
             return result
 
-        loop = asyncio.get_running_loop()
+        pool = self.install_pool if kind == protocol.TMUX_INSTALL else self.tmux_pool
         try:
-            result = await loop.run_in_executor(self.tmux_pool, work_then_rescan)
+            result = await asyncio.get_running_loop().run_in_executor(pool, work_then_rescan)
         except tmux.TmuxMissing as exc:
-            self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc),
-                               "install": exc.install})
-            return
+            raise RequestError(str(exc), install=exc.install)
         except (tmux.TmuxError, ValueError, TypeError) as exc:
-            self.send(client, {"type": protocol.ERROR, "id": rid, "error": str(exc)})
-            return
-        reply = {"type": protocol.REPLY, "id": rid}
-        reply.update(result or {})
-        self.send(client, reply)
+            raise RequestError(str(exc))
+        return result or {}
+
+    def request_handlers(self):
+        """The dispatch table: request type -> handler(client, msg) -> reply fields."""
+        table = {
+            protocol.HELLO: self.on_hello,
+            protocol.PING: self.on_ping,
+            protocol.SNAPSHOT: self.on_snapshot,
+            protocol.SUBSCRIBE: self.on_subscribe,
+            protocol.UNSUBSCRIBE: self.on_unsubscribe,
+            protocol.AUTOSTOP_ARM: self.on_autostop_arm,
+            protocol.AUTOSTOP_DISARM: self.on_autostop_disarm,
+            protocol.AUTOSTOP_STATUS: self.on_autostop_status,
+            protocol.SHUTDOWN: self.on_shutdown,
+            protocol.PREFLIGHT: self.on_preflight,
+            protocol.CHECKLIST: self.on_checklist,
+            protocol.SHA256: self.on_sha256,
+            protocol.KILL: self.on_kill,
+            protocol.DELETE: self.on_delete,
+            protocol.ENV_CAPTURE: self.on_env_capture,
+            protocol.RELEASE: self.on_release,
+        }
+        table.update((kind, self.on_tmux) for kind in protocol.TMUX_REQUESTS)
+        return table
 
     # -- lifetime ---------------------------------------------------------------
     async def serve(self, sock_path):
@@ -494,6 +617,7 @@ class Daemon:
             self.backend.close()
             self.pool.shutdown(wait=False)
             self.tmux_pool.shutdown(wait=False)
+            self.install_pool.shutdown(wait=False)
 
 
 def terminate(state_dir, timeout=5.0):

@@ -97,26 +97,15 @@ class DiskBusy:
         return best
 
 
-def find_workers(proc=procfs.PROC):
+def find_workers(proc=procfs.PROC, scan=None):
     """DataLoader workers seen from outside: {trainer pid: [worker pids]} and orphans.
 
     Workers are processes named pt_data_worker (torch >= 2.5), spawn/forkserver children,
     or (older torch, fork) children with their parent's exact command line.
     """
-    info = {}
-    for pid in procfs.list_pids():
-        stat = procfs.parse_pid_stat(procfs.read_text("%s/%d/stat" % (proc, pid)))
-        if stat is None:
-            continue
-        comm = procfs.read_text("%s/%d/comm" % (proc, pid)).strip()
-        info[pid] = (stat[1], comm)
-    cmdlines = {}
-
-    def cmd(pid):
-        if pid not in cmdlines:
-            cmdlines[pid] = procfs.read_cmdline(pid)
-        return cmdlines[pid]
-
+    scan = scan if scan is not None else procfs.ProcScan(proc)
+    info = {pid: (st[2], st[0]) for pid, st in scan.stats.items()}
+    cmd = scan.cmdline
     trainers, orphans = {}, []
     for pid, (ppid, comm) in info.items():
         if comm == WORKER_COMM:
@@ -144,13 +133,14 @@ class LoaderWatch:
         self.procs = procfs.ProcTable()
         self.disk = DiskBusy()
 
-    def scan(self):
-        trainers, orphans = find_workers()
+    def scan(self, scan=None):
+        scan = scan if scan is not None else procfs.ProcScan()
+        trainers, orphans = find_workers(scan=scan)
         pids = [w for ws in trainers.values() for w in ws] + orphans
-        stats = self.procs.sample(pids)
+        stats = self.procs.sample(pids, scan=scan)
         states = {}
         for pid in pids:
-            st = procfs.parse_pid_stat(procfs.read_text("%s/%d/stat" % (procfs.PROC, pid)))
+            st = scan.stat(pid)
             states[pid] = st[0] if st else "?"
 
         def row(pid):

@@ -292,12 +292,16 @@ class ProcTable:
         self._start = {}  # pid -> starttime jiffies
         self._btime = boot_time() or 0
 
-    def sample(self, pids, now=None):
-        """-> {pid: {"cpu":%, "rss":MiB}} for the pids that exist; updates meta."""
+    def sample(self, pids, now=None, scan=None):
+        """-> {pid: {"cpu":%, "rss":MiB}} for the pids that exist; updates meta.
+
+        With `scan` (a ProcScan just taken) the stat lines come from it, not read again.
+        """
         now = time.monotonic() if now is None else now
         out, new_prev = {}, {}
         for pid in pids:
-            stat = parse_pid_stat(read_text("%s/%d/stat" % (PROC, pid)))
+            stat = scan.stat(pid) if scan is not None else parse_pid_stat(
+                read_text("%s/%d/stat" % (PROC, pid)))
             if stat is None:
                 continue
             _state, _ppid, cpu_j, start_j, rss_pages = stat
@@ -306,8 +310,9 @@ class ProcTable:
                 self.prev.pop(pid, None)
                 self.meta[pid] = {
                     "pid": pid,
-                    "user": user_name(parse_status_uid(read_text("%s/%d/status" % (PROC, pid)))),
-                    "cmd": read_cmdline(pid)[:300],
+                    "user": user_name(scan.uid(pid) if scan is not None else parse_status_uid(
+                        read_text("%s/%d/status" % (PROC, pid)))),
+                    "cmd": (scan.cmdline(pid) if scan is not None else read_cmdline(pid))[:300],
                     "start": start_epoch(start_j, self._btime),
                 }
             prev = self.prev.get(pid)
@@ -322,6 +327,109 @@ class ProcTable:
                 del self.meta[pid]
                 self._start.pop(pid, None)
         return out
+
+
+def parse_pid_stat_full(text):
+    """-> (comm, state, ppid, tty_nr, cpu jiffies, start jiffies, rss pages) or None."""
+    begin, end = text.find("("), text.rfind(")")
+    if begin < 0 or end < begin:
+        return None
+    f = text[end + 2:].split()
+    try:
+        return (text[begin + 1:end], f[0], int(f[1]), int(f[4]), int(f[11]) + int(f[12]),
+                int(f[19]), int(f[21]))
+    except (IndexError, ValueError):
+        return None
+
+
+def parse_status_fields(text):
+    """-> (uid, SigIgn mask) from /proc/PID/status text; None where missing."""
+    uid = sigign = None
+    for line in text.splitlines():
+        if line.startswith("Uid:"):
+            try:
+                uid = int(line.split()[1])
+            except (IndexError, ValueError):
+                pass
+        elif line.startswith("SigIgn:"):
+            try:
+                sigign = int(line.split()[1], 16)
+            except (IndexError, ValueError):
+                pass
+    return uid, sigign
+
+
+class ProcScan:
+    """One pass over /proc, shared by everything one jobs scan asks about processes:
+    the dataloader worker search, python jobs, their ancestry, tmux pane start times.
+
+    Every /proc/PID/stat is read once, here. Command lines and owners are read on
+    demand and kept in `cache` across scans, keyed by (pid, start time, comm): a reused
+    pid has another start time, and exec changes comm. SigIgn is read live (a process
+    may start ignoring SIGHUP at any time) and only for the few pids that ask.
+    """
+
+    def __init__(self, proc=PROC, cache=None):
+        self.proc = proc
+        self.btime = parse_proc_stat(read_text(proc + "/stat"))[2] or 0
+        self.stats = {}
+        try:
+            names = os.listdir(proc)
+        except OSError:
+            names = []
+        for name in names:
+            if name.isdigit():
+                st = parse_pid_stat_full(read_text("%s/%s/stat" % (proc, name)))
+                if st is not None:
+                    self.stats[int(name)] = st
+        self.cache = cache if cache is not None else {}
+        for pid in [p for p in self.cache if p not in self.stats]:
+            del self.cache[pid]  # bounded by the live processes
+
+    def _facts(self, pid):
+        st = self.stats.get(pid)
+        if st is None:
+            return {}
+        key = (st[5], st[0])
+        entry = self.cache.get(pid)
+        if entry is None or entry[0] != key:
+            entry = (key, {})
+            self.cache[pid] = entry
+        return entry[1]
+
+    def cmdline(self, pid):
+        facts = self._facts(pid)
+        if "cmd" not in facts:
+            raw = read_text("%s/%d/cmdline" % (self.proc, pid))
+            facts["cmd"] = " ".join(part for part in raw.split("\0") if part)
+        return facts.get("cmd", "")
+
+    def uid(self, pid):
+        facts = self._facts(pid)
+        if "uid" not in facts:
+            facts["uid"] = parse_status_fields(read_text("%s/%d/status" % (self.proc, pid)))[0]
+        return facts.get("uid")
+
+    def sigign(self, pid):
+        return parse_status_fields(read_text("%s/%d/status" % (self.proc, pid)))[1] or 0
+
+    def comm(self, pid):
+        st = self.stats.get(pid)
+        return st[0] if st else None
+
+    def ppid(self, pid):
+        st = self.stats.get(pid)
+        return st[2] if st else None
+
+    def start(self, pid):
+        """Start as epoch seconds, or None if the pid was not there at the scan."""
+        st = self.stats.get(pid)
+        return start_epoch(st[5], self.btime) if st else None
+
+    def stat(self, pid):
+        """(state, ppid, cpu jiffies, start jiffies, rss pages), as parse_pid_stat gives."""
+        st = self.stats.get(pid)
+        return (st[1], st[2], st[4], st[5], st[6]) if st else None
 
 
 def list_pids():

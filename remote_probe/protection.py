@@ -11,26 +11,17 @@ MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
 LONG_RUNNING = 60.0  # seconds before a python process counts as a job
 
 
-def ancestry(pid, proc=procfs.PROC):
+def ancestry(pid, proc=procfs.PROC, scan=None):
     """[(pid, comm, tty_nr, sighup_ignored)] from pid up to (not including) pid 1."""
+    scan = scan if scan is not None else procfs.ProcScan(proc)
     chain, seen = [], set()
     while pid and pid > 1 and pid not in seen:
         seen.add(pid)
-        stat = procfs.read_text("%s/%d/stat" % (proc, pid))
-        end = stat.rfind(")")
-        if end < 0:
+        st = scan.stats.get(pid)
+        if st is None:
             break
-        comm = stat[stat.find("(") + 1:end]
-        fields = stat[end + 2:].split()
-        try:
-            ppid, tty_nr = int(fields[1]), int(fields[4])
-        except (IndexError, ValueError):
-            break
-        sigign = 0
-        for line in procfs.read_text("%s/%d/status" % (proc, pid)).splitlines():
-            if line.startswith("SigIgn:"):
-                sigign = int(line.split()[1], 16)
-        chain.append((pid, comm, tty_nr, bool(sigign & SIGHUP_BIT)))
+        comm, _state, ppid, tty_nr = st[:4]
+        chain.append((pid, comm, tty_nr, bool(scan.sigign(pid) & SIGHUP_BIT)))
         pid = ppid
     return chain
 
@@ -53,39 +44,36 @@ def verdict(chain):
     return True, "not started from SSH"
 
 
-def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC):
+def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
     """pids of long-running python processes of this user (all users when root)."""
     now = time.time() if now is None else now
+    scan = scan if scan is not None else procfs.ProcScan(proc)
     uid = os.getuid()
-    btime = procfs.boot_time() or 0
     out = []
-    for pid in procfs.list_pids():
-        stat = procfs.parse_pid_stat(procfs.read_text("%s/%d/stat" % (proc, pid)))
-        if stat is None:
+    for pid in sorted(scan.stats):
+        start = scan.start(pid)
+        if start is None or now - start < min_age:
             continue
-        if now - procfs.start_epoch(stat[3], btime) < min_age:
-            continue
-        cmd = procfs.read_cmdline(pid)
+        cmd = scan.cmdline(pid)
         head = os.path.basename(cmd.split(" ", 1)[0]) if cmd else ""
         if not head.startswith("python"):
             continue
-        if uid != 0:
-            owner = procfs.parse_status_uid(procfs.read_text("%s/%d/status" % (proc, pid)))
-            if owner != uid:
-                continue
+        if uid != 0 and scan.uid(pid) != uid:
+            continue
         out.append(pid)
     return out
 
 
-def unprotected_jobs(gpu_pids, own_pids=()):
+def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
     """[{pid, cmd, gpu, reason}] for jobs that would die with the SSH connection."""
+    scan = scan if scan is not None else procfs.ProcScan()
     out = []
     gpu_pids = set(gpu_pids)
-    for pid in sorted(gpu_pids | set(python_jobs())):
+    for pid in sorted(gpu_pids | set(python_jobs(scan=scan))):
         if pid in own_pids:
             continue
-        protected, reason = verdict(ancestry(pid))
+        protected, reason = verdict(ancestry(pid, scan=scan))
         if not protected:
-            out.append({"pid": pid, "cmd": procfs.read_cmdline(pid)[:200], "gpu": pid in gpu_pids,
+            out.append({"pid": pid, "cmd": scan.cmdline(pid)[:200], "gpu": pid in gpu_pids,
                         "reason": reason})
     return out

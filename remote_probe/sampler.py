@@ -1,5 +1,6 @@
 """One sampling tick: GPU backend + /proc, joined into a protocol sample."""
 
+import heapq
 import os
 import platform
 import socket
@@ -107,6 +108,12 @@ class Sampler:
             self.gpu_error = None
         except BackendError as exc:
             self.gpu_error = str(exc)
+        # 50k GPU processes (a hostile or broken box) would cost a /proc lookup each:
+        # keep the ones using the most GPU memory, count the rest (the UI says "N more").
+        more = max(0, len(gpu_procs) - protocol.MAX_PROC_ROWS)
+        if more:
+            gpu_procs = heapq.nlargest(protocol.MAX_PROC_ROWS, gpu_procs,
+                                       key=lambda p: p.get("gpu_mem") or 0)
         local = set()
         for p in gpu_procs:
             if os.path.exists("/proc/%d" % p["pid"]):
@@ -148,6 +155,8 @@ class Sampler:
         }
         if self.gpu_error:
             sample["gpu_error"] = self.gpu_error
+        if more:
+            sample["procs_more"] = more
         return sample
 
     def proc_meta(self, pids):

@@ -151,21 +151,23 @@ def install():
     return text[-2000:]
 
 
-def _add_start_times(sessions):
+def _add_start_times(sessions, scan=None):
     """When each pane's process started (epoch), from /proc: "how long it has run"."""
     from . import procfs
-    btime = procfs.boot_time() or 0
+    btime = (procfs.boot_time() or 0) if scan is None else None
     for s in sessions:
         for w in s["windows"]:
             for p in w["panes"]:
-                p["started"] = procfs.pid_start(p["pid"], btime)
+                p["started"] = (scan.start(p["pid"]) if scan is not None
+                                else procfs.pid_start(p["pid"], btime))
     return sessions
 
 
-def status():
-    """The jobs block of a sample: sessions, or why there are none."""
+def status(scan=None):
+    """The jobs block of a sample: sessions, or why there are none. `scan`: a
+    procfs.ProcScan to take start times from (one /proc pass per jobs scan)."""
     try:
-        return {"sessions": _add_start_times(list_sessions()), "error": None}
+        return {"sessions": _add_start_times(list_sessions(), scan), "error": None}
     except TmuxMissing as exc:
         return {"sessions": [], "error": str(exc), "missing": True, "install": exc.install}
     except TmuxError as exc:

@@ -79,12 +79,17 @@ def test_slow_dataset_with_one_worker_still_starves(hook_env):
     assert last["num_workers"] == 1 and len(last["worker_pids"]) == 1
 
 
-def test_fast_dataset_with_workers_barely_waits(hook_env):
+def test_fed_loop_waits_less_than_a_starved_one(hook_env):
+    """Workers that keep up make the loop wait less than loading in the loop does. Compared
+    within one test, not against a wall-clock threshold: on a loaded machine the workers get
+    less CPU, so the absolute share belongs in bench/hook_overhead.py (issue 11)."""
     env, _, _ = hook_env
-    pid, seen = run_training(env, delay=0.0, workers=2, step=0.01, seconds=4.0)
-    last = [s for s in seen if s["pid"] == pid][-1]
-    assert last["wait_fraction"] < 0.2
-    assert last["prefetch_factor"] == 4
+    fed_pid, fed_seen = run_training(env, delay=0.0, workers=2, step=0.01, seconds=4.0)
+    fed = [s for s in fed_seen if s["pid"] == fed_pid][-1]
+    starved_pid, starved_seen = run_training(env, delay=0.005, workers=0)
+    starved = [s for s in starved_seen if s["pid"] == starved_pid][-1]
+    assert fed["wait_fraction"] < starved["wait_fraction"]
+    assert fed["prefetch_factor"] == 4 and fed["num_workers"] == 2
 
 
 def test_disabled_hook_writes_nothing(hook_env):

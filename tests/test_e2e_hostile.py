@@ -72,7 +72,7 @@ async def test_status_text_and_json_of_a_hostile_box(sshbox, isolated_dirs):
 async def test_checklist_text_with_hostile_artifact_names(sshbox, tmp_path, isolated_dirs):
     work = tmp_path / "work"
     # bad_utf8: the probe's side of issue 10 (helper D) carries it; added when merged
-    made = make_artifacts(work / "ckpt", skip=("bad_utf8",))
+    made = make_artifacts(work / "ckpt")
     write_config(isolated_dirs, {"testbox": {
         "rate": 1.0, "provider": "runpod", "artifact_paths": [str(work)], "search_paths": [str(work)],
         "temp_dirs": [str(tmp_path / "none")], "cache_dirs": [], "python": sys.executable,

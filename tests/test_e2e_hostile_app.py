@@ -36,7 +36,7 @@ def notifications(app):
 
 async def test_dashboard_tmux_and_release_screens_with_a_hostile_box(sshbox, tmp_path):
     work = tmp_path / "work"
-    made = make_artifacts(work / "ckpt", skip=("bad_utf8",))  # bad_utf8: the probe side (helper D)
+    made = make_artifacts(work / "ckpt")
     cfg_path = tmp_path / "config.toml"
     cfg_path.write_text(tomli_w.dumps({"hosts": {"testbox": {
         "rate": 1.0, "provider": "runpod", "artifact_paths": [str(work)], "search_paths": [str(work)],

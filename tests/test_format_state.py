@@ -83,3 +83,12 @@ def test_age_keeps_old_jobs_cells_still():
     assert age(5) == "0:05" and age(725) == "12:05"
     assert age(3600 * 3 + 5 * 60 + 59) == "3h05m" and age(86400 * 2 + 3600 * 4) == "2d04h"
     assert age(None) == "n/a" and age(-1) == "n/a"
+
+
+def test_dataloader_history_of_ended_jobs_is_dropped():
+    """15k short-lived training pids must not grow the app (issue 10): history follows live pids."""
+    from tui.core.state import DashboardState
+    st = DashboardState("box")
+    for pid in range(1000, 3000):
+        st.add_sample({"seq": pid, "t": pid, "gpus": [], "procs": [], "dl": [{"pid": pid, "wait_fraction": 0.1}]})
+    assert list(st.dl_history) == [2999] and list(st.dl) == [2999]

@@ -14,7 +14,7 @@ from .hostile import assert_inert, make_artifacts
 
 async def test_one_failed_artifact_never_blocks_the_rest(sshbox, tmp_path):
     work = tmp_path / "work"
-    make_artifacts(work / "ckpt", skip=("bad_utf8",))  # bad_utf8: the probe side (helper D)
+    make_artifacts(work / "ckpt")
     cfg = HostConfig(artifact_paths=[str(work)], search_paths=[str(work)],
                      temp_dirs=[str(tmp_path / "none")], python=sys.executable)
     session = RemoteSession(ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config),

@@ -59,3 +59,17 @@ def test_sampler_with_container_scenario_labels_host_pids(tmp_path):
         protocol.validate(sample | {"seq": 1})
     finally:
         backend.close()
+
+
+def test_a_flood_of_gpu_processes_is_cut_before_the_proc_lookups(tmp_path):
+    backend = SimBackend(dict(load_scenario("idle"), name="idle"), state_dir=str(tmp_path))
+    flood = [p(5_000_000 + i, mem=i) for i in range(20000)]
+    backend.sample = lambda: ([], flood)
+    try:
+        sample = Sampler(backend).tick()
+        assert len(sample["procs"]) == protocol.MAX_PROC_ROWS
+        assert sample["procs_more"] == 20000 - protocol.MAX_PROC_ROWS
+        assert min(r[2] for r in sample["procs"]) == 20000 - protocol.MAX_PROC_ROWS  # biggest kept
+        assert protocol.idle_inputs(sample)[1] == 20000  # autostop still sees them all
+    finally:
+        backend.close()

@@ -135,6 +135,13 @@ def check_code(git):
     repos = [r for r in (git or {}).get("repos", []) if r["dirty"] or r["unpushed"]]
     if (git or {}).get("error"):
         return Item("code", "Code committed and pushed", WARN, visible(git["error"]))
+    # the probe says "unknown" for a repo git could not read (another owner, corrupt):
+    # never counted as clean
+    unknown = [r for r in (git or {}).get("repos", []) if r.get("state") == "unknown"]
+    if unknown and not repos:
+        return Item("code", "Code committed and pushed", WARN, "%d repo%s could not be read" % (
+            len(unknown), "" if len(unknown) == 1 else "s"),
+            ["%s: %s" % (visible(r["path"]), visible(r.get("error") or "unknown")) for r in unknown])
     if not repos:
         return Item("code", "Code committed and pushed", PASS, "%d repo%s clean and pushed" % (
             len((git or {}).get("repos", [])), "" if len((git or {}).get("repos", [])) == 1 else "s"))
@@ -154,7 +161,8 @@ def check_temp(temp):
     big = [t for t in temp or [] if t["size"] >= TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
     if not big:
         return Item("temp", "Temp files cleaned", PASS, "no large caches or leftovers")
-    total = sum(t["size"] for t in big)
+    # storage is billed for the blocks a file holds, not its apparent size (sparse files)
+    total = sum(t["on_disk"] if t.get("on_disk") is not None else t["size"] for t in big)
     details = ["%s %s (%s%s)" % (visible(t["kind"]), visible(t["path"]), fmt.mib(t["size"] / 1048576.0),
                                  ", %s on disk, sparse" % fmt.mib(t["on_disk"] / 1048576.0)
                                  if t.get("on_disk") is not None and t["on_disk"] < t["size"] / 2 else "")

@@ -36,7 +36,8 @@ def status_json(reply, host):
         "backend": inv.get("backend"), "driver": inv.get("driver"),
         "cuda_driver": inv.get("cuda_driver"), "no_gpu_reason": inv.get("reason"),
         "gpu_error": sample.get("gpu_error"), "box": inv.get("host"),
-        "gpus": gpus, "processes": procs, "host_metrics": sample.get("host"),
+        "gpus": gpus, "processes": procs, "processes_not_listed": sample.get("procs_more") or 0,
+        "host_metrics": sample.get("host"),
         "tmux": (reply.get("jobs") or {}).get("tmux"),
         "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
         "autostop": reply.get("autostop"),
@@ -80,7 +81,9 @@ def status_text(doc):
                 "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
     procs = doc["processes"]
     lines.append("")
-    lines.append("%d GPU process%s" % (len(procs), "" if len(procs) == 1 else "es"))
+    lines.append("%d GPU process%s" % (len(procs), "" if len(procs) == 1 else "es") +
+                 (" (and %d more with less GPU memory, not listed)" % doc["processes_not_listed"]
+                  if doc.get("processes_not_listed") else ""))
     now = doc.get("time") or time.time()
     for p in sorted(procs, key=lambda p: -(fmt.finite_or_zero(p.get("gpu_mem")))):
         cmd = p.get("cmd") or ("(host pid, not visible in this container)" if not p["local"] else "?")

@@ -111,6 +111,9 @@ class DashboardState:
             for pid in list(self.dl):
                 if pid not in seen:
                     del self.dl[pid]
+            for pid in list(self.dl_history):  # a job that ended takes its history with it
+                if pid not in seen:
+                    del self.dl_history[pid]
         host = sample.get("host") or {}
         if "disks" in host:
             self.disks = host["disks"]

@@ -245,6 +245,9 @@ def explain_exit(code, stderr=""):
         return "The probe is not deployed on the box"
     if code == EXIT_PROBE_CRASHED:
         return "The probe crashed on the box: %s" % (last or "no output")
+    if code == protocol.EXIT_DAEMON_IN_USE:
+        return "Left the box's probe daemon running: %s" % (
+            last.replace("gputui probe: ", "") or "another live session uses it")
     if code == EXIT_DAEMON_UNREACHABLE:
         return "The probe daemon on the box could not be reached: %s" % (last or "no output")
     if code == 127:

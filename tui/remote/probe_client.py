@@ -1,12 +1,16 @@
 """The client end of the probe protocol, over any line stream (an SSH exec channel).
 
-Replies are matched to requests by id; pushed messages go to a callback. A malformed
-or oversized line is logged, counted and skipped; the connection goes on.
+Replies are matched to requests by id; pushed messages go to a callback. Every line
+passes the protocol boundary (``protocol.decode_clean``): a malformed, oversized or
+too-deeply nested line is logged, counted and skipped; values of the wrong type, not
+finite or out of range are cleared to None and counted. The connection goes on, and
+``take_notice()`` hands the UI one sentence about it, once.
 """
 
 import asyncio
 import itertools
 import logging
+import time
 
 from remote_probe import __version__, protocol
 
@@ -42,7 +46,7 @@ def hello_in_noise(line):
     if at <= 0:
         return None
     try:
-        msg = protocol.decode(line[at:])
+        msg = protocol.decode_clean(line[at:])
     except protocol.ProtocolError:
         return None
     return msg if msg["type"] == protocol.HELLO else None
@@ -55,19 +59,24 @@ class ProbeClient:
         self.ids = itertools.count(1)
         self.pending = {}
         self.hello = None
-        self.skipped = 0
+        self.skipped = 0  # lines dropped whole
+        self.cleaned = protocol.Report()  # values cleared or cut inside kept messages
         self.last_error = None
+        self.last_skip = None  # why the last dropped line was dropped
+        self._noticed = False
         self._reader_task = None
         self.closed = asyncio.Event()
 
     async def start(self):
         """Read the probe's hello, check the protocol, send ours, start reading."""
+        deadline = time.monotonic() + HELLO_TIMEOUT  # for all the noise before it together
         while True:
-            line = await asyncio.wait_for(self.reader.readline(), HELLO_TIMEOUT)
+            line = await asyncio.wait_for(self.reader.readline(),
+                                          max(0.1, deadline - time.monotonic()))
             if not line:
                 raise ProbeError("the probe closed the channel before saying hello")
             try:
-                msg = protocol.decode(line)
+                msg = protocol.decode_clean(line, self.cleaned)
             except protocol.ProtocolError as exc:
                 # e.g. a noisy .bashrc printing a banner: skip until the hello
                 msg = hello_in_noise(line)
@@ -91,8 +100,22 @@ class ProbeClient:
 
     def _skip(self, line, why):
         self.skipped += 1
-        self.last_error = str(why)
-        log.warning("skipped a malformed probe line (%s): %.120r", why, line)
+        self.last_error = self.last_skip = str(why)
+        log.warning("skipped a malformed probe line (%s): %.120r", why, line[:200])
+
+    def notice(self):
+        """One sentence on what the boundary dropped or cleared so far, or None."""
+        return boundary_notice(self.skipped, self.cleaned.count,
+                               self.last_skip, self.cleaned.examples)
+
+    def take_notice(self):
+        """notice(), the first time there is one; None before and after (shown once)."""
+        if self._noticed:
+            return None
+        text = self.notice()
+        if text:
+            self._noticed = True
+        return text
 
     def _write(self, msg):
         self.writer.write(protocol.encode(msg))
@@ -104,15 +127,18 @@ class ProbeClient:
                 if not line:
                     break
                 try:
-                    msg = protocol.decode(line)
+                    msg = protocol.decode_clean(line, self.cleaned)
                 except protocol.ProtocolError as exc:
                     self._skip(line, exc)
                     continue
                 kind = msg["type"]
-                if kind in protocol.REPLY_TYPES and msg.get("id") in self.pending:
-                    fut = self.pending.pop(msg["id"])
+                rid = msg.get("id")
+                if kind in protocol.REPLY_TYPES and _hashable(rid) and rid in self.pending:
+                    fut = self.pending.pop(rid)
                     if not fut.done():
                         fut.set_result(msg)
+                elif kind == protocol.REPLY:
+                    log.info("a reply to no open request (id %.40r): late, dropped", rid)
                 elif kind == protocol.ERROR:
                     self.last_error = msg.get("error")
                     log.warning("probe error: %s", msg.get("error"))
@@ -135,11 +161,15 @@ class ProbeClient:
     async def request(self, kind, timeout=REQUEST_TIMEOUT, **params):
         if self.closed.is_set():
             raise ProbeError("connection to the probe was lost")
+        msg = {"type": kind}
+        msg.update(params)
+        problem = protocol.check_request(msg)
+        if problem:  # the box would refuse it too: say so without a round trip
+            raise ProbeError(problem)
         rid = next(self.ids)
+        msg["id"] = rid
         fut = asyncio.get_running_loop().create_future()
         self.pending[rid] = fut
-        msg = {"type": kind, "id": rid}
-        msg.update(params)
         self._write(msg)
         try:
             reply = await asyncio.wait_for(fut, timeout)
@@ -156,3 +186,22 @@ class ProbeClient:
             self.writer.write_eof()
         except Exception:  # already gone
             pass
+
+
+def _hashable(value):
+    return isinstance(value, (int, str)) or value is None
+
+
+def boundary_notice(skipped, cleared, last_error=None, examples=()):
+    """The one-line notice about bad probe data. Plain function: counts in, text out."""
+    parts = []
+    if skipped:
+        parts.append("skipped %d malformed line%s" % (skipped, "" if skipped == 1 else "s")
+                     + (" (last: %s)" % str(last_error)[:120] if last_error else ""))
+    if cleared:
+        parts.append("cleared %d bad value%s" % (cleared, "" if cleared == 1 else "s")
+                     + (" (e.g. %s)" % examples[0][:120] if examples else ""))
+    if not parts:
+        return None
+    return "The probe sent data gputui could not use: " + "; ".join(parts) + \
+        ". Shown as not available; the connection goes on."

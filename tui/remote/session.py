@@ -131,6 +131,9 @@ class RemoteSession:
                 return  # already have it (backlog overlap after a reconnect)
             self.last_seq = msg["seq"]
             self.listener.on_sample(msg)
+            notice = self.client.take_notice() if self.client is not None else None
+            if notice:  # what the wire boundary dropped or cleared: said once
+                self._notice(notice)
             if msg.get("jobs"):
                 self.listener.on_jobs(msg["jobs"])
         elif kind == protocol.PROC_META:

@@ -97,7 +97,8 @@ class DashboardScreen(Screen):
         orphans = orphaned_workers(((st.jobs or {}).get("loaders") or {}).get("orphans") or [])
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
-        self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse)
+        self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse,
+                                                    more=(st.sample or {}).get("procs_more") or 0)
         host = dict((st.sample or {}).get("host") or {}, disks=st.disks)
         self.query_one("#host", HostPanel).show(host, st.inventory.get("host") or {},
                                                 st.cpu_history)

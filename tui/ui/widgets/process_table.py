@@ -5,7 +5,6 @@ DataTable re-measures and re-renders every row on any cell update (200 ms sample
 64 processes). Here a row is re-rendered only when its own cells change, and only the rows on
 screen are rendered at all (issue 12)."""
 
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
@@ -83,7 +82,7 @@ class ProcessTable(ScrollView, can_focus=True):
         return self._cells[self._order[index]]
 
     # -- data ------------------------------------------------------------------------
-    def show(self, rows, sort_key, reverse):
+    def show(self, rows, sort_key, reverse, more=0):
         width = self.scrollable_content_region.width or self.size.width or 120
         columns = proc_columns(PROC_COLUMNS, width)
         cmd_cols = cmd_width(columns, width)
@@ -112,18 +111,22 @@ class ProcessTable(ScrollView, can_focus=True):
         self._cells = cells
         if order != self._order:
             self._order = order
+            for gone in set(self._strips) - set(cells):  # rows of ended processes
+                del self._strips[gone]
             self.virtual_size = Size(width, len(order) + 1)
             if selected in cells:
                 self.cursor_row = order.index(selected)
             self.cursor_row = max(0, min(self.cursor_row, len(order) - 1))
         if changed:
             self.refresh()  # only rows whose cells changed are rendered again (see _row_strip)
-        if not rows:
+        total = len(rows) + (more or 0)
+        if not total:
             self.border_subtitle = "no GPU processes"
-        elif len(rows) > len(drawn):
-            self.border_subtitle = "%d processes, first %d shown" % (len(rows), len(drawn))
+        elif total > len(drawn):
+            # the probe sends the 500 biggest; the rest are counted, not listed
+            self.border_subtitle = "%d processes, and %d more not shown" % (len(drawn), total - len(drawn))
         else:
-            self.border_subtitle = "%d processes" % len(rows)
+            self.border_subtitle = "%d processes" % total
 
     # -- rendering -------------------------------------------------------------------
     def _line(self, cells):
@@ -141,7 +144,7 @@ class ProcessTable(ScrollView, can_focus=True):
         cached = self._strips.get(key)
         if cached and cached[0] == cells and cached[1] == width:
             return cached[2]
-        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, None)
+        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, self.rich_style)
         self._strips[key] = (cells, width, strip)
         return strip
 
@@ -160,11 +163,13 @@ class ProcessTable(ScrollView, can_focus=True):
         if index >= len(self._order):
             return Strip.blank(width, self.rich_style)
         strip = self._row_strip(self._order[index], width)
+        # every segment gets a real style: opacity (the dimmed, stale dashboard) needs one
+        base = self.rich_style
         if index == self.cursor_row and self.has_focus:
-            return strip.apply_style(self.get_component_rich_style("process-table--cursor"))
+            return strip.apply_style(base + self.get_component_rich_style("process-table--cursor"))
         if index % 2:
-            return strip.apply_style(self.get_component_rich_style("process-table--even"))
-        return strip.apply_style(Style())
+            return strip.apply_style(base + self.get_component_rich_style("process-table--even"))
+        return strip.apply_style(base)
 
     # -- input -----------------------------------------------------------------------
     def on_click(self, event):

@@ -1,0 +1,99 @@
+"""One /proc pass per jobs scan, shared by python jobs, ancestry, dataloader workers and
+tmux start times; command lines cached by (pid, start time, comm)."""
+
+import collections
+import os
+
+from remote_probe import dataloader, procfs, protection
+
+
+def stat_line(pid, comm, ppid, tty=0, start=1000, state="S"):
+    rest = [state, ppid, pid, pid, tty, -1, 0, 0, 0, 0, 0, 7, 3, 0, 0, 20, 0, 1, 0, start, 0, 250]
+    return "%d (%s) %s\n" % (pid, comm, " ".join(str(x) for x in rest))
+
+
+def fake_proc(root, procs, btime=1_700_000_000):
+    """A /proc with the given processes: {pid: (comm, ppid, tty, cmdline, sigign, start)}."""
+    (root / "stat").write_text("cpu 1 2 3 4\nbtime %d\n" % btime)
+    for pid, (comm, ppid, tty, cmd, sigign, start) in procs.items():
+        d = root / str(pid)
+        d.mkdir(exist_ok=True)
+        (d / "stat").write_text(stat_line(pid, comm, ppid, tty, start))
+        (d / "cmdline").write_text("\0".join(cmd.split()) + "\0")
+        (d / "status").write_text("Name:\t%s\nUid:\t0\t0\t0\t0\nSigIgn:\t%016x\n" % (comm, sigign))
+    return str(root)
+
+
+BOX = {
+    10: ("sshd", 1, 0, "sshd: root@pts/0", 0, 100),
+    20: ("bash", 10, 34816, "-bash", 0, 200),
+    30: ("python", 20, 34816, "python train.py data.paths=[/data/a,/data/b]", 0, 300),
+    31: ("pt_data_worker", 30, 34816, "python train.py data.paths=[/data/a,/data/b]", 0, 310),
+    40: ("tmux: server", 1, 0, "tmux new -s job", 0, 400),
+    41: ("python", 40, 34817, "python safe.py", 0, 410),
+    50: ("python", 20, 34816, "python nohup.py", 1, 500),  # SIGHUP ignored
+}
+
+
+def test_one_pass_answers_jobs_ancestry_and_workers(tmp_path):
+    proc = fake_proc(tmp_path, BOX)
+    scan = procfs.ProcScan(proc)
+    now = 1_700_000_000 + 100000
+    assert protection.python_jobs(now=now, scan=scan) == [30, 31, 41, 50]
+    assert [c[1] for c in protection.ancestry(30, scan=scan)] == ["python", "bash", "sshd"]
+    jobs = protection.unprotected_jobs([30], scan=scan)
+    assert [(j["pid"], j["gpu"], j["reason"]) for j in jobs] == [
+        (30, True, "will die if this SSH connection drops"),
+        (31, False, "will die if this SSH connection drops")]
+    assert jobs[0]["cmd"] == "python train.py data.paths=[/data/a,/data/b]"
+    trainers, orphans = dataloader.find_workers(scan=scan)
+    assert trainers == {30: [31]} and orphans == []
+    assert scan.start(41) == 1_700_000_000 + 410 / procfs.CLK_TCK
+
+
+def test_every_stat_file_is_read_once_per_scan(tmp_path, monkeypatch):
+    proc = fake_proc(tmp_path, BOX)
+    reads = collections.Counter()
+    real = procfs.read_text
+
+    def counting(path, default=""):
+        reads[path] += 1
+        return real(path, default)
+    monkeypatch.setattr(procfs, "read_text", counting)
+    scan = procfs.ProcScan(proc, cache={})
+    protection.unprotected_jobs([30], scan=scan)
+    dataloader.find_workers(scan=scan)
+    dataloader.LoaderWatch().scan(scan)
+    stat_reads = {p: n for p, n in reads.items()
+                  if p.startswith(proc + "/") and p.endswith("/stat") and p != proc + "/stat"}
+    assert len(stat_reads) == len(BOX) and set(stat_reads.values()) == {1}
+    assert max(n for p, n in reads.items() if p.endswith("/cmdline")) == 1
+
+
+def test_command_lines_are_cached_until_the_process_changes(tmp_path):
+    proc = fake_proc(tmp_path, BOX)
+    cache = {}
+    assert procfs.ProcScan(proc, cache).cmdline(30).startswith("python train.py")
+    (tmp_path / "30" / "cmdline").write_text("changed\0")
+    assert procfs.ProcScan(proc, cache).cmdline(30).startswith("python train.py")  # cached
+    # exec: same pid and start time, another comm -> read again
+    (tmp_path / "30" / "stat").write_text(stat_line(30, "torchrun", 20, 34816, 300))
+    assert procfs.ProcScan(proc, cache).cmdline(30) == "changed"
+    # pid reuse: another start time -> read again
+    (tmp_path / "30" / "cmdline").write_text("reused\0")
+    (tmp_path / "30" / "stat").write_text(stat_line(30, "torchrun", 20, 34816, 999))
+    assert procfs.ProcScan(proc, cache).cmdline(30) == "reused"
+    # a process that is gone leaves the cache
+    for name in os.listdir(tmp_path / "31"):
+        os.unlink(tmp_path / "31" / name)
+    os.rmdir(tmp_path / "31")
+    procfs.ProcScan(proc, cache)
+    assert 31 not in cache
+
+
+def test_the_real_proc_scan_sees_this_process():
+    scan = procfs.ProcScan()
+    me = os.getpid()
+    assert scan.ppid(me) == os.getppid() and scan.comm(me).startswith(("python", "pytest"))
+    assert "pytest" in scan.cmdline(me) or "python" in scan.cmdline(me)
+    assert scan.uid(me) == os.getuid()
