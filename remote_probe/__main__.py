@@ -7,7 +7,6 @@
 """
 
 import argparse
-import logging
 import os
 import sys
 import traceback
@@ -38,14 +37,17 @@ def main(argv=None):
         from .backends.sim import scenario_names
         print("\n".join(scenario_names()))
         return 0
-    from . import attach, daemon
-    state_dir = os.path.abspath(os.path.expanduser(args.state_dir or daemon.default_state_dir()))
+    from . import attach
+    from .paths import default_state_dir
+    state_dir = os.path.abspath(os.path.expanduser(args.state_dir or default_state_dir()))
     if args.cmd == "attach":
         return attach.run_attach(state_dir, args.simulate)
     if args.cmd == "once":
         return attach.run_once(state_dir, args.simulate)
     if args.cmd == "autostop-cancel":
         return attach.cancel_autostop(state_dir)
+    import logging
+    from . import daemon  # only the daemon itself pays for asyncio and logging
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     return daemon.run_daemon(state_dir, args.simulate, args.interval)
 

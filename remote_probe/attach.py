@@ -16,7 +16,7 @@ import sys
 import time
 
 from . import filexfer, protocol
-from .daemon import config_key, ensure_private_dir, runtime_dir, self_command, socket_path
+from .paths import config_key, ensure_private_dir, runtime_dir, self_command, socket_path
 
 SPAWN_WAIT = 10.0
 # Bad arguments (an unknown simulator scenario): retrying cannot help. Like sysexits' EX_USAGE.

@@ -63,6 +63,9 @@ class Sampler:
         self.backend = backend
         self.clock = clock
         self.cpu = procfs.CpuMeter()
+        # the baseline now, so the first tick (moments later, at daemon start) already has a
+        # CPU figure: a first snapshot need not wait a second for a delta (issue 12)
+        self.cpu.read()
         self.net = procfs.NetMeter()
         self.disks = procfs.DiskMeter()
         self.procs = procfs.ProcTable()

@@ -43,6 +43,20 @@ class SshBox:
         return [int(p) for p in out]
 
 
+def wait_port(port, proc, log):
+    """Until sshd listens on 127.0.0.1:port; its log in the error if it died instead."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("sshd failed to start: " + log.read_text())
+            time.sleep(0.05)
+    raise RuntimeError("sshd did not listen: " + log.read_text())
+
+
 def start_sshd(root, extra_config=""):
     if not os.path.exists(SSHD):
         pytest.skip("OpenSSH sshd is not installed (apt install openssh-server)")
@@ -80,15 +94,7 @@ SetEnv TMUX_TMPDIR={root} GPUTUI_SIM_SCOPE={root}
     os.makedirs("/run/sshd", exist_ok=True)  # privilege separation dir on Debian
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=open(log, "wb"),
                             stderr=subprocess.STDOUT)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("sshd failed to start: " + log.read_text())
-            time.sleep(0.05)
+    wait_port(port, proc, log)
     known = root / "known_hosts"
     known.write_text("")
     ssh_config = root / "ssh_config"

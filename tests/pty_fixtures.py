@@ -14,7 +14,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import time
 
 import pytest
 
@@ -105,16 +104,8 @@ SetEnv TMUX_TMPDIR={root}
     os.makedirs("/run/sshd", exist_ok=True)
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=open(log, "wb"),
                             stderr=subprocess.STDOUT)
-    import socket
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("sshd failed to start: " + log.read_text())
-            time.sleep(0.05)
+    from .conftest import wait_port
+    wait_port(port, proc, log)
     known = root / "known_hosts"
     pub = (root / "host_ed25519.pub").read_text().split()
     known.write_text("[127.0.0.1]:%d %s %s\n" % (port, pub[0], pub[1]))

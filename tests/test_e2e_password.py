@@ -2,7 +2,6 @@
 real sshd and a real local user with a password: on the terminal (pty), with no terminal,
 wrong passwords, the once-per-host ssh-copy-id offer, and the app's masked dialog."""
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from tui.remote.session import FAILED, LIVE
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen, PasswordScreen
 
+from .test_app import wait_for
 from .user_world import kbd_box, make_home, pw_box  # noqa: F401 - fixture
 
 GPUTUI = [sys.executable, "-m", "tui"]
@@ -124,12 +124,7 @@ def dialog_ready(app):
 
 
 async def _wait(pilot, cond, timeout=30.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not met in %.0fs" % timeout)
-        await pilot.pause(0.05)
+    await wait_for(pilot, cond, timeout)
 
 
 async def test_app_asks_in_a_masked_dialog_and_reconnects_without_asking(pw_box, laptop):

@@ -12,11 +12,10 @@ import os
 import pwd
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from .conftest import SSHD, free_port, keygen, stop_daemon
+from .conftest import SSHD, free_port, keygen, stop_daemon, wait_port
 
 PW_USER = "gt_a_pw"
 PW_PASSWORD = "gt-a-Corr3ct-horse"
@@ -60,20 +59,6 @@ def user_world(sshbox, tmp_path_factory, monkeypatch):
     world = make_home(tmp_path_factory.mktemp("laptop"), sshbox)
     monkeypatch.setenv("HOME", str(world.home))
     return world
-
-
-def wait_port(port, proc, log):
-    import socket
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("sshd failed to start: " + log.read_text())
-            time.sleep(0.05)
-    raise RuntimeError("sshd did not listen: " + log.read_text())
 
 
 class PlainSshd:

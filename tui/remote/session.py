@@ -296,13 +296,13 @@ class RemoteSession:
 
     # -- the loop ---------------------------------------------------------------
     async def fresh_snapshot(self):
-        """A snapshot whose sample is complete: a daemon that just started has no CPU
-        delta yet, so wait for its next tick (up to 3 s)."""
+        """A snapshot whose sample is complete. The daemon's first tick already carries a CPU
+        figure; an older daemon's may not, so look again briefly (up to 3 s)."""
         reply = await self.client.request(protocol.SNAPSHOT)
-        for _ in range(3):
+        for _ in range(12):
             if (reply.get("sample") or {}).get("host", {}).get("cpu") is not None:
                 break
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(0.25)
             reply = await self.client.request(protocol.SNAPSHOT)
         return reply
 

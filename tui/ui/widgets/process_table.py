@@ -50,7 +50,7 @@ class ProcessTable(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"process-table--header", "process-table--cursor", "process-table--even"}
     DEFAULT_CSS = """
-    ProcessTable { height: 1fr; border: round $primary-darken-1; }
+    ProcessTable { height: 1fr; border: round $primary-darken-1; overflow-x: hidden; }
     ProcessTable > .process-table--header { text-style: bold; background: $panel; }
     ProcessTable > .process-table--cursor { background: $accent 60%; text-style: bold; }
     ProcessTable > .process-table--even { background: $surface-lighten-1 30%; }

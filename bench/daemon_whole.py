@@ -1,0 +1,86 @@
+"""The whole probe daemon's CPU against a minimal psutil loop over the same processes, and
+how both grow with 2,000 extra processes on the box (issue 12: daemon <= 0.5x the loop,
+< 1% of a core; growth with 2,000 processes <= 1.5x).
+
+    python bench/daemon_whole.py [--seconds 20] [--scenario h100x8]
+
+The daemon runs as on a box (`python -m remote_probe attach` spawns it, 1 Hz, with its jobs
+scans, dataloader and autostop work). The peer is what nvitop/gpustat-style tools do each
+second: psutil's process_iter with cpu_percent, memory and cmdline, plus host CPU and RAM."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+CLK = os.sysconf("SC_CLK_TCK")
+
+PEER = r"""
+import time, psutil
+while True:
+    t = time.time()
+    psutil.cpu_percent(); psutil.virtual_memory()
+    for p in psutil.process_iter(["cpu_percent", "memory_info", "cmdline", "username"]):
+        p.info
+    time.sleep(max(0, 1 - (time.time() - t)))
+"""
+
+
+def cpu_seconds(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / CLK
+
+
+def window(pids, seconds):
+    c0 = [cpu_seconds(p) for p in pids]
+    t0 = time.time()
+    time.sleep(seconds)
+    wall = time.time() - t0
+    return [100 * (cpu_seconds(p) - c) / wall for p, c in zip(pids, c0)]
+
+
+def measure(scenario, seconds, extra):
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(extra)]
+    state = tempfile.mkdtemp(prefix="gputui-bench-daemon-")
+    env = dict(os.environ, PYTHONPATH=REPO)
+    attach = subprocess.Popen([sys.executable, "-m", "remote_probe", "attach", "--state-dir", state,
+                               "--simulate", scenario], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env=env)
+    pid = json.loads(attach.stdout.readline())["pid"]
+    peer = subprocess.Popen([sys.executable, "-c", PEER])
+    try:
+        time.sleep(6)  # past start-up: deployed, first scans done
+        return window([pid, peer.pid], seconds)
+    finally:
+        peer.kill()
+        attach.kill()
+        from remote_probe.daemon import terminate
+        terminate(state)
+        for s in sleepers:
+            s.kill()
+        for s in sleepers:
+            s.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--scenario", default="h100x8")
+    args = ap.parse_args()
+    base = measure(args.scenario, args.seconds, 0)
+    more = measure(args.scenario, args.seconds, 2000)
+    for label, (d, p) in (("box as is", base), ("+2,000 processes", more)):
+        print("%-17s daemon %5.2f%% of a core, psutil loop %5.2f%% -> %.2fx the loop"
+              % (label, d, p, d / max(0.01, p)))
+    print("growth with 2,000 processes: daemon x%.2f, psutil loop x%.2f"
+          % (more[0] / max(0.01, base[0]), more[1] / max(0.01, base[1])))
+
+
+if __name__ == "__main__":
+    main()

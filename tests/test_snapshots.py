@@ -1,0 +1,41 @@
+"""Snapshots of the real screens with canned data (pytest-textual-snapshot): the dashboard and
+help at 80x24, 120x40 and 200x60 with 1, 2 and 8 GPUs. Regenerate after an intended change:
+`pytest tests/test_snapshots.py --snapshot-update`, then look at the report."""
+
+import time
+
+import pytest
+
+from .snapshot_app import canned_app
+
+SIZES = [(80, 24), (120, 40), (200, 60)]
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    """The billing panel prints local clock times: the same picture in every time zone."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+async def _fed(pilot):
+    pilot.app.feed()
+    await pilot.pause(0.3)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: "%dx%d" % s)
+@pytest.mark.parametrize("gpus", [1, 2, 8])
+def test_dashboard(snap_compare, gpus, size):
+    assert snap_compare(canned_app(gpus), terminal_size=size, run_before=_fed)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: "%dx%d" % s)
+def test_help(snap_compare, size):
+    async def help_open(pilot):
+        await _fed(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+    assert snap_compare(canned_app(2), terminal_size=size, run_before=help_open)
