@@ -2,7 +2,9 @@
 a frozen clock and a session that never connects (the data is handed to the same listener a
 live session feeds)."""
 
+import json
 import math
+import os
 
 from remote_probe import protocol
 from tui.core.config import Config
@@ -11,6 +13,20 @@ from tui.remote.probe_client import ProbeError
 from tui.ui.app import GputuiApp, _AppListener
 
 NOW = 1_764_500_000.0  # a fixed wall clock
+
+CHECKLIST_FACTS = {
+    "artifacts": {"files": [
+        {"path": "/root/autodl-tmp/ckpt/epoch_089.pt", "size": 2 << 30, "mtime": NOW - 300},
+        {"path": "/root/autodl-tmp/logs/train.log", "size": 5 << 20, "mtime": NOW - 60}]},
+    "git": {"repos": [{"path": "/root/code/vit", "state": "ok", "dirty": 2, "unpushed": 1,
+                       "dirty_files": ["train.py", "config.yaml"]}]},
+    "temp": [{"path": "/root/.cache/pip", "size": 3 << 30, "on_disk": 3 << 30, "kind": "cache"}],
+}
+TMUX = {"sessions": [{"id": "$1", "name": "train vit-l16", "attached": False, "created": NOW - 900,
+                      "windows": [{"id": "@1", "index": 0, "name": "python", "panes": [
+                          {"id": "%1", "pid": 4100, "command": "python", "path": "/root/code/vit",
+                           "dead": False, "running": True, "active": True,
+                           "started": NOW - 900}]}]}]}
 
 
 class FakeSession:
@@ -35,6 +51,16 @@ class FakeSession:
         pass
 
     async def request(self, kind, **params):
+        """Canned answers for the screens that ask the box."""
+        if kind == protocol.PREFLIGHT:
+            with open(os.path.join(os.path.dirname(__file__), "data", "preflight_h200.json")) as f:
+                return {"facts": json.load(f)}
+        if kind == protocol.CHECKLIST:
+            return {"facts": CHECKLIST_FACTS}
+        if kind == protocol.TMUX_CAPTURE:
+            return {"text": "epoch 3/90  loss 0.61  lr 3e-4\nepoch 4/90  loss 0.52  lr 3e-4\n"}
+        if kind == protocol.TMUX_LIST:
+            return {"tmux": TMUX}
         raise ProbeError("not connected to the box (snapshot)")
 
 
@@ -75,5 +101,6 @@ def feed(app, gpus):
             "host": {"cpu": 35.0, "iowait": 1.0, "load": [2.0, 1.5, 1.0], "mem_used": 64000,
                      "mem_total": 257000, "cores": [35] * 8,
                      "disks": [{"mount": "/", "free": 40960, "total": 102400}]}})
+    listener.on_jobs({"tmux": TMUX, "unprotected": []})
     listener.on_state("live")
     listener.on_latency(12.0)

@@ -39,3 +39,13 @@ def test_help(snap_compare, size):
         await pilot.press("question_mark")
         await pilot.pause(0.2)
     assert snap_compare(canned_app(2), terminal_size=size, run_before=help_open)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: "%dx%d" % s)
+@pytest.mark.parametrize("key", ["R", "d", "t"], ids=["release", "doctor", "tmux"])
+def test_screens(snap_compare, key, size):
+    async def opened(pilot):
+        await _fed(pilot)
+        await pilot.press(key)
+        await pilot.pause(1.0)
+    assert snap_compare(canned_app(2), terminal_size=size, run_before=opened)

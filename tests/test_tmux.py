@@ -127,3 +127,11 @@ def test_attach_command_quotes_the_target():
 @pytest.mark.parametrize("name, ok", [("train", True), ("a.b", False), ("x:y", False), ("  ", False)])
 def test_session_names_tmux_would_mangle_are_refused(name, ok):
     assert (jobs.safe_session_name(name)[1] is None) is ok
+
+
+def test_pane_rows_survive_a_probe_that_leaves_fields_out():
+    from tui.core.jobs import pane_rows
+    rows = pane_rows([{"id": "$1", "windows": [{"panes": [{"id": "%1"}, {"command": "no id"}]}]},
+                      {"id": "$2"}], 100.0)
+    assert [r["pane"] for r in rows] == ["%1"]
+    assert rows[0]["command"] == "? (idle shell)" and rows[0]["window"] == "?:"

@@ -85,7 +85,35 @@ def build_parser():
     fmt_group = p.add_mutually_exclusive_group()
     fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
     fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
+    add_fleet_parsers(sub)
     return parser
+
+
+def add_fleet_parsers(sub):
+    p = sub.add_parser("fleet", help="every box at once (the default with no command); "
+                                     "--check for cron: exit 1 when a box burns money idle",
+                       description="Every box at once: open ledger sessions plus every host in "
+                                   "the config, live, with the forgotten-box alarm (a box billing "
+                                   "while all its GPUs idle longer than idle_alarm_minutes).")
+    p.add_argument("hosts", nargs="*", metavar="HOST",
+                   help="these boxes (default: open ledger sessions + every host in the config)")
+    p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
+    p.add_argument("--remote-python", metavar="PATH", help="the python to run the probe with on the boxes")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="print the fleet and the idle alarm, exit 1 when a box is idle and billing")
+    mode.add_argument("--json", action="store_true", help="machine-readable fleet, then exit")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                   help="--check/--json: wait at most this long for the boxes (default 60)")
+    p = sub.add_parser("exporter", help="serve /metrics for Prometheus (DCGM names) for every fleet box",
+                       description="Serve /metrics for Prometheus from the fleet's live sessions: "
+                                   "GPU metrics under dcgm-exporter's names and labels plus "
+                                   "gputui's own (cost, rate, idle, jobs, autostop, dataloader).")
+    p.add_argument("hosts", nargs="*", metavar="HOST", help="these boxes (default: the fleet)")
+    p.add_argument("--listen", default="127.0.0.1:9835", metavar="ADDR:PORT",
+                   help="where to serve /metrics (default 127.0.0.1:9835)")
+    p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
+    p.add_argument("--remote-python", metavar="PATH", help="the python to run the probe with on the boxes")
 
 
 BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
@@ -360,6 +388,59 @@ def setup_language(lang):
     return set_language(choose_language(lang, Config.load().data))
 
 
+def cmd_fleet(args):
+    if args.check or args.json:
+        from tui.core.fleet import check_exit_code, fleet_json, fleet_table
+        from tui.remote.fleet import fleet_rows
+        result = run_remote(fleet_rows(args.hosts, ssh_config=args.ssh_config, timeout=args.timeout,
+                                       remote_python=args.remote_python))
+        if result is None:
+            return EXIT_CONNECT
+        rows, threshold_s, notices = result
+        for notice in notices:
+            print("gputui: %s" % notice, file=sys.stderr)
+        if args.json:
+            print(json.dumps(fleet_json(rows, threshold_s), indent=1))
+        else:
+            print(fleet_table(rows))
+            print(fleet_alarm_line(rows))
+        return check_exit_code(rows)
+    from tui.ui.fleet_app import FleetApp
+    FleetApp(hosts=args.hosts, ssh_config=args.ssh_config, remote_python=args.remote_python).run()
+    return EXIT_OK
+
+
+def fleet_alarm_line(rows):
+    from tui.core.fleet import alarm_text
+    alarm = alarm_text(rows)
+    live = sum(1 for r in rows if r.state == "live")
+    if not rows:
+        return "no boxes: `gputui connect HOST` once, or add a [hosts.NAME] table to the config"
+    return ("ALARM: %s" % alarm) if alarm else "%d of %d boxes live; none idle and billing" % (
+        live, len(rows))
+
+
+def cmd_exporter(args):
+    from tui.remote.exporter import parse_listen, serve
+    try:
+        addr, port = parse_listen(args.listen)
+    except ValueError as exc:
+        print("gputui: %s" % exc, file=sys.stderr)
+        return EXIT_USAGE
+    code = run_remote(serve(args.hosts, addr, port, ssh_config=args.ssh_config,
+                            remote_python=args.remote_python))
+    return EXIT_CONNECT if code is None else code
+
+
+def with_default_command(argv):
+    """Bare `gputui` (maybe with --log FILE) opens the fleet."""
+    argv = list(argv)
+    if not [a for i, a in enumerate(argv) if not a.startswith("--log") and
+            not (i and argv[i - 1] == "--log")]:
+        argv.append("fleet")
+    return argv
+
+
 def main(argv=None):
     lang, argv = take_lang(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -368,7 +449,7 @@ def main(argv=None):
         print("gputui: %s" % exc, file=sys.stderr)
         return EXIT_USAGE
     parser = build_parser()
-    args = parser.parse_args(split_box_argv(argv))
+    args = parser.parse_args(split_box_argv(with_default_command(argv)))
     if getattr(args, "json", False) or getattr(args, "csv", False):
         set_language("en")  # scripts read JSON and CSV: keys and values stay English
     if args.cmd in BOX_COMMANDS:
@@ -384,7 +465,7 @@ def main(argv=None):
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
                 "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
-                "checklist": cmd_checklist}
+                "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE

@@ -99,6 +99,11 @@ class HostConfig:
     key_install_declined: bool = False  # said no to installing a key after a password login
     autostop: AutostopConfig = dataclasses.field(default_factory=AutostopConfig)
     language: Optional[str] = None  # "zh" or "en"; read early by tui.core.i18n (issue 14)
+    # the fleet (gputui fleet / exporter): alarm threshold, and how it reaches this host
+    idle_alarm_minutes: float = 30.0  # billing while every GPU idle this long: forgotten box
+    remote_dir: Optional[str] = None  # where the probe lives on the box (like --remote-dir)
+    simulate: Optional[str] = None  # simulator scenario instead of the GPU (demo, tests)
+    pip_index_url: Optional[str] = None  # a PyPI mirror for installs on the box (nvitop)
 
     def start_epoch(self):
         if not self.start:
@@ -116,6 +121,8 @@ _TYPES = {
     "allow_kill": bool, "allow_delete": bool, "search_paths": list, "temp_dirs": list,
     "cache_dirs": list, "key_install_declined": bool,
     "language": str,
+    "idle_alarm_minutes": (int, float), "remote_dir": str, "simulate": str,
+    "pip_index_url": str,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),

@@ -11,19 +11,25 @@ PROBE_REASONS = (N_("will die if this SSH connection drops"),)
 
 
 def pane_rows(sessions, now):
-    """One row per pane: (key, session, window, pane, command, running for, attached)."""
+    """One row per pane: (key, session, window, pane, command, running for, attached).
+
+    Fields the probe left out (a hostile or older probe) read as unknown, never as a crash."""
     rows = []
     for s in sessions:
-        for w in s["windows"]:
-            for p in w["panes"]:
+        for w in s.get("windows") or []:
+            for p in w.get("panes") or []:
+                if p.get("id") is None:
+                    continue
                 started = p.get("started")
+                running = bool(p.get("running"))
                 rows.append({
-                    "key": p["id"], "session_id": s["id"], "session": s["name"],
-                    "window": "%d:%s" % (w["index"], w["name"]), "pane": p["id"],
-                    "command": p["command"] + ("" if p["running"] else " (idle shell)"),
-                    "running": p["running"],
+                    "key": p["id"], "session_id": s.get("id"), "session": s.get("name") or "?",
+                    "window": "%s:%s" % ("?" if w.get("index") is None else w["index"], w.get("name") or ""),
+                    "pane": p["id"],
+                    "command": (p.get("command") or "?") + ("" if running else " (idle shell)"),
+                    "running": running,
                     "elapsed": fmt.duration(now - started) if started else "n/a",
-                    "attached": "●" if s["attached"] else "",
+                    "attached": "●" if s.get("attached") else "",
                     "path": p.get("path"),
                 })
     return rows

@@ -124,7 +124,7 @@ class DashboardScreen(Translated, Screen):
         figures = app.billing.figures()
         if right_column(self.size.width or 120):
             update_text(self.query_one("#billing", BillingPanel),
-                        render_billing(figures, app.autostop, now=time.time()))
+                        render_billing(figures, app.autostop, now=app.billing.clock()))
         else:
             host = (app.state.sample or {}).get("host") or {}
             update_text(self.query_one("#summary", Static),

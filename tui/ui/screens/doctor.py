@@ -1,16 +1,18 @@
 """The preflight screen: is this box what you paid for?"""
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
 from tui.core.i18n import N_, _, ngettext
+from tui.core.layout import clip
 from tui.core.preflight import worst
 from tui.ui.translate import Translated
 from tui.ui.background import background
-from tui.ui.boxtext import box_text
+from tui.ui.boxtext import box_text, join
 
 PRESS_D = N_(" — press d")
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -34,12 +36,14 @@ class DoctorScreen(Translated, Screen):
     DoctorScreen #checks { height: 1fr; border: round $primary-darken-1; }
     DoctorScreen #doctor-head { height: auto; padding: 0 1; }
     DoctorScreen LoadingIndicator { height: 3; }
+    DoctorScreen #doctor-detail { height: auto; max-height: 6; padding: 0 1; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="doctor-head")
         yield LoadingIndicator(id="doctor-busy")
         yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
+        yield Static(id="doctor-detail")  # the selected check in full (the table cuts with …)
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self):
@@ -53,15 +57,31 @@ class DoctorScreen(Translated, Screen):
 
     def show(self, checks):
         self.query_one("#doctor-busy").display = False
+        self.checks = list(checks)
         table = self.query_one("#checks", DataTable)
         table.clear()
+        name_w = max([len(c.name) for c in checks] or [10])
+        result_w = max(16, (table.size.width or self.size.width or 80) - name_w - 10)
         for c in checks:
             mark, style = MARK[c.verdict]
             table.add_row(Text(mark, style=style), box_text(c.name),
-                          box_text(c.reason, style=style if c.verdict != "pass" else ""))
+                          box_text(clip(c.reason, result_w), style=style if c.verdict != "pass" else ""))
+        self.show_detail()
         verdict = worst(checks)
         self.query_one("#doctor-head", Static).update(Text(summary(checks).replace(_(PRESS_D), ""),
                                                            style=MARK[verdict][1]))
+
+    def show_detail(self):
+        table = self.query_one("#checks", DataTable)
+        checks = getattr(self, "checks", [])
+        if checks and table.cursor_row is not None and table.cursor_row < len(checks):
+            c = checks[table.cursor_row]
+            self.query_one("#doctor-detail", Static).update(
+                join((c.name + ": ", "bold"), box_text(c.reason)))
+
+    @on(DataTable.RowHighlighted)
+    def highlighted(self, _event):
+        self.show_detail()
 
     @background("Preflight", group="doctor")
     async def action_rerun(self):

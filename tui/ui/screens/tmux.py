@@ -1,7 +1,6 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
 import subprocess
-import time
 
 from rich.text import Text
 from textual import on
@@ -99,7 +98,8 @@ class TmuxScreen(Translated, Screen):
     BINDINGS = [
         Binding("escape,t", "app.pop_screen", N_("Back"), id="tmux.back", tooltip=N_("Back to the dashboard")),
         Binding("n", "new_job", N_("New job"), id="tmux.new", tooltip=N_("Start a command in a new detached tmux session")),
-        Binding("enter", "attach", N_("Attach"), id="tmux.attach", tooltip=N_("Hand the terminal to tmux attach; detach (C-b d) to come back")),
+        Binding("enter", "attach", N_("Attach"), id="tmux.attach", priority=True,
+                tooltip=N_("Hand the terminal to tmux attach; detach (C-b d) to come back")),
         Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip=N_("Send Ctrl-C to the selected pane")),
         Binding("k", "kill", N_("Kill"), id="tmux.kill", tooltip=N_("Kill the selected session")),
         Binding("R", "rename", N_("Rename"), id="tmux.rename", tooltip=N_("Rename the selected session")),
@@ -149,7 +149,7 @@ class TmuxScreen(Translated, Screen):
             return  # closed while a request was in flight
         st = self.app.state
         table = self.query_one("#panes", DataTable)
-        rows = pane_rows(st.tmux_sessions(), time.time())
+        rows = pane_rows(st.tmux_sessions(), st.clock())
         table.clear()
         for r in rows:
             # names from the box: text (a `[@click=app.quit]` name is not a link)

@@ -1,0 +1,396 @@
+"""Every box at once: which hosts make the fleet, one row per box, the forgotten-box alarm.
+
+Plain functions and one plain class (FleetBox, the per-box state fed by a session's
+listener calls). The pool that connects lives in tui.remote.fleet; the screen in
+tui.ui.fleet_app. Nothing here touches the network or a terminal.
+"""
+
+import dataclasses
+import time
+from typing import Dict, List, Optional
+
+from remote_probe import protocol
+from tui.core import billing
+from tui.core.billing import format_money
+from tui.core.billing_clock import BillingClock
+from tui.core.boxtext import visible
+from tui.core.config import HostConfig
+from tui.core.state import DashboardState
+
+# Row states, as the fleet shows them.
+LIVE, CONNECTING, RECONNECTING, UNREACHABLE, RELEASED = (
+    "live", "connecting", "reconnecting", "unreachable", "released")
+SORT_KEYS = ("cost", "idle", "name")
+# The daemon's history beyond its 1 h ring is one sample in 30 s: a streak survives gaps that
+# long (both ends idle), but not a gap where the daemon was not running at all.
+STREAK_MAX_GAP = 65.0
+EXIT_OK, EXIT_BURNING = 0, 1
+
+
+# -- which hosts ------------------------------------------------------------------------
+@dataclasses.dataclass
+class FleetHost:
+    host: str
+    released: bool = False  # the ledger's last session of this host has ended
+    ledger_row: Optional[dict] = None  # its newest ledger session
+
+
+def fleet_hosts(ledger_rows, config_hosts, explicit=None) -> List[FleetHost]:
+    """The fleet: every host with an open ledger session plus every host in the config
+    (or exactly `explicit`), in that order, each once. A host whose newest ledger session
+    has ended (released) and has no open one is listed as released and not connected."""
+    newest: Dict[str, dict] = {}
+    open_hosts = []
+    for row in sorted(ledger_rows, key=lambda r: (r.get("start") or 0, r.get("id") or 0)):
+        newest[row["host"]] = row
+        if row.get("end") is None and row["host"] not in open_hosts:
+            open_hosts.append(row["host"])
+    names = list(explicit) if explicit else open_hosts + [h for h in config_hosts]
+    out, seen = [], set()
+    for name in names:
+        if name in seen:
+            continue
+        seen.add(name)
+        row = newest.get(name)
+        released = name not in open_hosts and row is not None and row.get("end") is not None
+        out.append(FleetHost(name, released, row))
+    return out
+
+
+# -- idle streak ------------------------------------------------------------------------
+class IdleStreak:
+    """How long every GPU has been idle without a break, from a stream of samples.
+
+    Unlike billing.IdleMeter (total idle seconds, for money), this is the current run:
+    one busy sample ends it. Samples at or before the last one are ignored (backlog overlap).
+    """
+
+    def __init__(self, max_gap=STREAK_MAX_GAP):
+        self.max_gap = max_gap
+        self.since: Optional[float] = None  # start of the current all-idle run
+        self.last_t: Optional[float] = None
+
+    def add(self, t, idle):
+        if self.last_t is not None and t <= self.last_t:
+            return
+        if not idle:
+            self.since = None
+        elif self.since is None or (self.last_t is not None and t - self.last_t > self.max_gap):
+            self.since = t
+        self.last_t = t
+
+    def seconds(self):
+        """Seconds of the current idle run up to the newest sample; None when not idle."""
+        if self.since is None or self.last_t is None:
+            return None
+        return self.last_t - self.since
+
+
+# -- one row ----------------------------------------------------------------------------
+@dataclasses.dataclass
+class GpuBar:
+    util: Optional[float]
+    mem_used: Optional[float]  # MiB
+    mem_total: Optional[float]  # MiB
+
+
+@dataclasses.dataclass
+class BoxRow:
+    host: str
+    state: str
+    reason: str = ""
+    gpus: List[GpuBar] = dataclasses.field(default_factory=list)
+    gpu_model: Optional[str] = None
+    jobs: int = 0  # compute processes on the GPUs
+    unprotected: int = 0  # jobs that die with the SSH connection
+    idle_for: Optional[float] = None  # seconds every GPU has been idle; None: busy/unknown
+    cost: Optional[float] = None
+    rate: Optional[float] = None
+    idle_cost: Optional[float] = None
+    currency: str = "CNY"
+    autostop: Optional[str] = None  # "off", "armed", "countdown 1:20"; None unknown
+    checklist: Optional[str] = None  # pass / warn / fail from the ledger, if a checklist ran
+    burning: bool = False  # billing while idle longer than the alarm threshold
+
+
+def idle_burning(state, idle_for, threshold_s):
+    """The forgotten-box verdict: a live box whose GPUs have all been idle for at least
+    `threshold_s`. Only live data counts: a box we cannot see is not judged idle."""
+    return state == LIVE and idle_for is not None and idle_for >= threshold_s
+
+
+def row_state(session_state, connects, failed_once):
+    """The fleet's word for a session state: a box never reached is "unreachable" once an
+    attempt failed (it keeps retrying); a box that was live and dropped is "reconnecting"."""
+    if session_state == "live":
+        return LIVE
+    if session_state in ("failed", "closed"):
+        return UNREACHABLE
+    if connects:
+        return RECONNECTING
+    return UNREACHABLE if failed_once else CONNECTING
+
+
+def released_note(ledger_row):
+    """'ended 2026-11-28 23:10 (released)' for a box the ledger says is gone."""
+    import datetime
+    end = ledger_row.get("end")
+    when = datetime.datetime.fromtimestamp(end).strftime("%Y-%m-%d %H:%M") if end else "?"
+    how = ledger_row.get("ended_how")
+    return "ended %s%s" % (when, " (%s)" % how if how else "")
+
+
+def autostop_label(status):
+    """The probe's autostop status in one word or two."""
+    if not isinstance(status, dict):
+        return None
+    if status.get("grace_left") is not None:
+        left = int(status["grace_left"])
+        return "countdown %d:%02d" % (left // 60, left % 60)
+    return "armed" if status.get("armed") else "off"
+
+
+def checklist_verdict(ledger_row):
+    """pass / warn / fail of the last shutdown checklist recorded for this session."""
+    import json
+    raw = (ledger_row or {}).get("checklist")
+    if not raw:
+        return None
+    try:
+        doc = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return None
+    if isinstance(doc, dict):
+        verdict = doc.get("verdict")
+        return verdict if verdict in ("pass", "warn", "fail") else None
+    return None
+
+
+def sort_rows(rows: List[BoxRow], key="cost") -> List[BoxRow]:
+    """cost and idle: largest first, unknown last; name: alphabetical. Ties by name.
+    Released boxes (history, not spending) always come after the others."""
+    gone = [r for r in rows if r.state == RELEASED]
+    rows = [r for r in rows if r.state != RELEASED]
+    if key == "name":
+        return sorted(rows, key=lambda r: r.host) + sorted(gone, key=lambda r: r.host)
+    attr = {"cost": "cost", "idle": "idle_for"}[key]
+    known = sorted((r for r in rows if getattr(r, attr) is not None),
+                   key=lambda r: (-getattr(r, attr), r.host))
+    return (known + sorted((r for r in rows if getattr(r, attr) is None), key=lambda r: r.host)
+            + sorted(gone, key=lambda r: r.host))
+
+
+def next_sort(key):
+    return SORT_KEYS[(SORT_KEYS.index(key) + 1) % len(SORT_KEYS)]
+
+
+# -- the alarm --------------------------------------------------------------------------
+def alarm_text(rows: List[BoxRow]) -> Optional[str]:
+    """'2 boxes idle, ¥18.40/h burning'; None when no box burns money idle. Rates in
+    different currencies are listed side by side; a box without a known rate is counted
+    and said to have none."""
+    burning = [r for r in rows if r.burning]
+    if not burning:
+        return None
+    per_currency: Dict[str, float] = {}
+    unknown = 0
+    for r in burning:
+        if r.rate is None:
+            unknown += 1
+        else:
+            per_currency[r.currency] = per_currency.get(r.currency, 0.0) + r.rate
+    text = "%d box%s idle" % (len(burning), "" if len(burning) == 1 else "es")
+    if per_currency:
+        text += ", %s burning" % " + ".join(
+            "%s/h" % format_money(v, c) for c, v in sorted(per_currency.items()))
+    if unknown:
+        text += " (%d with no rate set)" % unknown
+    return text
+
+
+def check_exit_code(rows: List[BoxRow]) -> int:
+    """`gputui fleet --check`: 1 when any box burns money idle, else 0."""
+    return EXIT_BURNING if any(r.burning for r in rows) else EXIT_OK
+
+
+def new_alarms(rows: List[BoxRow], rung: set) -> List[str]:
+    """Hosts that started burning since the last call: the bell rings once per box. A box
+    that stops burning may ring again later."""
+    fresh = [r.host for r in rows if r.burning and r.host not in rung]
+    rung.difference_update({r.host for r in rows if not r.burning})
+    rung.update(fresh)
+    return fresh
+
+
+# -- text -------------------------------------------------------------------------------
+def duration_text(seconds):
+    if seconds is None:
+        return "—"
+    seconds = int(seconds)
+    if seconds < 60:
+        return "%ds" % seconds
+    if seconds < 3600:
+        return "%dm" % (seconds // 60)
+    if seconds < 86400:
+        return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
+    return "%dd%02dh" % (seconds // 86400, seconds % 86400 // 3600)
+
+
+def gpu_text(gpus: List[GpuBar]):
+    """Compact per-GPU figures: '93% 61/80G'. Bars are drawn by the screen."""
+    parts = []
+    for g in gpus:
+        util = "%3d%%" % g.util if g.util is not None else "  ?%"
+        if g.mem_total:
+            mem = "%.0f/%.0fG" % ((g.mem_used or 0) / 1024.0, g.mem_total / 1024.0)
+        else:
+            mem = "?G"
+        parts.append("%s %s" % (util, mem))
+    return "  ".join(parts) if parts else "—"
+
+
+def row_dict(r: BoxRow):
+    d = dataclasses.asdict(r)
+    d["gpus"] = [dataclasses.asdict(g) for g in r.gpus]
+    return d
+
+
+def fleet_json(rows: List[BoxRow], threshold_s):
+    return {"alarm": alarm_text(rows), "idle_alarm_seconds": threshold_s,
+            "burning": [r.host for r in rows if r.burning], "boxes": [row_dict(r) for r in rows]}
+
+
+def fleet_table(rows: List[BoxRow]):
+    """The plain table `gputui fleet --check` prints (box strings are shown visibly safe by
+    the caller)."""
+    head = "%-18s %-12s %-22s %4s %4s %7s %10s %9s %10s  %s" % (
+        "HOST", "STATE", "GPUS", "JOBS", "UNPR", "IDLE", "COST", "RATE", "IDLE COST", "NOTE")
+    lines = [head]
+    for r in rows:
+        note = "IDLE, BILLING" if r.burning else (r.reason if r.state != LIVE else "")
+        lines.append("%-18s %-12s %-22s %4s %4s %7s %10s %9s %10s  %s" % (
+            visible(r.host, limit=18), r.state, gpu_text(r.gpus)[:22],
+            r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
+            duration_text(r.idle_for), format_money(r.cost, r.currency),
+            ("%s/h" % format_money(r.rate, r.currency)) if r.rate is not None else "—",
+            format_money(r.idle_cost, r.currency), visible(note, limit=100)))
+    return "\n".join(lines)
+
+
+# -- the box ----------------------------------------------------------------------------
+class FleetBox:
+    """One fleet box: the session listener's calls land here (duck-typed like
+    tui.remote.session.Listener) and row() turns them into a BoxRow.
+
+    It keeps the same DashboardState and BillingClock the one-box app keeps, so opening
+    the box's dashboard from the fleet shows the history gathered so far.
+    """
+
+    def __init__(self, fleet_host: FleetHost, host_cfg: HostConfig, ledger=None,
+                 clock=time.time, on_change=None):
+        self.host = fleet_host.host
+        self.fleet_host = fleet_host
+        self.cfg = host_cfg
+        self.clock = clock
+        self.state = DashboardState(self.host, clock=clock)
+        self.billing = BillingClock(self.host, host_cfg, ledger, clock=clock)
+        self.streak = IdleStreak()
+        self.autostop = None
+        self.preflight_checks = None
+        self.session_state = CONNECTING
+        self.detail = ""
+        self.connects = 0
+        self.failed_once = False
+        self.reason = ""  # why the last attempt failed, kept while the next one runs
+        self.jobs_version = 0
+        self.on_change = on_change or (lambda box: None)
+        self.backlog_in = False  # the daemon's history has arrived since the last connect
+        self.autostop_events: List[dict] = []
+        self.notice: Optional[str] = None
+
+    # -- listener ------------------------------------------------------------------------
+    def on_state(self, state, detail=""):
+        if state == "live":
+            self.connects += 1
+            self.reason = ""
+        else:
+            self.backlog_in = False
+        if state == "failed" or (state == "reconnecting" and "next in" in detail):
+            # the session's failure report ("<why> - attempt N, next in Ns")
+            self.failed_once = True
+            self.reason = detail
+        self.session_state, self.detail = state, detail
+        self.state.set_connection(state, detail)
+        self.on_change(self)
+
+    def on_inventory(self, inventory):
+        self.state.set_inventory(inventory)
+        self.billing.on_inventory(inventory)
+        self.on_change(self)
+
+    def on_sample(self, sample):
+        self.state.add_sample(sample)
+        self.billing.on_sample(sample)
+        if not sample.get("gpu_error"):
+            utils, compute = protocol.idle_inputs(sample)
+            self.streak.add(sample["t"], billing.gpus_idle(utils, compute, self.cfg.idle_threshold))
+        self.on_change(self)
+
+    def on_proc_meta(self, procs):
+        self.state.add_proc_meta(procs)
+
+    def on_latency(self, ms):
+        self.state.rtt_ms = ms
+
+    def on_autostop(self, status, event=None, events=None):
+        self.autostop = status
+        self.autostop_events.extend(([event] if event else []) + list(events or []))
+        del self.autostop_events[:-50]
+        self.on_change(self)
+
+    def on_notice(self, text):
+        self.notice = text  # a fallback the session took (e.g. the terminal transport)
+
+    def on_jobs(self, jobs):
+        self.state.set_jobs(jobs)
+        self.jobs_version += 1
+        self.on_change(self)
+
+    # -- output --------------------------------------------------------------------------
+    def threshold_s(self):
+        return 60.0 * self.cfg.idle_alarm_minutes
+
+    def row(self, now=None) -> BoxRow:
+        now = self.clock() if now is None else now
+        ledger = self.billing.session or self.fleet_host.ledger_row or {}
+        if self.fleet_host.released:
+            row = self.fleet_host.ledger_row or {}
+            return BoxRow(self.host, RELEASED, released_note(row),
+                          cost=row.get("cost"), rate=row.get("rate"), idle_cost=row.get("idle_cost"),
+                          currency=row.get("currency") or self.cfg.currency,
+                          checklist=checklist_verdict(row), gpu_model=row.get("gpu_model"))
+        state = row_state(self.session_state, self.connects, self.failed_once)
+        st = self.state
+        gpus = [GpuBar(g.get("util"), g.get("mem_used"), st.gpu_total(i))
+                for i, g in enumerate(st.gpus)]
+        rows = st.proc_rows()
+        has_data = st.sample is not None
+        f = self.billing.figures(now) if self.billing.start else None
+        idle_for = self.streak.seconds() if has_data else None
+        return BoxRow(
+            self.host, state, reason=(self.reason or self.detail) if state != LIVE else "",
+            gpus=gpus, gpu_model=st.gpu_model(),
+            # a process on several GPUs (DDP, a context on each) is one job
+            jobs=len({r.pid for r in rows if r.kind == "C"}), unprotected=len(st.unprotected()),
+            idle_for=idle_for,
+            cost=f.cost if f else ledger.get("cost"), rate=f.rate if f else self.cfg.rate,
+            idle_cost=f.idle_cost if f else ledger.get("idle_cost"),
+            currency=f.currency if f else self.cfg.currency,
+            autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
+            burning=idle_burning(state, idle_for, self.threshold_s()))
+
+    def settled(self):
+        """Enough is known for a verdict: live with the backlog in, released, or failed."""
+        if self.fleet_host.released or self.failed_once or self.session_state == "failed":
+            return True
+        return self.session_state == "live" and self.backlog_in

@@ -1,0 +1,149 @@
+"""Prometheus exposition of the fleet: GPU metrics under DCGM-exporter's names and labels
+(so NVIDIA's Grafana DCGM dashboard works unchanged) plus gputui's own gauges.
+
+The asyncio side publishes plain per-box views once a second (export_view); the HTTP
+thread's scrape only reads the last published list, so no live object is shared between
+threads. prometheus-client writes the format and escapes label values (box text included).
+"""
+
+import threading
+from typing import List
+
+from prometheus_client.core import GaugeMetricFamily
+
+from tui.core.fleet import LIVE, FleetBox
+
+# (metric, help, key in the per-GPU view). Units as dcgm-exporter: %, MiB, C, W, MHz.
+DCGM_GAUGES = (
+    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "util"),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", "mem_util"),
+    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "fb_used"),
+    ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "fb_free"),
+    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "temp"),
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "power"),
+    ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", "clock_sm"),
+    ("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", "clock_mem"),
+)
+DCGM_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
+
+# (metric, help, key in the box view)
+BOX_GAUGES = (
+    ("gputui_probe_up", "1 while gputui's probe link to the box is live.", "up"),
+    ("gputui_cost", "Money spent on this billing session so far.", "cost"),
+    ("gputui_rate_per_hour", "What the box costs per hour.", "rate"),
+    ("gputui_idle_cost", "Money paid for idle GPUs in this billing session.", "idle_cost"),
+    ("gputui_gpu_idle_seconds", "Seconds every GPU has been idle without a break.", "idle_for"),
+    ("gputui_idle_burning", "1 when the box bills while idle longer than the alarm threshold.",
+     "burning"),
+    ("gputui_gpu_jobs", "Compute processes on the box's GPUs.", "jobs"),
+    ("gputui_unprotected_jobs", "GPU jobs that die with the SSH connection (not in tmux/nohup).",
+     "unprotected"),
+    ("gputui_autostop_armed", "1 when the probe's autostop is armed.", "autostop_armed"),
+)
+LOADER_GAUGES = (
+    ("gputui_dataloader_wait_ratio", "Share of time the training loop waits for its DataLoader.",
+     "wait_fraction"),
+    ("gputui_dataloader_batches_per_second", "Batches per second the DataLoader delivers.",
+     "batches_per_s"),
+)
+
+
+def export_view(box: FleetBox, now=None) -> dict:
+    """A plain, immutable-by-convention snapshot of one box for the scrape thread."""
+    row = box.row(now)
+    live = row.state == LIVE
+    gpus = []
+    if live:
+        st = box.state
+        for i, g in enumerate(st.gpus):
+            static = st.gpu_static(i)
+            total, used = static.get("mem_total"), g.get("mem_used")
+            gpus.append({
+                "gpu": str(static.get("index", i)), "UUID": static.get("uuid") or "",
+                "pci_bus_id": static.get("pci_bus_id") or "",
+                "device": "nvidia%s" % static.get("minor", i), "modelName": static.get("name") or "",
+                "util": g.get("util"), "mem_util": g.get("mem_util"), "fb_used": used,
+                "fb_free": (total - used) if total is not None and used is not None else None,
+                "temp": g.get("temp"), "power": g.get("power"), "clock_sm": g.get("clock_sm"),
+                "clock_mem": g.get("clock_mem")})
+    loaders = []
+    if live:
+        for pid, stats in sorted(box.state.dl.items()):
+            loaders.append({"pid": str(pid), "wait_fraction": stats.get("wait_fraction"),
+                            "batches_per_s": stats.get("batches_per_s")})
+    armed = (box.autostop or {}).get("armed") if isinstance(box.autostop, dict) else None
+    return {
+        "host": row.host, "state": row.state, "currency": row.currency, "gpus": gpus,
+        "loaders": loaders, "up": 1 if live else 0, "cost": row.cost, "rate": row.rate,
+        "idle_cost": row.idle_cost, "idle_for": row.idle_for if live else None,
+        "burning": 1 if row.burning else 0, "jobs": row.jobs if live else None,
+        "unprotected": row.unprotected if live else None,
+        "autostop_armed": (1 if armed else 0) if box.autostop is not None else None,
+    }
+
+
+def _number(value):
+    """A finite float, or None (nothing is emitted for unknown values)."""
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if value == value and value not in (float("inf"), float("-inf")) else None
+
+
+def metric_families(views: List[dict]):
+    """The metric families for a list of box views (also what the tests check)."""
+    out = []
+    for name, help_text, key in DCGM_GAUGES:
+        fam = GaugeMetricFamily(name, help_text, labels=DCGM_LABELS)
+        for v in views:
+            for g in v["gpus"]:
+                value = _number(g.get(key))
+                if value is not None:
+                    fam.add_metric([g["gpu"], g["UUID"], g["pci_bus_id"], g["device"],
+                                    g["modelName"], v["host"]], value)
+        out.append(fam)
+    for name, help_text, key in BOX_GAUGES:
+        money = key in ("cost", "rate", "idle_cost")
+        labels = ("Hostname", "state") + (("currency",) if money else ())
+        fam = GaugeMetricFamily(name, help_text, labels=labels)
+        for v in views:
+            value = _number(v.get(key))
+            if value is not None:
+                fam.add_metric([v["host"], v["state"]] + ([v["currency"]] if money else []), value)
+        out.append(fam)
+    for name, help_text, key in LOADER_GAUGES:
+        fam = GaugeMetricFamily(name, help_text, labels=("Hostname", "pid"))
+        for v in views:
+            for dl in v["loaders"]:
+                value = _number(dl.get(key))
+                if value is not None:
+                    fam.add_metric([v["host"], dl["pid"]], value)
+        out.append(fam)
+    boxes = GaugeMetricFamily("gputui_fleet_boxes", "Boxes in the fleet by state.", labels=("state",))
+    for state in sorted({v["state"] for v in views}):
+        boxes.add_metric([state], sum(1 for v in views if v["state"] == state))
+    out.append(boxes)
+    return out
+
+
+class FleetCollector:
+    """A prometheus-client custom collector over the last published views."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._views: List[dict] = []
+
+    def publish(self, views):
+        with self._lock:
+            self._views = list(views)
+
+    def collect(self):
+        with self._lock:
+            views = self._views
+        return metric_families(views)
+
+    def describe(self):
+        return []  # no collect() at registration time

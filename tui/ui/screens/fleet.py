@@ -1,0 +1,214 @@
+"""The fleet screen: one row per box, the forgotten-box alarm in the header.
+
+It displays FleetApp's rows (tui.core.fleet.BoxRow) and forwards keys; every cell is a
+rich Text built here, so box text is never parsed as markup."""
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from tui.core import fleet
+from tui.core.billing import format_money
+from tui.ui.background import background
+from tui.ui.boxtext import box_text
+
+COLUMNS = (("host", "HOST"), ("state", "STATE"), ("gpus", "GPUS util · VRAM"), ("jobs", "JOBS"),
+           ("unprotected", "UNPR"), ("idle", "IDLE"), ("cost", "COST"), ("rate", "RATE"),
+           ("idle_cost", "IDLE COST"), ("autostop", "AUTOSTOP"), ("checklist", "CHECK"),
+           ("note", "NOTE"))
+STATE_STYLE = {fleet.LIVE: "green", fleet.CONNECTING: "yellow", fleet.RECONNECTING: "yellow",
+               fleet.UNREACHABLE: "red", fleet.RELEASED: "dim"}
+LEVELS = " ▁▂▃▄▅▆▇█"
+
+
+def idle_text(seconds):
+    """Idle time in minutes at least: seconds do not matter next to a 30-minute alarm, and a
+    cell that changes every second redraws the whole table every second."""
+    if seconds is not None and seconds < 60:
+        return "<1m"
+    return fleet.duration_text(seconds)
+
+
+def util_blocks(gpus):
+    """One block per GPU, its height the utilization: 8 GPUs fit in 8 cells."""
+    return "".join(LEVELS[int(round((g.util or 0) / 100.0 * 8))] if g.util is not None else "?"
+                   for g in gpus)
+
+
+def gpu_cell(row: fleet.BoxRow):
+    if not row.gpus:
+        return Text("no GPU" if row.state == fleet.LIVE else "—", style="dim")
+    utils = [g.util for g in row.gpus if g.util is not None]
+    used = sum(g.mem_used or 0 for g in row.gpus) / 1024.0
+    total = sum(g.mem_total or 0 for g in row.gpus) / 1024.0
+    text = Text(util_blocks(row.gpus), style="cyan")
+    text.append(" %3d%% · %.0f/%.0fG" % (sum(utils) / len(utils) if utils else 0, used, total))
+    return text
+
+
+def row_cells(row: fleet.BoxRow):
+    """The cells of one row, all Text."""
+    live = row.state == fleet.LIVE
+    host = box_text(row.host, style="bold red" if row.burning else "bold")
+    if row.burning:
+        host.append(" ⚠", style="bold red")
+    money = lambda v: Text(format_money(v, row.currency), justify="right")  # noqa: E731
+    note = "idle and billing" if row.burning else (row.reason if not live else "")
+    return [
+        host, Text(row.state, style=STATE_STYLE.get(row.state, "")), gpu_cell(row),
+        Text(str(row.jobs) if live else "—", justify="right"),
+        Text(str(row.unprotected) if live else "—", justify="right",
+             style="bold red" if live and row.unprotected else ""),
+        Text(idle_text(row.idle_for), justify="right",
+             style="red" if row.burning else ""),
+        money(row.cost),
+        Text(("%s/h" % format_money(row.rate, row.currency)) if row.rate is not None else "—",
+             justify="right"),
+        money(row.idle_cost),
+        Text(row.autostop or "—", style="green" if row.autostop == "armed" else
+             "bold red" if (row.autostop or "").startswith("countdown") else ""),
+        Text(row.checklist or "—", style={"pass": "green", "warn": "yellow",
+                                          "fail": "red"}.get(row.checklist, "")),
+        box_text(note, style="red" if row.burning else "dim", limit=40),
+    ]
+
+
+def _look(text):
+    """What a cell looks like (Text equality ignores its base style)."""
+    return text.plain, str(text.style), text.spans, text.justify
+
+
+def header_text(rows, sort_key):
+    counts = {}
+    for r in rows:
+        counts[r.state] = counts.get(r.state, 0) + 1
+    text = Text("gputui fleet — %d box%s: " % (len(rows), "" if len(rows) == 1 else "es"),
+                style="bold")
+    text.append(", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())))
+    text.append("   sorted by %s" % sort_key, style="dim")
+    if not rows:
+        text.append("\nNo boxes yet: `gputui connect HOST` once, or add a [hosts.NAME] table to "
+                    "the config; every box gputui has met with an open billing session shows here.")
+    alarm = fleet.alarm_text(rows)
+    if alarm:
+        text.append("\n⚠ %s" % alarm, style="bold red")
+    return text
+
+
+class FleetScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open", "Dashboard", id="fleet.open",
+                tooltip="Open this box's dashboard (escape comes back; the others stay connected)"),
+        Binding("R", "release", "Release", id="fleet.release",
+                tooltip="This box's shutdown checklist, then release it"),
+        Binding("a", "autostop", "Autostop", id="fleet.autostop",
+                tooltip="Arm or cancel this box's autostop"),
+        Binding("N", "nvitop", "nvitop", id="fleet.nvitop",
+                tooltip="nvitop on this box in this terminal (offers to install it into gputui's folder)"),
+        Binding("s", "sort", "Sort", id="fleet.sort", tooltip="Sort by cost, idle time or name"),
+        Binding("r", "retry", "Reconnect", id="fleet.retry", tooltip="Reconnect this box now"),
+    ]
+    DEFAULT_CSS = """
+    FleetScreen #fleet-header { height: auto; padding: 0 1; }
+    FleetScreen DataTable { height: 1fr; }
+    """
+
+    def __init__(self):
+        super().__init__(id="fleet")
+        self.sort_key = "cost"
+        self.order = []  # hosts in table order
+        self._shown = {}  # host -> cells on screen: only changed cells are redrawn
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-header")
+        yield DataTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self):
+        table = self.query_one(DataTable)
+        for key, title in COLUMNS:
+            table.add_column(title, key=key)
+        self.refresh_rows()
+
+    def refresh_rows(self, rows=None):
+        rows = fleet.sort_rows(self.app.fleet.rows() if rows is None else rows, self.sort_key)
+        self.query_one("#fleet-header", Static).update(header_text(rows, self.sort_key))
+        table = self.query_one(DataTable)
+        order = [r.host for r in rows]
+        if order != self.order:
+            selected = self.selected_host()
+            table.clear()
+            self._shown = {}
+            for r in rows:
+                self._shown[r.host] = row_cells(r)
+                table.add_row(*self._shown[r.host], key=r.host)
+            self.order = order
+            if selected in order:
+                table.move_cursor(row=order.index(selected))
+        else:
+            for r in rows:
+                cells, old = row_cells(r), self._shown.get(r.host, ())
+                for i, ((key, _), cell) in enumerate(zip(COLUMNS, cells)):
+                    if i >= len(old) or _look(cell) != _look(old[i]):
+                        table.update_cell(r.host, key, cell, update_width=True)
+                self._shown[r.host] = cells
+
+    def selected_host(self):
+        table = self.query_one(DataTable)
+        if not self.order or table.cursor_row is None or table.cursor_row >= len(self.order):
+            return None
+        return self.order[table.cursor_row]
+
+    def _box(self):
+        host = self.selected_host()
+        if host is None:
+            return None
+        box = self.app.fleet.box(host)
+        if box is None or host not in self.app.fleet.sessions:
+            self.app.notify("%s is not connected (released or not reachable by name)" % host,
+                            severity="warning", markup=False)
+            return None
+        return box
+
+    def on_data_table_row_selected(self, _event):
+        self.action_open()
+
+    def action_open(self):
+        box = self._box()
+        if box is not None:
+            self.app.open_dashboard(box)
+
+    def action_release(self):
+        from tui.ui.screens.release import ReleaseScreen
+        box = self._box()
+        if box is not None:
+            self.app.select_box(box)
+            self.app.push_screen(ReleaseScreen())
+
+    @background("Autostop", group="dialog")
+    async def action_autostop(self):
+        from tui.ui.screens.dashboard import DashboardScreen
+        box = self._box()
+        if box is not None:
+            self.app.select_box(box)
+            # the dashboard's own flow (opt-in check, dialog, arm/cancel): it only uses the app
+            await DashboardScreen.action_autostop.__wrapped__(self)
+
+    @background("nvitop", group="dialog")
+    async def action_nvitop(self):
+        from tui.ui.nvitop import open_nvitop
+        box = self._box()
+        if box is not None:
+            self.app.select_box(box)
+            await open_nvitop(self.app)
+
+    def action_sort(self):
+        self.sort_key = fleet.next_sort(self.sort_key)
+        self.refresh_rows()
+
+    def action_retry(self):
+        host = self.selected_host()
+        if host:
+            self.app.fleet.restart(host)
