@@ -53,6 +53,8 @@ class DashboardScreen(Translated, Screen):
         Binding("a", "autostop", N_("Autostop"), id="autostop",
                 tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
+        Binding("N", "nvitop", "nvitop", id="nvitop", show=False,
+                tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
     ]
 
     def __init__(self):
@@ -196,6 +198,11 @@ class DashboardScreen(Translated, Screen):
 
     def action_retry(self):
         self.app.reconnect()
+
+    @background("nvitop", group="dialog")
+    async def action_nvitop(self):
+        from tui.ui.nvitop import open_nvitop
+        await open_nvitop(self.app)
 
     @background("Rate", group="dialog")
     async def action_rate(self):
