@@ -75,7 +75,7 @@ def duration(seconds):
 def age(seconds):
     """A process's age for a table redrawn every second: seconds only while they matter
     ('12:03'), then minutes ('3h05m', '2d04h'), so old jobs' cells stay still."""
-    if seconds is None or seconds < 0:
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
         return "n/a"
     seconds = int(seconds)
     if seconds < 3600:

@@ -51,6 +51,8 @@ class DashboardScreen(Screen):
         Binding("a", "autostop", "Autostop", id="autostop",
                 tooltip="Arm or cancel the probe's autostop (runs the release command when idle)"),
         Binding("r", "retry", "Reconnect", id="retry", tooltip="Reconnect now instead of waiting"),
+        Binding("N", "nvitop", "nvitop", id="nvitop", show=False,
+                tooltip="nvitop on the box in this terminal (offers to install it into gputui's own folder)"),
     ]
 
     def __init__(self):
@@ -194,6 +196,11 @@ class DashboardScreen(Screen):
 
     def action_retry(self):
         self.app.reconnect()
+
+    @background("nvitop", group="dialog")
+    async def action_nvitop(self):
+        from tui.ui.nvitop import open_nvitop
+        await open_nvitop(self.app)
 
     @background("Rate", group="dialog")
     async def action_rate(self):
