@@ -4,6 +4,7 @@ The dashboard itself is a Screen (tui.ui.screens.dashboard); the app holds what 
 shares: the session and its listener, DashboardState, the billing clock, autostop state and
 the one handler for failed background work."""
 
+import gc
 import logging
 import os
 import time
@@ -37,6 +38,15 @@ log = logging.getLogger("gputui.ui")
 
 ABOUT = N_("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
            "daemon on the box that keeps sampling while you are away.")
+
+
+def settle_gc():
+    """Everything imported and composed at start lives for the whole run: move it out of the
+    collector's way and collect the young generation less often (GC pauses were the
+    sample->frame p95 spikes: 8 GPUs p95 63-142 ms -> 27-35 ms, issue 12)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20000, 20, 20)
 
 
 class StateChanged(Message):
@@ -180,6 +190,7 @@ class GputuiApp(Translated, App):
         return self.default_screen
 
     def on_mount(self):
+        settle_gc()
         for notice in self.startup_notices:
             self.notify(notice, severity="warning", timeout=15, markup=False)
         self.run_session()

@@ -19,7 +19,7 @@ from tui.core.config import Config
 from tui.core.jobs import attach_argv
 from tui.core.state import DashboardState
 from tui.remote.fleet import open_fleet
-from tui.ui.app import GputuiApp, StateChanged
+from tui.ui.app import GputuiApp, StateChanged, settle_gc
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.fleet import FleetScreen
 from tui.ui.screens.tmux import default_hand_off
@@ -142,6 +142,7 @@ class FleetApp(GputuiApp):
             self.fleet_screen.refresh_rows()
 
     def on_mount(self):
+        settle_gc()
         for notice in self.startup_notices:
             self.notify(notice, severity="warning", timeout=15, markup=False)
         self.fleet.start()
