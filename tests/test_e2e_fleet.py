@@ -98,8 +98,9 @@ async def test_fleet_rows_follow_a_drop_and_the_reconnect(simfleet):  # noqa: F8
         seq_before = fleet.box("busy").state.seqs[-1]
         box.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(box.root / "sshd_config")],
                                     stdout=open(box.log, "ab"), stderr=subprocess.STDOUT)
-        for _ in range(300):
-            if all(b.session_state == "live" and b.backlog_in for b in fleet.boxes):
+        for _ in range(300):  # live again, and the daemon's samples since the drop arrived
+            if (all(b.session_state == "live" and b.backlog_in for b in fleet.boxes)
+                    and fleet.box("busy").state.seqs[-1] > seq_before):
                 break
             await asyncio.sleep(0.1)
         assert [r.state for r in fleet.rows()] == ["live", "live"]
