@@ -315,6 +315,8 @@ class ProcTable:
                     "cmd": (scan.cmdline(pid) if scan is not None else read_cmdline(pid))[:300],
                     "start": start_epoch(start_j, self._btime),
                 }
+            elif not self.meta[pid]["cmd"]:  # read mid-exec (empty then): look again
+                self.meta[pid]["cmd"] = read_cmdline(pid)[:300]
             prev = self.prev.get(pid)
             cpu = None
             if prev is not None and now > prev[1]:
@@ -399,9 +401,12 @@ class ProcScan:
 
     def cmdline(self, pid):
         facts = self._facts(pid)
-        if "cmd" not in facts:
+        # an empty one may have been read mid-exec: look once more next scan (kernel threads
+        # stay empty, so not more than that)
+        if not facts.get("cmd") and facts.get("cmd_reads", 0) < 2:
             raw = read_text("%s/%d/cmdline" % (self.proc, pid))
             facts["cmd"] = " ".join(part for part in raw.split("\0") if part)
+            facts["cmd_reads"] = facts.get("cmd_reads", 0) + 1
         return facts.get("cmd", "")
 
     def uid(self, pid):
