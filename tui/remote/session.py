@@ -300,7 +300,7 @@ class RemoteSession:
         """A snapshot whose sample is complete. The daemon's first tick already carries a CPU
         figure; an older daemon's may not, so look again briefly (up to 3 s)."""
         reply = await self.client.request(protocol.SNAPSHOT)
-        for _ in range(12):
+        for _attempt in range(12):
             if (reply.get("sample") or {}).get("host", {}).get("cpu") is not None:
                 break
             await asyncio.sleep(0.25)

@@ -639,7 +639,7 @@ class _Client(asyncssh.SSHClient):
     async def _load_file_key(self, path):
         """The key pairs in one IdentityFile; an encrypted key asks for its passphrase."""
         passphrase = self.creds.passphrases.get(path)
-        for _ in range(PASSWORD_TRIES + 1):
+        for _attempt in range(PASSWORD_TRIES + 1):
             try:
                 certs = [c for c in self.res.certificate_files if os.path.isfile(c)]
                 pairs = asyncssh.load_keypairs([path], passphrase=passphrase, certlist=certs)

@@ -422,7 +422,7 @@ class _ProbeFile:
         spans = [(o, min(step, offset + size - o)) for o in range(offset, offset + size, step)]
         pieces = await asyncio.gather(*(self._chunk(gate, o, n) for o, n in spans))
         out = bytearray()
-        for (_, n), piece in zip(spans, pieces):
+        for (_offset, n), piece in zip(spans, pieces):
             out += piece
             if len(piece) < n:  # end of file
                 break

@@ -104,8 +104,11 @@ def render_billing(f, autostop=None, now=None):
         t.append(_("if left running 8 h more: %s\n") % money(f.cost_in_8h), style="dim")
     if f.storage_per_day is not None:
         t.append(_("disk after release %s/day\n") % money(f.storage_per_day), style="dim")
-    t.append(_("provider "), style="dim")
-    t.append(visible(_(f.provider) if f.provider == "unknown provider" else f.provider))
+    if f.provider == "unknown provider":  # the same words as `gputui status`
+        t.append(_("provider not detected (set provider in the config)"), style="dim")
+    else:
+        t.append(_("provider "), style="dim")
+        t.append(visible(f.provider))
     if f.release_command:
         t.append(_("  release: "), style="dim")
         t.append(visible(f.release_command), style="italic")
