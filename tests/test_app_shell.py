@@ -115,3 +115,14 @@ async def test_a_stale_dashboard_with_processes_draws(tmp_path):
         assert app.query_one(ProcessTable).row_count == 1
         app.save_screenshot(path=str(tmp_path))  # a full render of the dimmed screen
         assert app.is_running
+
+
+async def test_a_sample_landing_while_the_app_quits_is_not_a_crash(tmp_path):
+    """The session keeps feeding samples until its channel closes; one that lands after the
+    screens are gone must not turn `q` into a crash report."""
+    app = dead_box_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dashboard.ready)
+    app.state_changed()  # what a late StateChanged does
+    app.tick()
+    assert app.crash is None

@@ -200,7 +200,7 @@ class GputuiApp(Translated, App):
     def tick(self):
         # A sample that arrived within the last second already redrew the header and the
         # meter: one repaint per second, not two (issue 12).
-        if self.dashboard.ready and time.monotonic() - self.dashboard.last_refresh > 0.9:
+        if self.is_running and self.dashboard.ready and time.monotonic() - self.dashboard.last_refresh > 0.9:
             self.dashboard.refresh_status()
             self.dashboard.refresh_billing()
         for kind, level, budget in self.billing.new_budget_warnings():
@@ -233,6 +233,10 @@ class GputuiApp(Translated, App):
 
     @on(StateChanged)
     def state_changed(self, _event=None):
+        # Not while shutting down: the screens are already gone then, and a late sample
+        # must not turn a clean quit into a crash report.
+        if not self.is_running:
+            return
         if self.dashboard.ready:
             t0 = time.time()
             self.dashboard.refresh_view()
