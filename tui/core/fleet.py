@@ -293,16 +293,18 @@ TABLE_WIDTHS = (18, 12, 22, 4, 4, 7, 10, 9, 10)  # the last column (note) is not
 TABLE_RIGHT = (False, False, False, True, True, True, True, True, True)
 
 
-def table_line(cells):
-    return " ".join(pad(c, w, right) for c, w, right in zip(cells, TABLE_WIDTHS, TABLE_RIGHT)) + \
+def table_line(cells, widths=TABLE_WIDTHS):
+    return " ".join(pad(c, w, right) for c, w, right in zip(cells, widths, TABLE_RIGHT)) + \
         "  " + str(cells[-1])
 
 
 def fleet_table(rows: List[BoxRow]):
     """The plain table `gputui fleet --check` prints (box strings are shown visibly safe by
-    the caller)."""
-    lines = [table_line((_("HOST"), _("STATE"), _("GPUS"), _("JOBS"), _("UNPR"), _("IDLE"),
-                         _("COST"), _("RATE"), _("IDLE COST"), _("NOTE")))]
+    the caller). A title wider than its column (Chinese "无保护" is 6 cells) widens it."""
+    head = (_("HOST"), _("STATE"), _("GPUS"), _("JOBS"), _("UNPR"), _("IDLE"),
+            _("COST"), _("RATE"), _("IDLE COST"), _("NOTE"))
+    widths = [max(w, cell_len(t)) for w, t in zip(TABLE_WIDTHS, head)]
+    lines = [table_line(head, widths)]
     for r in rows:
         note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else "")
         lines.append(table_line((
@@ -310,7 +312,7 @@ def fleet_table(rows: List[BoxRow]):
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
             duration_text(r.idle_for), format_money(r.cost, r.currency),
             ("%s/h" % format_money(r.rate, r.currency)) if r.rate is not None else "—",
-            format_money(r.idle_cost, r.currency), visible(note, limit=100))))
+            format_money(r.idle_cost, r.currency), visible(note, limit=100)), widths))
     return "\n".join(lines)
 
 

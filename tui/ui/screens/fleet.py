@@ -87,7 +87,7 @@ def header_text(rows, sort_key):
     counts = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
-    text = Text("gputui fleet — " + ngettext("%d box: ", "%d boxes: ", len(rows)) % len(rows),
+    text = Text(_("gputui fleet") + " — " + ngettext("%d box: ", "%d boxes: ", len(rows)) % len(rows),
                 style="bold")
     text.append(", ".join("%d %s" % (n, _(s)) for s, n in sorted(counts.items())))
     text.append(_("   sorted by %s") % _(sort_key), style="dim")
