@@ -94,3 +94,18 @@ def test_row_values_stay_english_data():
         assert fleet.row_state("live", 1, False) == "live"
     finally:
         i18n.set_language("en")
+
+
+def test_a_failure_report_in_chinese_marks_the_box_unreachable(zh_recorded):  # noqa: F811
+    """The session sends its retry report in the UI language; the fleet must still see that
+    the attempt failed (else the box shows "connecting" forever and --check waits it out)."""
+    from tui.core.config import HostConfig
+    report = i18n._("%s - attempt %d, next in %.0fs") % ("拒绝连接", 2, 4)
+    assert "next in" not in report  # the Chinese text, not the English one
+    assert fleet.retry_report(report) and fleet.retry_report("refused - attempt 1, next in 1s")
+    assert not fleet.retry_report("正在连接") and not fleet.retry_report("")
+    box = fleet.FleetBox(fleet.FleetHost("deadbox"), HostConfig())
+    box.on_state("reconnecting", "正在连接")
+    assert box.row().state == fleet.CONNECTING
+    box.on_state("reconnecting", report)
+    assert box.row().state == fleet.UNREACHABLE and box.row().reason == report

@@ -6,6 +6,7 @@ tui.ui.fleet_app. Nothing here touches the network or a terminal.
 """
 
 import dataclasses
+import re
 import time
 from typing import Dict, List, Optional
 
@@ -142,6 +143,22 @@ def released_note(ledger_row):
     when = datetime.datetime.fromtimestamp(end).strftime("%Y-%m-%d %H:%M") if end else "?"
     how = ledger_row.get("ended_how")
     return _("ended %s") % when + (" (%s)" % _(how) if how else "")
+
+
+# The session's failure report (tui.remote.session), translated there when it is sent.
+RETRY_TEMPLATE = "%s - attempt %d, next in %.0fs"
+
+
+def retry_report(detail):
+    """Whether `detail` is the session's failure report ("<why> - attempt N, next in Ns"), in
+    English or in the UI language: a word test ("next in") never matched the Chinese one, so
+    an unreachable box stayed "connecting" and `fleet --check` waited out its timeout."""
+    for template in {RETRY_TEMPLATE, _(RETRY_TEMPLATE)}:
+        tail = re.escape(template.split("%s", 1)[-1])
+        tail = tail.replace("%d", r"\d+").replace(re.escape("%.0f"), r"\d+")
+        if re.search(tail + "$", detail or ""):
+            return True
+    return False
 
 
 def autostop_label(status):
@@ -354,7 +371,7 @@ class FleetBox:
             self.reason = ""
         else:
             self.backlog_in = False
-        if state == "failed" or (state == "reconnecting" and "next in" in detail):
+        if state == "failed" or (state == "reconnecting" and retry_report(detail)):
             # the session's failure report ("<why> - attempt N, next in Ns")
             self.failed_once = True
             self.reason = detail
