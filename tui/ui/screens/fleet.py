@@ -89,7 +89,7 @@ def header_text(rows, sort_key):
         counts[r.state] = counts.get(r.state, 0) + 1
     text = Text(_("gputui fleet") + " — " + ngettext("%d box: ", "%d boxes: ", len(rows)) % len(rows),
                 style="bold")
-    text.append(", ".join("%d %s" % (n, _(s)) for s, n in sorted(counts.items())))
+    text.append(_(", ").join("%d %s" % (n, _(s)) for s, n in sorted(counts.items())))
     text.append(_("   sorted by %s") % _(sort_key), style="dim")
     if not rows:
         text.append("\n" + _("No boxes yet: `gputui connect HOST` once, or add a [hosts.NAME] table "
