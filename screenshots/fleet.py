@@ -1,6 +1,7 @@
 """Render the fleet screen (real app, one loopback sshd, simulated boxes) to screenshots/fleet.svg.
 
     python screenshots/fleet.py        # needs OpenSSH's sshd, like the tests
+    python screenshots/fleet.py zh     # the same in Chinese: screenshots/fleet-zh.svg
 """
 
 import asyncio
@@ -18,7 +19,10 @@ BOXES = {"a100-train": ("a100x2", 9.8), "h100-sweep": ("h100x8", 62.0), "4090-fo
          "a10-eval": ("pulse", 3.2), "cpu-prep": ("cpu-only", 0.6), "4090-night": ("idle", 2.1)}
 
 
-async def main():
+async def main(lang="en"):
+    from tui.core.i18n import set_language
+    set_language(lang)  # before the app is built (bindings and titles are translated then)
+    name = "fleet.svg" if lang == "en" else "fleet-%s.svg" % lang
     tmp = tempfile.mkdtemp(prefix="gputui-shot-")
     for var in ("CONFIG", "STATE", "DATA"):
         os.environ["GPUTUI_%s_DIR" % var] = os.path.join(tmp, var.lower())
@@ -38,7 +42,7 @@ async def main():
             while not app.fleet.settled() or not any(r.burning for r in app.fleet.rows()):
                 await pilot.pause(0.5)
             await pilot.pause(3)
-            print("wrote", app.save_screenshot(filename="fleet.svg", path=HERE))
+            print("wrote", app.save_screenshot(filename=name, path=HERE))
             await app.action_quit()
     finally:
         for name in BOXES:
@@ -47,4 +51,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(*sys.argv[1:2]))

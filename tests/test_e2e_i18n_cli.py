@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+from .fleet_fixtures import simfleet  # noqa: F401 - the fixture
 from .test_e2e_status import box_args
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -42,3 +43,25 @@ def test_status_and_doctor_text_in_chinese_json_in_english(sshbox):
 def test_unknown_language_is_a_usage_error():
     r = gputui("--lang", "fr", "scenarios")
     assert r.returncode == 64 and "fr" in r.stderr
+
+
+def test_fleet_check_in_chinese_json_in_english(simfleet):  # noqa: F811
+    """`gputui fleet --check` under a Chinese locale: the table, states, the alarm line and the
+    exit code; `--json` under the same locale stays English (scripts and cron read it)."""
+    import time
+    zh = {"LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
+    r = gputui("fleet", "--json", "--ssh-config", simfleet.ssh_config, "--timeout", "60", env=zh)
+    doc = json.loads(r.stdout)
+    assert {b["host"]: b["state"] for b in doc["boxes"]}["deadbox"] == "unreachable", r.stderr
+    assert not CJK.search(r.stdout), r.stdout
+    time.sleep(4)  # the idle box crosses the 3 s alarm threshold (as in test_e2e_fleet)
+    r = gputui("fleet", "--check", "--ssh-config", simfleet.ssh_config, "--timeout", "60", env=zh)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0].split()[:3] == ["主机", "状态", "GPU"], r.stdout
+    assert "警报：1 台机器空闲，正在白烧 ¥8.40/h" in r.stdout, r.stdout
+    idle = next(l for l in r.stdout.splitlines() if l.startswith("idle1"))
+    assert " 在线 " in idle and "空闲，仍在计费" in idle, idle
+    assert " 已释放 " in next(l for l in r.stdout.splitlines() if l.startswith("gone"))
+    assert " 无法连接 " in next(l for l in r.stdout.splitlines() if l.startswith("deadbox"))
+    r = gputui("fleet", "--help", env=zh)
+    assert "遗忘机器警报" in r.stdout and "--check" in r.stdout, r.stdout

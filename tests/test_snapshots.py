@@ -49,3 +49,21 @@ def test_screens(snap_compare, key, size):
         await pilot.press(key)
         await pilot.pause(1.0)
     assert snap_compare(canned_app(2), terminal_size=size, run_before=opened)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=lambda s: "%dx%d" % s)
+def test_fleet_zh(snap_compare, size):
+    """The fleet screen in Chinese (issue 14): double-width titles, states and the alarm."""
+    from tui.core.i18n import set_language
+
+    from .fleet_canned import canned_fleet_app
+
+    async def fed(pilot):
+        pilot.app.feed()
+        await pilot.pause(1.0)
+
+    set_language("zh")  # before the app is built: bindings and titles are translated then
+    try:
+        assert snap_compare(canned_fleet_app(), terminal_size=size, run_before=fed)
+    finally:
+        set_language("en")

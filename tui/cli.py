@@ -11,7 +11,7 @@ import time
 from remote_probe import protocol
 from tui import __version__
 from tui.core.boxtext import json_safe, visible
-from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, set_language
+from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.layout import pad
 from tui.core.report import (
     config_for,
@@ -90,30 +90,30 @@ def build_parser():
 
 
 def add_fleet_parsers(sub):
-    p = sub.add_parser("fleet", help="every box at once (the default with no command); "
-                                     "--check for cron: exit 1 when a box burns money idle",
-                       description="Every box at once: open ledger sessions plus every host in "
-                                   "the config, live, with the forgotten-box alarm (a box billing "
-                                   "while all its GPUs idle longer than idle_alarm_minutes).")
+    p = sub.add_parser("fleet", help=_("every box at once (the default with no command); "
+                                       "--check for cron: exit 1 when a box burns money idle"),
+                       description=_("Every box at once: open ledger sessions plus every host in "
+                                     "the config, live, with the forgotten-box alarm (a box billing "
+                                     "while all its GPUs idle longer than idle_alarm_minutes)."))
     p.add_argument("hosts", nargs="*", metavar="HOST",
-                   help="these boxes (default: open ledger sessions + every host in the config)")
-    p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
-    p.add_argument("--remote-python", metavar="PATH", help="the python to run the probe with on the boxes")
+                   help=_("these boxes (default: open ledger sessions + every host in the config)"))
+    p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
+    p.add_argument("--remote-python", metavar="PATH", help=_("the python to run the probe with on the boxes"))
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
-                      help="print the fleet and the idle alarm, exit 1 when a box is idle and billing")
-    mode.add_argument("--json", action="store_true", help="machine-readable fleet, then exit")
+                      help=_("print the fleet and the idle alarm, exit 1 when a box is idle and billing"))
+    mode.add_argument("--json", action="store_true", help=_("machine-readable fleet, then exit"))
     p.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                   help="--check/--json: wait at most this long for the boxes (default 60)")
-    p = sub.add_parser("exporter", help="serve /metrics for Prometheus (DCGM names) for every fleet box",
-                       description="Serve /metrics for Prometheus from the fleet's live sessions: "
-                                   "GPU metrics under dcgm-exporter's names and labels plus "
-                                   "gputui's own (cost, rate, idle, jobs, autostop, dataloader).")
-    p.add_argument("hosts", nargs="*", metavar="HOST", help="these boxes (default: the fleet)")
+                   help=_("--check/--json: wait at most this long for the boxes (default 60)"))
+    p = sub.add_parser("exporter", help=_("serve /metrics for Prometheus (DCGM names) for every fleet box"),
+                       description=_("Serve /metrics for Prometheus from the fleet's live sessions: "
+                                     "GPU metrics under dcgm-exporter's names and labels plus "
+                                     "gputui's own (cost, rate, idle, jobs, autostop, dataloader)."))
+    p.add_argument("hosts", nargs="*", metavar="HOST", help=_("these boxes (default: the fleet)"))
     p.add_argument("--listen", default="127.0.0.1:9835", metavar="ADDR:PORT",
-                   help="where to serve /metrics (default 127.0.0.1:9835)")
-    p.add_argument("--ssh-config", metavar="FILE", help="read this ssh config instead of ~/.ssh/config")
-    p.add_argument("--remote-python", metavar="PATH", help="the python to run the probe with on the boxes")
+                   help=_("where to serve /metrics (default 127.0.0.1:9835)"))
+    p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
+    p.add_argument("--remote-python", metavar="PATH", help=_("the python to run the probe with on the boxes"))
 
 
 BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
@@ -415,9 +415,10 @@ def fleet_alarm_line(rows):
     alarm = alarm_text(rows)
     live = sum(1 for r in rows if r.state == "live")
     if not rows:
-        return "no boxes: `gputui connect HOST` once, or add a [hosts.NAME] table to the config"
-    return ("ALARM: %s" % alarm) if alarm else "%d of %d boxes live; none idle and billing" % (
-        live, len(rows))
+        return _("no boxes: `gputui connect HOST` once, or add a [hosts.NAME] table to the config")
+    return (_("ALARM: %s") % alarm) if alarm else ngettext(
+        "%d of %d box live; none idle and billing", "%d of %d boxes live; none idle and billing",
+        len(rows)) % (live, len(rows))
 
 
 def cmd_exporter(args):

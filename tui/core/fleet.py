@@ -6,8 +6,11 @@ tui.ui.fleet_app. Nothing here touches the network or a terminal.
 """
 
 import dataclasses
+import re
 import time
 from typing import Dict, List, Optional
+
+from rich.cells import cell_len  # terminal cells: CJK characters take two (issue 14)
 
 from remote_probe import protocol
 from tui.core import billing
@@ -15,12 +18,14 @@ from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.boxtext import visible
 from tui.core.config import HostConfig
+from tui.core.i18n import N_, _, ngettext
 from tui.core.state import DashboardState
 
-# Row states, as the fleet shows them.
+# Row states, as the fleet shows them. The values are data (JSON, Prometheus labels) and stay
+# English; screens and text output show _(state).
 LIVE, CONNECTING, RECONNECTING, UNREACHABLE, RELEASED = (
-    "live", "connecting", "reconnecting", "unreachable", "released")
-SORT_KEYS = ("cost", "idle", "name")
+    N_("live"), N_("connecting"), N_("reconnecting"), N_("unreachable"), N_("released"))
+SORT_KEYS = (N_("cost"), N_("idle"), N_("name"))
 # The daemon's history beyond its 1 h ring is one sample in 30 s: a streak survives gaps that
 # long (both ends idle), but not a gap where the daemon was not running at all.
 STREAK_MAX_GAP = 65.0
@@ -137,7 +142,23 @@ def released_note(ledger_row):
     end = ledger_row.get("end")
     when = datetime.datetime.fromtimestamp(end).strftime("%Y-%m-%d %H:%M") if end else "?"
     how = ledger_row.get("ended_how")
-    return "ended %s%s" % (when, " (%s)" % how if how else "")
+    return _("ended %s") % when + (" (%s)" % _(how) if how else "")
+
+
+# The session's failure report (tui.remote.session), translated there when it is sent.
+RETRY_TEMPLATE = "%s - attempt %d, next in %.0fs"
+
+
+def retry_report(detail):
+    """Whether `detail` is the session's failure report ("<why> - attempt N, next in Ns"), in
+    English or in the UI language: a word test ("next in") never matched the Chinese one, so
+    an unreachable box stayed "connecting" and `fleet --check` waited out its timeout."""
+    for template in {RETRY_TEMPLATE, _(RETRY_TEMPLATE)}:
+        tail = re.escape(template.split("%s", 1)[-1])
+        tail = tail.replace("%d", r"\d+").replace(re.escape("%.0f"), r"\d+")
+        if re.search(tail + "$", detail or ""):
+            return True
+    return False
 
 
 def autostop_label(status):
@@ -148,6 +169,22 @@ def autostop_label(status):
         left = int(status["grace_left"])
         return "countdown %d:%02d" % (left // 60, left % 60)
     return "armed" if status.get("armed") else "off"
+
+
+def autostop_text(label):
+    """autostop_label() in the UI language ("countdown 1:20" keeps its clock)."""
+    if not label:
+        return label
+    if label.startswith("countdown "):
+        return _("countdown %s") % label[len("countdown "):]
+    return _(label)
+
+
+# The autostop words autostop_label() returns, for the catalog (shown through autostop_text).
+AUTOSTOP_WORDS = (N_("armed"), N_("off"))
+CHECKLIST_WORDS = (N_("pass"), N_("warn"), N_("fail"))
+# How the release screen records an ending (ledger data, shown translated when it matches).
+ENDINGS = (N_("released in the provider console"),)
 
 
 def checklist_verdict(ledger_row):
@@ -199,12 +236,12 @@ def alarm_text(rows: List[BoxRow]) -> Optional[str]:
             unknown += 1
         else:
             per_currency[r.currency] = per_currency.get(r.currency, 0.0) + r.rate
-    text = "%d box%s idle" % (len(burning), "" if len(burning) == 1 else "es")
+    text = ngettext("%d box idle", "%d boxes idle", len(burning)) % len(burning)
     if per_currency:
-        text += ", %s burning" % " + ".join(
+        text += _(", %s burning") % " + ".join(
             "%s/h" % format_money(v, c) for c, v in sorted(per_currency.items()))
     if unknown:
-        text += " (%d with no rate set)" % unknown
+        text += _(" (%d with no rate set)") % unknown
     return text
 
 
@@ -256,24 +293,43 @@ def row_dict(r: BoxRow):
 
 
 def fleet_json(rows: List[BoxRow], threshold_s):
+    # JSON is read by scripts: `gputui fleet --json` switches the language to English before
+    # anything is built, so "alarm", "state" and "reason" stay English whatever the locale.
     return {"alarm": alarm_text(rows), "idle_alarm_seconds": threshold_s,
             "burning": [r.host for r in rows if r.burning], "boxes": [row_dict(r) for r in rows]}
 
 
+def pad(text, width, right=False):
+    """`text` padded to `width` terminal cells ("%-12s" counts characters; CJK takes two cells)."""
+    text = str(text)
+    fill = " " * max(0, width - cell_len(text))
+    return fill + text if right else text + fill
+
+
+TABLE_WIDTHS = (18, 12, 22, 4, 4, 7, 10, 9, 10)  # the last column (note) is not padded
+TABLE_RIGHT = (False, False, False, True, True, True, True, True, True)
+
+
+def table_line(cells, widths=TABLE_WIDTHS):
+    return " ".join(pad(c, w, right) for c, w, right in zip(cells, widths, TABLE_RIGHT)) + \
+        "  " + str(cells[-1])
+
+
 def fleet_table(rows: List[BoxRow]):
     """The plain table `gputui fleet --check` prints (box strings are shown visibly safe by
-    the caller)."""
-    head = "%-18s %-12s %-22s %4s %4s %7s %10s %9s %10s  %s" % (
-        "HOST", "STATE", "GPUS", "JOBS", "UNPR", "IDLE", "COST", "RATE", "IDLE COST", "NOTE")
-    lines = [head]
+    the caller). A title wider than its column (Chinese "无保护" is 6 cells) widens it."""
+    head = (_("HOST"), _("STATE"), _("GPUS"), _("JOBS"), _("UNPR"), _("IDLE"),
+            _("COST"), _("RATE"), _("IDLE COST"), _("NOTE"))
+    widths = [max(w, cell_len(t)) for w, t in zip(TABLE_WIDTHS, head)]
+    lines = [table_line(head, widths)]
     for r in rows:
-        note = "IDLE, BILLING" if r.burning else (r.reason if r.state != LIVE else "")
-        lines.append("%-18s %-12s %-22s %4s %4s %7s %10s %9s %10s  %s" % (
-            visible(r.host, limit=18), r.state, gpu_text(r.gpus)[:22],
+        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else "")
+        lines.append(table_line((
+            visible(r.host, limit=18), _(r.state), gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
             duration_text(r.idle_for), format_money(r.cost, r.currency),
             ("%s/h" % format_money(r.rate, r.currency)) if r.rate is not None else "—",
-            format_money(r.idle_cost, r.currency), visible(note, limit=100)))
+            format_money(r.idle_cost, r.currency), visible(note, limit=100)), widths))
     return "\n".join(lines)
 
 
@@ -315,7 +371,7 @@ class FleetBox:
             self.reason = ""
         else:
             self.backlog_in = False
-        if state == "failed" or (state == "reconnecting" and "next in" in detail):
+        if state == "failed" or (state == "reconnecting" and retry_report(detail)):
             # the session's failure report ("<why> - attempt N, next in Ns")
             self.failed_once = True
             self.reason = detail

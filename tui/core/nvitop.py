@@ -8,6 +8,8 @@ into a command is shell-quoted; the remote dir is relative to $HOME like the pro
 import re
 import shlex
 
+from tui.core.i18n import _
+
 DEFAULT_REMOTE_DIR = ".cache/gputui"  # the probe's default (tui.remote.bootstrap)
 SUBDIR = "nvitop"
 PACKAGE = "nvitop"
@@ -82,16 +84,16 @@ def install_failure(output, exit_code, index_url=None):
     """Why `pip install` failed, in one or two sentences the user can act on."""
     text = output or ""
     if re.search(r"No module named pip", text):
-        return ("The box's python has no pip (exit %s). Install it for your user "
-                "(`python3 -m ensurepip --user`) or pick a python with pip (`python` for this "
-                "host in the config)." % exit_code)
+        return _("The box's python has no pip (exit %s). Install it for your user "
+                 "(`python3 -m ensurepip --user`) or pick a python with pip (`python` for this "
+                 "host in the config).") % exit_code
     if any(re.search(p, text, re.IGNORECASE) for p in NETWORK_PATTERNS):
         where = index_url or "PyPI (pypi.org)"
-        return ("The box cannot reach %s, so nvitop cannot be installed there. `gputui doctor` "
-                "checks this too (\"reach pypi.org\"). Use a mirror: set pip_index_url for this "
-                "host, e.g. pip_index_url = \"%s\"." % (where, MIRROR_HINT))
+        return _("The box cannot reach %s, so nvitop cannot be installed there. `gputui doctor` "
+                 "checks this too (\"reach pypi.org\"). Use a mirror: set pip_index_url for this "
+                 "host, e.g. pip_index_url = \"%s\".") % (where, MIRROR_HINT)
     if re.search(r"No matching distribution|Could not find a version", text):
-        return ("pip found no nvitop for the box's python (exit %s); nvitop needs Python 3.7+ "
-                "and Linux." % exit_code)
+        return _("pip found no nvitop for the box's python (exit %s); nvitop needs Python 3.7+ "
+                 "and Linux.") % exit_code
     lines = [l for l in text.strip().splitlines() if l.strip()]
-    return "pip failed (exit %s): %s" % (exit_code, lines[-1] if lines else "no output")
+    return _("pip failed (exit %s): %s") % (exit_code, lines[-1] if lines else _("no output"))

@@ -9,6 +9,7 @@ from typing import List, Optional
 
 from remote_probe import protocol
 from tui.core.fleet import FleetBox, FleetHost
+from tui.core.i18n import _
 from tui.remote import ssh
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 
@@ -142,7 +143,7 @@ def open_fleet(hosts=None, ssh_config=None, remote_python=None, ask_trust=None, 
         try:
             ledger = Ledger()
         except (LedgerError, OSError) as exc:
-            notices.append("ledger unavailable: %s" % exc)
+            notices.append(_("ledger unavailable: %s") % exc)
     if ledger is not None and ledger.notice:
         notices.append(ledger.notice)
     rows = ledger.sessions() if ledger is not None else []
@@ -161,7 +162,7 @@ async def fleet_rows(hosts=None, ssh_config=None, timeout=60.0, remote_python=No
     fleet.start()
     try:
         if not await fleet.wait_settled(timeout):
-            notices.append("some boxes did not answer within %.0f s" % timeout)
+            notices.append(_("some boxes did not answer within %.0f s") % timeout)
         rows = fleet.rows()
         threshold = min((b.threshold_s() for b in fleet.boxes), default=1800.0)
         return rows, threshold, notices

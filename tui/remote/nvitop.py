@@ -7,6 +7,7 @@ import shlex
 import asyncssh
 
 from tui.core import nvitop
+from tui.core.i18n import _
 from tui.remote import transports
 from tui.remote.probe_client import ProbeError
 
@@ -17,16 +18,16 @@ async def run_on_box(session, command, timeout=30.0):
     """Run a POSIX sh command on the box -> (exit status, stdout+stderr as text)."""
     conn = session.conn
     if conn is None or session.state != "live":
-        raise ProbeError("not connected to the box")
+        raise ProbeError(_("not connected to the box"))
     if getattr(session, "transport_name", transports.EXEC) == transports.PTY:
-        raise ProbeError("this box allows only an interactive terminal session (no `ssh HOST "
-                         "command`), so nvitop cannot be started from gputui: run it in the "
-                         "box's own terminal")
+        raise ProbeError(_("this box allows only an interactive terminal session (no `ssh HOST "
+                           "command`), so nvitop cannot be started from gputui: run it in the "
+                           "box's own terminal"))
     try:
         result = await asyncio.wait_for(
             conn.run("/bin/sh -c " + shlex.quote(command), check=False), timeout)
     except asyncssh.ChannelOpenError as exc:
-        raise ProbeError("the box refused to run a command: %s" % (exc.reason or exc))
+        raise ProbeError(_("the box refused to run a command: %s") % (exc.reason or exc))
     out = (result.stdout or "") + (result.stderr or "")
     if isinstance(out, bytes):
         out = out.decode("utf-8", "replace")

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from tui.core import fleet as fleet_core
 from tui.core.billing import format_money
 from tui.core.config import Config
+from tui.core.i18n import N_, _
 from tui.core.jobs import attach_argv
 from tui.core.state import DashboardState
 from tui.remote.fleet import open_fleet
@@ -23,6 +24,7 @@ from tui.ui.app import GputuiApp, StateChanged, settle_gc
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.fleet import FleetScreen
 from tui.ui.screens.tmux import default_hand_off
+from tui.ui.translate import translate_bindings
 
 log = logging.getLogger("gputui.fleet")
 
@@ -30,13 +32,14 @@ log = logging.getLogger("gputui.fleet")
 class FleetApp(GputuiApp):
     TITLE = "gputui fleet"
     BINDINGS = GputuiApp.BINDINGS + [
-        Binding("escape", "back_to_fleet", "Fleet", id="fleet.back", show=False,
-                tooltip="Back to the fleet (the other boxes stay connected)"),
+        Binding("escape", "back_to_fleet", N_("Fleet"), id="fleet.back", show=False,
+                tooltip=N_("Back to the fleet (the other boxes stay connected)")),
     ]
 
     def __init__(self, hosts=None, ssh_config=None, remote_python=None, config=None, ledger=None,
                  fleet=None):
         App.__init__(self)  # not GputuiApp.__init__: that one builds a single session
+        translate_bindings(self)  # what Translated.__init__ would have done
         self.config = config if config is not None else Config.load()
         self.keymap = self.config.keymap()
         if fleet is None:
@@ -163,10 +166,10 @@ class FleetApp(GputuiApp):
         for host in fleet_core.new_alarms(rows, self._rung):
             self.bell()
             row = next(r for r in rows if r.host == host)
-            self.notify("%s: every GPU idle for %s while billing %s" % (
+            self.notify(_("%s: every GPU idle for %s while billing %s") % (
                 host, fleet_core.duration_text(row.idle_for),
                 "%s/h" % format_money(row.rate, row.currency) if row.rate is not None
-                else "(no rate set)"), severity="error", timeout=30, markup=False)
+                else _("(no rate set)")), severity="error", timeout=30, markup=False)
         for box in self.fleet.boxes:
             self._box_notices(box)
         if self.screen is self.fleet_screen:
@@ -188,19 +191,19 @@ class FleetApp(GputuiApp):
             self._shown_events.add(key)
             if e.get("event") == "grace":
                 self.bell()
-                self.notify("%s: %s" % (box.host, e.get("message", "autostop countdown started")),
+                self.notify("%s: %s" % (box.host, e.get("message", _("autostop countdown started"))),
                             severity="error", timeout=30, markup=False)
             else:
-                self.notify("%s: autostop ran `%s` (%s, exit %s)" % (
-                    box.host, e.get("command"), e.get("reason"), e.get("exit")),
+                self.notify("%s: " % box.host + _("Autostop ran `%s` (%s, exit %s)") % (
+                    e.get("command"), e.get("reason"), e.get("exit")),
                     severity="error", timeout=60, markup=False)
         if box.billing.start is None:
             return
         for kind, level, budget in box.billing.new_budget_warnings():
             self.bell()
-            self.notify("Budget: %d%% of %s spent (%s) on %s" % (
+            self.notify(_("Budget: %d%% of %s spent (%s) on %s") % (
                 round(level * 100), format_money(budget, box.cfg.currency),
-                "this session" if kind == "session" else "today", box.host),
+                _("this session") if kind == "session" else _("today"), box.host),
                 severity="error" if level >= 1 else "warning", timeout=20, markup=False)
 
     async def action_quit(self):

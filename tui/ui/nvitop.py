@@ -4,6 +4,7 @@ into gputui's own remote dir. The app suspends like tmux attach and comes back o
 from rich.text import Text
 
 from tui.core import nvitop
+from tui.core.i18n import _
 from tui.remote.nvitop import install_nvitop, nvitop_present
 from tui.ui.screens.modals import ConfirmScreen
 
@@ -11,8 +12,9 @@ from tui.ui.screens.modals import ConfirmScreen
 def install_question(host, command):
     """The confirmation text: what will run, where, and what it will not touch."""
     return Text.assemble(
-        "nvitop is not installed on %s.\n\nInstall it into gputui's own folder on the box? No "
-        "root, none of your environments change; removing gputui's folder removes it.\n\n" % host,
+        _("nvitop is not installed on %s.\n\nInstall it into gputui's own folder on the box? No "
+          "root, none of your environments change; removing gputui's folder removes it.") % host
+        + "\n\n",
         ("$ " + command, "bold"))
 
 
@@ -24,7 +26,7 @@ async def open_nvitop(app):
         command = nvitop.install_command(session.remote_dir, python, index_url=cfg.pip_index_url)
         if not await app.push_screen_wait(ConfirmScreen(install_question(app.host_key, command))):
             return None
-        app.notify("Installing nvitop on %s…" % app.host_key, timeout=10, markup=False)
+        app.notify(_("Installing nvitop on %s…") % app.host_key, timeout=10, markup=False)
         ok, said = await install_nvitop(session, python, index_url=cfg.pip_index_url)
         if not ok:
             app.notify(said, severity="error", timeout=30, markup=False)
@@ -32,5 +34,5 @@ async def open_nvitop(app):
     argv = nvitop.terminal_argv(session.target, nvitop.run_command(session.remote_dir, python))
     code = app.hand_off_terminal(app, argv)
     if code not in (0, None):
-        app.notify("nvitop exited with %s" % code, severity="warning", markup=False)
+        app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
     return argv

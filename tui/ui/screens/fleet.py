@@ -11,13 +11,16 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui.core import fleet
 from tui.core.billing import format_money
+from tui.core.i18n import N_, _, ngettext
 from tui.ui.background import background
 from tui.ui.boxtext import box_text
+from tui.ui.translate import Translated
 
-COLUMNS = (("host", "HOST"), ("state", "STATE"), ("gpus", "GPUS util · VRAM"), ("jobs", "JOBS"),
-           ("unprotected", "UNPR"), ("idle", "IDLE"), ("cost", "COST"), ("rate", "RATE"),
-           ("idle_cost", "IDLE COST"), ("autostop", "AUTOSTOP"), ("checklist", "CHECK"),
-           ("note", "NOTE"))
+# Titles are translated when the table is built (the language may change after import).
+COLUMNS = (("host", N_("HOST")), ("state", N_("STATE")), ("gpus", N_("GPUS util · VRAM")),
+           ("jobs", N_("JOBS")), ("unprotected", N_("UNPR")), ("idle", N_("IDLE")),
+           ("cost", N_("COST")), ("rate", N_("RATE")), ("idle_cost", N_("IDLE COST")),
+           ("autostop", N_("AUTOSTOP")), ("checklist", N_("CHECK")), ("note", N_("NOTE")))
 STATE_STYLE = {fleet.LIVE: "green", fleet.CONNECTING: "yellow", fleet.RECONNECTING: "yellow",
                fleet.UNREACHABLE: "red", fleet.RELEASED: "dim"}
 LEVELS = " ▁▂▃▄▅▆▇█"
@@ -27,7 +30,7 @@ def idle_text(seconds):
     """Idle time in minutes at least: seconds do not matter next to a 30-minute alarm, and a
     cell that changes every second redraws the whole table every second."""
     if seconds is not None and seconds < 60:
-        return "<1m"
+        return _("<1m")
     return fleet.duration_text(seconds)
 
 
@@ -39,7 +42,7 @@ def util_blocks(gpus):
 
 def gpu_cell(row: fleet.BoxRow):
     if not row.gpus:
-        return Text("no GPU" if row.state == fleet.LIVE else "—", style="dim")
+        return Text(_("no GPU") if row.state == fleet.LIVE else "—", style="dim")
     utils = [g.util for g in row.gpus if g.util is not None]
     used = sum(g.mem_used or 0 for g in row.gpus) / 1024.0
     total = sum(g.mem_total or 0 for g in row.gpus) / 1024.0
@@ -55,9 +58,9 @@ def row_cells(row: fleet.BoxRow):
     if row.burning:
         host.append(" ⚠", style="bold red")
     money = lambda v: Text(format_money(v, row.currency), justify="right")  # noqa: E731
-    note = "idle and billing" if row.burning else (row.reason if not live else "")
+    note = _("idle and billing") if row.burning else (row.reason if not live else "")
     return [
-        host, Text(row.state, style=STATE_STYLE.get(row.state, "")), gpu_cell(row),
+        host, Text(_(row.state), style=STATE_STYLE.get(row.state, "")), gpu_cell(row),
         Text(str(row.jobs) if live else "—", justify="right"),
         Text(str(row.unprotected) if live else "—", justify="right",
              style="bold red" if live and row.unprotected else ""),
@@ -67,9 +70,9 @@ def row_cells(row: fleet.BoxRow):
         Text(("%s/h" % format_money(row.rate, row.currency)) if row.rate is not None else "—",
              justify="right"),
         money(row.idle_cost),
-        Text(row.autostop or "—", style="green" if row.autostop == "armed" else
+        Text(fleet.autostop_text(row.autostop) or "—", style="green" if row.autostop == "armed" else
              "bold red" if (row.autostop or "").startswith("countdown") else ""),
-        Text(row.checklist or "—", style={"pass": "green", "warn": "yellow",
+        Text(_(row.checklist) if row.checklist else "—", style={"pass": "green", "warn": "yellow",
                                           "fail": "red"}.get(row.checklist, "")),
         box_text(note, style="red" if row.burning else "dim", limit=40),
     ]
@@ -84,31 +87,32 @@ def header_text(rows, sort_key):
     counts = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
-    text = Text("gputui fleet — %d box%s: " % (len(rows), "" if len(rows) == 1 else "es"),
+    text = Text(_("gputui fleet") + " — " + ngettext("%d box: ", "%d boxes: ", len(rows)) % len(rows),
                 style="bold")
-    text.append(", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())))
-    text.append("   sorted by %s" % sort_key, style="dim")
+    text.append(_(", ").join("%d %s" % (n, _(s)) for s, n in sorted(counts.items())))
+    text.append(_("   sorted by %s") % _(sort_key), style="dim")
     if not rows:
-        text.append("\nNo boxes yet: `gputui connect HOST` once, or add a [hosts.NAME] table to "
-                    "the config; every box gputui has met with an open billing session shows here.")
+        text.append("\n" + _("No boxes yet: `gputui connect HOST` once, or add a [hosts.NAME] table "
+                               "to the config; every box gputui has met with an open billing "
+                               "session shows here."))
     alarm = fleet.alarm_text(rows)
     if alarm:
         text.append("\n⚠ %s" % alarm, style="bold red")
     return text
 
 
-class FleetScreen(Screen):
+class FleetScreen(Translated, Screen):
     BINDINGS = [
-        Binding("enter", "open", "Dashboard", id="fleet.open",
-                tooltip="Open this box's dashboard (escape comes back; the others stay connected)"),
-        Binding("R", "release", "Release", id="fleet.release",
-                tooltip="This box's shutdown checklist, then release it"),
-        Binding("a", "autostop", "Autostop", id="fleet.autostop",
-                tooltip="Arm or cancel this box's autostop"),
+        Binding("enter", "open", N_("Dashboard"), id="fleet.open",
+                tooltip=N_("Open this box's dashboard (escape comes back; the others stay connected)")),
+        Binding("R", "release", N_("Release"), id="fleet.release",
+                tooltip=N_("This box's shutdown checklist, then release it")),
+        Binding("a", "autostop", N_("Autostop"), id="fleet.autostop",
+                tooltip=N_("Arm or cancel this box's autostop")),
         Binding("N", "nvitop", "nvitop", id="fleet.nvitop",
-                tooltip="nvitop on this box in this terminal (offers to install it into gputui's folder)"),
-        Binding("s", "sort", "Sort", id="fleet.sort", tooltip="Sort by cost, idle time or name"),
-        Binding("r", "retry", "Reconnect", id="fleet.retry", tooltip="Reconnect this box now"),
+                tooltip=N_("nvitop on this box in this terminal (offers to install it into gputui's folder)")),
+        Binding("s", "sort", N_("Sort"), id="fleet.sort", tooltip=N_("Sort by cost, idle time or name")),
+        Binding("r", "retry", N_("Reconnect"), id="fleet.retry", tooltip=N_("Reconnect this box now")),
     ]
     DEFAULT_CSS = """
     FleetScreen #fleet-header { height: auto; padding: 0 1; }
@@ -129,7 +133,7 @@ class FleetScreen(Screen):
     def on_mount(self):
         table = self.query_one(DataTable)
         for key, title in COLUMNS:
-            table.add_column(title, key=key)
+            table.add_column(_(title), key=key)
         self.refresh_rows()
 
     def refresh_rows(self, rows=None):
@@ -167,7 +171,7 @@ class FleetScreen(Screen):
             return None
         box = self.app.fleet.box(host)
         if box is None or host not in self.app.fleet.sessions:
-            self.app.notify("%s is not connected (released or not reachable by name)" % host,
+            self.app.notify(_("%s is not connected (released or not reachable by name)") % host,
                             severity="warning", markup=False)
             return None
         return box
