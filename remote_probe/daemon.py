@@ -18,7 +18,7 @@ import sys
 import time
 import zlib
 
-from . import __version__, dataloader, procfs, protection, protocol, tmux
+from . import __version__, dataloader, filexfer, procfs, protection, protocol, tmux
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .sampler import Sampler
@@ -97,6 +97,7 @@ class Daemon:
         self.seq = 0
         self.clients = set()
         self.started = time.time()
+        self.sock_path = None  # set by serve()
         self.backend, self.notes = select_backend(simulate, state_dir=state_dir)
         self.sampler = Sampler(self.backend)
         self.inventory = self.sampler.inventory()
@@ -121,7 +122,7 @@ class Daemon:
     def hello(self):
         return protocol.hello("probe", __version__, CAPABILITIES, pid=os.getpid(),
                               config=config_key(self.simulate), started=self.started,
-                              last_seq=self.seq,
+                              last_seq=self.seq, socket=self.sock_path,
                               sessions=sum(1 for c in self.clients if c.subscribed))
 
     def send(self, client, msg=None, line=None):
@@ -455,6 +456,14 @@ class Daemon:
         python = msg.get("python") if isinstance(msg.get("python"), str) else None
         return await self._off_loop(lambda: checklist.env_capture(python))
 
+    async def on_file_read(self, client, msg):
+        # Over a direct-streamlocal channel there is no attach bridge to answer file reads
+        # (see filexfer), so the daemon answers them the same way.
+        reply = await self._off_loop(lambda: filexfer.handle(msg))
+        if reply["type"] == protocol.ERROR:
+            raise RequestError(reply["error"])
+        return {k: v for k, v in reply.items() if k not in ("type", "id")}
+
     async def on_release(self, client, msg):
         from . import autostop
         command = msg.get("command")
@@ -541,12 +550,14 @@ class Daemon:
             protocol.DELETE: self.on_delete,
             protocol.ENV_CAPTURE: self.on_env_capture,
             protocol.RELEASE: self.on_release,
+            filexfer.FILE_READ: self.on_file_read,
         }
         table.update((kind, self.on_tmux) for kind in protocol.TMUX_REQUESTS)
         return table
 
     # -- lifetime ---------------------------------------------------------------
     async def serve(self, sock_path):
+        self.sock_path = os.path.abspath(sock_path)  # in the hello: clients may connect to it directly
         self.stop_event = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -14,7 +14,8 @@ import base64
 import json
 import os
 
-FILE_READ = "file_read"
+
+from .protocol import FILE_READ
 FILE_REQUESTS = frozenset({FILE_READ})
 # base64 of one chunk stays well under protocol.MAX_LINE (1 MiB).
 MAX_CHUNK = 512 << 10

@@ -62,8 +62,12 @@ INVENTORY = "inventory"  # pushed when the GPU inventory changes
 PROC_META = "proc_meta"  # pushed when new processes appear
 AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fires
 
+# A chunk of a file, for boxes without SFTP: the attach bridge answers it, or the daemon
+# itself when the client came through the socket (see filexfer).
+FILE_READ = "file_read"
+
 REQUEST_TYPES = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN,
-                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
+                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS, FILE_READ,
                            PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE, RELEASE}) | TMUX_REQUESTS
 PUSH_TYPES = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES = frozenset({REPLY, ERROR})
@@ -507,8 +511,11 @@ AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
 REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
                  "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT,
-                 "autostop": AUTOSTOP_STATUS_BLOCK})
-HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT,
+                 "autostop": AUTOSTOP_STATUS_BLOCK,
+                 # a file_read chunk: base64 of up to 512 KiB (filexfer.MAX_CHUNK), longer
+                 # than MAX_STR - cut there, every chunk came back a quarter short
+                 "data": Str(4 * ((512 << 10) + 2) // 3)})
+HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT, "socket": PATH,
                  "version": Str(200)})
 MESSAGE_SCHEMAS = {SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG,
                    REPLY: REPLY_MSG, ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG}

@@ -1,5 +1,7 @@
+import os
 import json
 
+import os
 import pytest
 
 from remote_probe import protocol
@@ -62,3 +64,17 @@ def test_process_rows_carry_kind_and_namespace_as_flags(kind, local, flags):
 def test_throttle_mask_decodes_to_names():
     assert protocol.throttle_names(0x4 | 0x40) == ["power cap", "hw thermal"]
     assert protocol.throttle_names(None) == []
+
+
+def test_a_whole_file_chunk_survives_the_clients_cleaning():
+    """Downloads without SFTP read 256-512 KiB chunks as base64 in a reply; the string cap
+    for box text once cut them, so every chunk came back a quarter short."""
+    import base64
+
+    from remote_probe import filexfer
+    data = os.urandom(filexfer.MAX_CHUNK)
+    line = protocol.encode({"type": protocol.REPLY, "id": 7, "eof": False, "file_size": len(data),
+                            "data": base64.b64encode(data).decode("ascii")})
+    report = protocol.Report()
+    msg = protocol.decode_clean(line, report)
+    assert base64.b64decode(msg["data"]) == data and report.count == 0

@@ -18,6 +18,8 @@ from typing import Awaitable, Callable, Optional
 import asyncssh
 
 from remote_probe import protocol
+from remote_probe.paths import config_key
+from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe
@@ -116,6 +118,8 @@ class RemoteSession:
         self.deploy_seconds = None  # NEED -> GOT of the last probe upload
         self.remote_state_dir = None  # where the probe lives on the box, as the box said
         self.sftp_refused = None  # why SFTP failed on this connection (files go via the probe)
+        self.direct = False  # this connection reached the daemon's socket without a command
+        self._direct_failed = None  # the cache entry whose socket would not open, this attempt
         self._state_changed = asyncio.Event()
 
     # -- events ----------------------------------------------------------------
@@ -174,10 +178,65 @@ class RemoteSession:
             log.info("notice: %s", text)
             self.listener.on_notice(text)
 
+    def _socket_key(self):
+        """This box + login + state dir, for tui.core.probe_sockets; None if unknown."""
+        try:
+            host_key = self.conn.get_server_host_key()
+        except (AttributeError, asyncssh.Error):
+            host_key = None
+        if host_key is None:
+            return None
+        return probe_sockets.cache_key(host_key.get_fingerprint(),
+                                       self.conn.get_extra_info("username"), self.remote_dir)
+
+    async def _start_direct(self, key):
+        """The running daemon through its socket (no command on the box), or None."""
+        entry = probe_sockets.recall(key) if key else None
+        if not entry or entry.get("refused"):
+            return None
+        try:
+            started = await transports.start_direct(
+                self.conn, entry["socket"], config_key(self.simulate), on_push=self._on_push,
+                remote_dir=entry["remote_dir"], notes=entry["notes"])
+        except transports.DirectRefused as exc:
+            log.info("the box does not open socket channels (%s); using a command", exc)
+            probe_sockets.refused(key, str(exc))
+            return None
+        except transports.DirectUnavailable as exc:
+            log.info("the daemon's socket is not usable (%s); starting the probe", exc)
+            probe_sockets.forget(key)
+            if exc.channel_refused:
+                self._direct_failed = dict(entry, why=str(exc))
+            return None
+        log.info("reached the daemon through its socket %s", entry["socket"])
+        return started
+
+    def _remember_socket(self, key, started):
+        hello = started.client.hello
+        socket, failed = hello.get("socket"), self._direct_failed
+        if not socket:
+            return  # a probe from before direct attach
+        if failed and failed["socket"] == socket and failed.get("pid") == hello.get("pid"):
+            # The same daemon was running at that socket all along: sshd refuses socket
+            # channels on this box (AllowStreamLocalForwarding no / DisableForwarding).
+            probe_sockets.refused(key, failed["why"])
+        else:
+            probe_sockets.remember(key, socket, started.remote_dir, started.notes, pid=hello.get("pid"))
+
     async def _start_probe(self, mode="attach"):
         """Start the probe over this session's transport; switch to the terminal
         transport when the box refuses exec like a PTY-only proxy; redeploy once when
-        the probe there speaks another protocol."""
+        the probe there speaks another protocol. A daemon already running is reached
+        through its socket first (tui.core.probe_sockets)."""
+        key = self._socket_key() if mode == "attach" and self.transport_name == transports.EXEC else None
+        self._direct_failed = None
+        started = await self._start_direct(key)
+        self.direct = started is not None
+        if started is not None:
+            self.remote_state_dir = started.remote_dir
+            for note in started.notes:
+                self._notice(note)
+            return started.process, started.client
         data, sha = build_probe()
         plan = transports.Plan(data, sha, mode=mode, simulate=self.simulate,
                                remote_dir=self.remote_dir, remote_python=self.remote_python)
@@ -211,6 +270,8 @@ class RemoteSession:
             self.remote_state_dir = started.remote_dir
             for note in started.notes:
                 self._notice(note)
+            if key and self.transport_name == transports.EXEC:
+                self._remember_socket(key, started)
             return started.process, started.client
         raise FatalError(_("The probe could not be started on the box"))
 

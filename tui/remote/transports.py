@@ -328,6 +328,62 @@ async def start_exec(conn, plan, on_push=None, on_deploying=None):
     return await _attach(EXEC, process, reader, plan, on_push, notes, took, rdir)
 
 
+class DirectUnavailable(Exception):
+    """The daemon's socket could not be used this time (gone, another config): start it
+    the usual way. `channel_refused`: sshd would not open the channel; OpenSSH says the
+    same "open failed" for a missing socket and for `AllowStreamLocalForwarding no`, so
+    only the daemon found running there afterwards tells the two apart."""
+
+    def __init__(self, reason, channel_refused=False):
+        super().__init__(reason)
+        self.channel_refused = channel_refused
+
+
+class DirectRefused(DirectUnavailable):
+    """The box does not answer socket channels at all: remember, don't try again."""
+
+
+DIRECT_TIMEOUT = 5.0
+
+
+class DirectChannel:
+    """What a Started holds as its process when the probe came over a socket channel:
+    nothing runs on the box for this connection, so there is nothing to wait for."""
+
+    def __init__(self, writer):
+        self.writer = writer
+        self.exit_status = None
+
+    def close(self):
+        self.writer.close()
+
+
+async def start_direct(conn, path, want_config, on_push=None, remote_dir="", notes=()):
+    """Open the running daemon's socket over the SSH connection (direct-streamlocal):
+    no command, no bridge on the box. DirectUnavailable/DirectRefused when it cannot be."""
+    try:
+        reader, writer = await asyncio.wait_for(conn.open_unix_connection(path), DIRECT_TIMEOUT)
+    except asyncssh.ChannelOpenError as exc:
+        if exc.code == asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED:
+            raise DirectRefused(exc.reason or "socket forwarding is off")
+        raise DirectUnavailable(exc.reason or str(exc), channel_refused=True)
+    except asyncio.TimeoutError:
+        raise DirectRefused("no answer to a socket channel within %.0f s" % DIRECT_TIMEOUT)
+    except (asyncssh.Error, OSError) as exc:
+        raise DirectUnavailable(str(exc) or exc.__class__.__name__)
+    client = ProbeClient(StreamReader(reader), writer, on_push=on_push)
+    try:
+        await asyncio.wait_for(client.start(), DIRECT_TIMEOUT)
+    except (ProbeError, asyncio.TimeoutError) as exc:
+        writer.close()
+        raise DirectUnavailable(str(exc) or "no hello from the daemon")
+    if client.hello.get("config") != want_config:
+        # Another version or backend: the exec path replaces it (or says who uses it).
+        await client.close()
+        raise DirectUnavailable("the daemon there runs %r" % (client.hello.get("config"),))
+    return Started(EXEC, DirectChannel(writer), client, list(notes), None, remote_dir)
+
+
 def stage0(tag):
     """The one line typed into the login shell (bash, zsh, fish, sh: no backslashes,
     one single-quoted word): raw terminal, READY, then read the script by length."""

@@ -1,0 +1,106 @@
+"""Where each box's probe daemon listens, remembered between runs.
+
+With the daemon's socket path known, the next connect opens it directly over the SSH
+connection (a direct-streamlocal channel, what `ssh -L local:/remote.sock` uses): no shell,
+no python started on the box, no bridge process kept there (issue 12). sshd runs a command
+in ~250 ms on a loaded box; it opens a socket channel in a few.
+
+An entry is keyed by the box's host key fingerprint, the login name and the state dir the
+user asked for, so an alias that now points elsewhere never reaches another box's daemon.
+A box whose sshd forbids socket forwarding (`AllowStreamLocalForwarding no`,
+`DisableForwarding yes`) is remembered as refused for a week, so it costs one try, not one
+per connect. The file is a cache: unreadable or corrupt means empty.
+"""
+
+import json
+import os
+import tempfile
+import time
+
+from tui.core import config
+
+FILE = "probe-sockets.json"
+MAX_ENTRIES = 256
+REFUSAL_KEPT = 7 * 86400.0
+
+
+def cache_path():
+    return os.path.join(config.state_dir(), FILE)
+
+
+def cache_key(fingerprint, username, remote_dir):
+    return "%s %s %s" % (fingerprint, username or "", remote_dir or "~/.cache/gputui")
+
+
+def _when(entry):
+    try:
+        return float(entry.get("t") or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _load():
+    try:
+        with open(cache_path(), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(data):
+    if len(data) > MAX_ENTRIES:  # keep the most recently used
+        keep = sorted(data.items(), key=lambda kv: -_when(kv[1]) if isinstance(kv[1], dict) else 0)
+        data = dict(keep[:MAX_ENTRIES])
+    path = cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".probe-sockets-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=0, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written costs speed, never a connect
+
+
+def recall(key, now=None):
+    """-> the entry for this box: {"socket", "remote_dir", "notes"} to try, {"refused": why}
+    while a refusal is fresh, or None."""
+    entry = _load().get(key)
+    if not isinstance(entry, dict):
+        return None
+    now = time.time() if now is None else now
+    if entry.get("refused"):
+        if now - _when(entry) < REFUSAL_KEPT:
+            return {"refused": str(entry["refused"])}
+        return None
+    if not isinstance(entry.get("socket"), str) or not entry["socket"].startswith("/"):
+        return None
+    notes = entry.get("notes")
+    return {"socket": entry["socket"], "remote_dir": str(entry.get("remote_dir") or ""),
+            "notes": [str(n) for n in notes] if isinstance(notes, list) else [],
+            "pid": entry.get("pid") if isinstance(entry.get("pid"), int) else None}
+
+
+def remember(key, socket, remote_dir, notes=(), pid=None):
+    """`pid`: the daemon's, so that a socket that would not open while that same daemon
+    kept running there can be told from a daemon that had gone (see session)."""
+    data = _load()
+    old = data.get(key)
+    if isinstance(old, dict) and old.get("refused") and recall(key) is not None:
+        return  # refused recently: the exec path works, no need to try the socket again
+    data[key] = {"socket": socket, "remote_dir": remote_dir, "notes": list(notes), "t": time.time(),
+                 "pid": pid if isinstance(pid, int) else None}
+    _save(data)
+
+
+def refused(key, why):
+    data = _load()
+    data[key] = {"refused": why, "t": time.time()}
+    _save(data)
+
+
+def forget(key):
+    data = _load()
+    if data.pop(key, None) is not None:
+        _save(data)
