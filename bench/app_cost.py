@@ -78,7 +78,26 @@ async def main():
         await asyncio.Event().wait()
     finally:
         await box.stop()
-asyncio.run(main())
+try:
+    asyncio.run(main())
+except KeyboardInterrupt:
+    pass
+"""
+
+# The floor any app built on the libraries DESIGN.md fixes must pay: a Textual app with one
+# Static redrawn each second, asyncssh imported, nothing of gputui.
+FLOOR_APP = r"""
+import asyncssh  # noqa: F401 - the SSH library the app must carry
+from textual.app import App
+from textual.widgets import Footer, Static
+import time
+class Floor(App):
+    def compose(self):
+        yield Static(id="s")
+        yield Footer()
+    def on_mount(self):
+        self.set_interval(1.0, lambda: self.query_one("#s", Static).update(time.ctime()))
+Floor().run()
 """
 
 
@@ -95,12 +114,13 @@ def measure(repo, scenario, extra, seconds):
     info = json.loads(server.stdout.readline())
     sleepers = extra_processes(extra)
     remote_dir = os.path.join(info["dir"], "home", ".cache", "gputui")  # the demo's SFTP is chrooted
-    app_pid = htop_pid = None
+    app_pid = htop_pid = floor_pid = None
     try:
         app_pid, _ = spawn_pty([sys.executable, "-m", "tui", "connect", "gputui-demo", "--ssh-config",
                                 info["config"], "--simulate", scenario],
                                env, repo)
         htop_pid, _ = spawn_pty(["htop", "-d", "10"], env, repo)
+        floor_pid, _ = spawn_pty([sys.executable, "-c", FLOOR_APP], env, repo)
         deadline = time.time() + 60  # connect, deploy, first samples, dashboard drawn
         while b"live" not in SCREENS.get(app_pid, b"") and time.time() < deadline:
             time.sleep(0.2)
@@ -115,9 +135,10 @@ def measure(repo, scenario, extra, seconds):
         wall = t1 - t0
         return {"scenario": scenario, "extra_processes": extra,
                 "app_cpu_pct": 100 * (a1 - a0) / wall, "htop_cpu_pct": 100 * (h1 - h0) / wall,
-                "app_rss_mb": rss_mb(app_pid), "htop_rss_mb": rss_mb(htop_pid)}
+                "app_rss_mb": rss_mb(app_pid), "htop_rss_mb": rss_mb(htop_pid),
+                "floor_rss_mb": rss_mb(floor_pid)}
     finally:
-        for pid in (app_pid, htop_pid):
+        for pid in (app_pid, htop_pid, floor_pid):
             if pid:
                 try:
                     os.kill(pid, signal.SIGTERM)
@@ -149,9 +170,10 @@ def main():
         r = measure(os.path.abspath(args.repo), scenario, extra, args.seconds)
         rows.append(r)
         print("%-7s +%4d procs  app CPU %5.2f%% (htop %5.2f%%) = %4.1fx htop   app RSS %5.1f MB "
-              "(htop %4.1f MB)" % (r["scenario"], r["extra_processes"], r["app_cpu_pct"],
-                                   r["htop_cpu_pct"], r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]),
-                                   r["app_rss_mb"], r["htop_rss_mb"]), flush=True)
+              "(htop %4.1f MB; Textual+asyncssh floor %4.1f MB)" % (
+                  r["scenario"], r["extra_processes"], r["app_cpu_pct"], r["htop_cpu_pct"],
+                  r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]), r["app_rss_mb"], r["htop_rss_mb"],
+                  r["floor_rss_mb"]), flush=True)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
 
