@@ -18,6 +18,17 @@ from tui.remote.ssh import Target
 DEMO_ALIAS = "gputui-demo"
 
 
+class _DemoServer(asyncssh.SSHServer):
+    """Socket channels (direct-streamlocal) to the demo box's own files only, so the demo
+    shows later connects reaching the probe daemon without a command, as OpenSSH allows."""
+
+    def __init__(self, root):
+        self.root = os.path.realpath(root)
+
+    def unix_connection_requested(self, dest_path):
+        return os.path.realpath(dest_path).startswith(self.root + os.sep)
+
+
 class DemoBox:
     def __init__(self):
         self.dir = None
@@ -40,7 +51,8 @@ class DemoBox:
         authorized = asyncssh.import_authorized_keys(
             user_key.export_public_key("openssh").decode())
         self.server = await asyncssh.listen(
-            "127.0.0.1", 0, server_host_keys=[host_key], authorized_client_keys=authorized,
+            "127.0.0.1", 0, server_factory=lambda: _DemoServer(self.dir),
+            server_host_keys=[host_key], authorized_client_keys=authorized,
             process_factory=self._run_command, encoding=None,
             sftp_factory=lambda chan: asyncssh.SFTPServer(chan, chroot=self.home.encode()),
             allow_scp=False)
