@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 from conftest import start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
 from remote_probe import protocol  # noqa: E402
-from tui import session as session_mod, ssh  # noqa: E402
+from tui.remote import session as session_mod, ssh  # noqa: E402
 from tui.core.transfer import download, sha256_file  # noqa: E402
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 from conftest import SSHD, start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
 from remote_probe import protocol  # noqa: E402
-from tui import session as session_mod, ssh  # noqa: E402
+from tui.remote import session as session_mod, ssh  # noqa: E402
 
 
 class Rec(session_mod.Listener):
