@@ -19,6 +19,8 @@ from tui.remote import ssh, transports
 from tui.remote.session import RemoteSession
 
 from .conftest import start_sshd, stop_sshd
+from .hostile import ARGV0_SHOWN, assert_inert
+from .test_e2e_hostile import start_hostile_box
 from .user_world import make_home, user_world  # noqa: F401 - fixture
 
 
@@ -52,17 +54,23 @@ def cache_entries():
         return {}
 
 
-def test_the_second_status_runs_no_command_on_the_box(user_world):
+async def test_the_second_status_runs_no_command_on_the_box(user_world):
     box = user_world.box
-    first = gputui("status", "mybox", "--simulate", "a100x2", "--remote-dir", box.remote_dir)
-    assert first.returncode == 0, first.stderr
-    before = commands_run(box)
-    second = gputui("status", "mybox", "--simulate", "a100x2", "--remote-dir", box.remote_dir)
-    assert second.returncode == 0, second.stderr
-    assert "A100" in second.stdout and second.stdout.count("A100") == first.stdout.count("A100")
-    assert commands_run(box) == before  # nothing was started on the box
-    [entry] = cache_entries().values()
-    assert entry["socket"] == paths.socket_path(box.remote_dir)
+    conn = await start_hostile_box(box)  # a GPU job and tmux sessions with hostile names
+    try:
+        first = gputui("status", "mybox", "--simulate", "adopt", "--remote-dir", box.remote_dir)
+        assert first.returncode == 0, first.stderr
+        before = commands_run(box)
+        second = gputui("status", "mybox", "--simulate", "adopt", "--remote-dir", box.remote_dir)
+        assert second.returncode == 0, second.stderr
+        assert commands_run(box) == before  # nothing was started on the box
+        # the same box text, as inert through the socket as through the bridge
+        assert_inert(second.stdout)
+        assert ARGV0_SHOWN in second.stdout and "tmux session [/]" in second.stdout
+        [entry] = cache_entries().values()
+        assert entry["socket"] == paths.socket_path(box.remote_dir)
+    finally:
+        conn.close()
 
 
 async def test_a_live_session_through_the_socket_leaves_no_bridge_and_reads_files(sshbox, tmp_path):
