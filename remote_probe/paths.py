@@ -3,7 +3,6 @@
 Its own small module so that `attach` (run on every connect, to bridge stdio to the daemon's
 socket) imports a few stdlib modules, not the daemon with asyncio and logging (issue 12)."""
 
-import hashlib
 import os
 import sys
 
@@ -25,6 +24,7 @@ def runtime_dir(state_dir):
     """
     path = os.path.join(state_dir, "run")
     if len(os.fsencode(os.path.join(path, "probe.sock"))) > 100:
+        import hashlib  # here: it maps libcrypto (~4 MB) into every attach bridge otherwise
         digest = hashlib.sha256(os.fsencode(state_dir)).hexdigest()[:16]
         path = "/tmp/gputui-%d-%s" % (os.getuid(), digest)
     return path
