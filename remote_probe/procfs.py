@@ -361,32 +361,116 @@ def parse_status_fields(text):
     return uid, sigign
 
 
+REFRESH_EVERY = 12  # passes: an unchanged process's stat is read again this often (60 s at 5 s)
+
+
+def list_proc(proc=PROC):
+    """-> {pid: inode of /proc/PID}. One readdir, no per-pid reads: the kernel gives a new
+    process (a reused pid too) a new /proc/PID inode, so an unchanged pair means an
+    unchanged process at no cost."""
+    out = {}
+    try:
+        with os.scandir(proc) as entries:
+            for entry in entries:
+                if entry.name.isdigit():
+                    out[int(entry.name)] = entry.inode()
+    except OSError:
+        pass
+    return out
+
+
+def pids_to_read(known, listed, stats, recent, pass_no, every=REFRESH_EVERY):
+    """Which /proc/PID/stat files a pass reads, and which pids left.
+
+    known, listed: {pid: inode} at the last pass and now; stats: {pid: stat tuple as
+    parse_pid_stat_full gives} as last read; recent: the pids new at the last pass. Read: new pids and reused ones (another
+    inode), children of a process that exited (they were reparented), recent ones once more
+    (a forked shell may since have exec'd python, a DataLoader worker named itself), and a
+    rotating 1/`every` of the rest, so an exec or rename in a long-lived process is seen
+    within `every` passes. The rest cost nothing.
+    """
+    gone = {pid for pid in known if pid not in listed}
+    orphaned = {pid for pid, st in stats.items() if st[2] in gone} if gone else ()
+    read = set()
+    for pid, ino in listed.items():
+        if (known.get(pid) != ino or pid in orphaned
+                or pid in recent or (pid + pass_no) % every == 0):
+            read.add(pid)
+    return read, gone
+
+
+class ProcIndex:
+    """/proc kept across passes at a cost that follows what changed, not the box's size:
+    2,000 idle processes cost a readdir and a rotating 1/REFRESH_EVERY of their stat files.
+
+    `stats` is what each pid's stat said when last read (see pids_to_read for when that
+    is); `cache` holds command lines and owners, keyed by (start, comm) per pid. Used by
+    one thread at a time (the daemon's jobs scans hold a lock).
+    """
+
+    def __init__(self, proc=PROC, cache=None, every=REFRESH_EVERY):
+        self.proc = proc
+        self.every = every
+        self.btime = parse_proc_stat(read_text(proc + "/stat"))[2] or 0
+        self.stats = {}  # pid -> parse_pid_stat_full tuple
+        self.inodes = {}  # pid -> /proc/PID inode at the last pass
+        self.cache = cache if cache is not None else {}
+        self.passes = 0
+        self.last_read = set()  # pids whose stat the last pass read
+        self.last_gone = set()  # pids that left before the last pass
+        self.last_new = set()  # pids new (or reused) at the last pass
+
+    def refresh(self):
+        """One pass: returns the pids whose stat it read."""
+        self.passes += 1
+        listed = list_proc(self.proc)
+        read, gone = pids_to_read(self.inodes, listed, self.stats, self.last_new, self.passes,
+                                  self.every)
+        self.last_new = {pid for pid, ino in listed.items() if self.inodes.get(pid) != ino}
+        for pid in gone:
+            self.stats.pop(pid, None)
+            self.cache.pop(pid, None)  # bounded by the live processes
+        for pid in [p for p in self.cache if p not in listed]:
+            del self.cache[pid]
+        self.inodes = listed
+        for pid in read:
+            self.read(pid)
+        self.last_read, self.last_gone = read, gone
+        return read
+
+    def read(self, pid):
+        """Read one pid's stat now; -> the tuple, or None (it is gone, and dropped)."""
+        st = parse_pid_stat_full(read_text("%s/%d/stat" % (self.proc, pid)))
+        if st is None:
+            self.stats.pop(pid, None)
+            self.inodes.pop(pid, None)
+        else:
+            self.stats[pid] = st
+        return st
+
+
 class ProcScan:
     """One pass over /proc, shared by everything one jobs scan asks about processes:
     the dataloader worker search, python jobs, their ancestry, tmux pane start times.
 
-    Every /proc/PID/stat is read once, here. Command lines and owners are read on
-    demand and kept in `cache` across scans, keyed by (pid, start time, comm): a reused
-    pid has another start time, and exec changes comm. SigIgn is read live (a process
-    may start ignoring SIGHUP at any time) and only for the few pids that ask.
+    Alone, it reads every /proc/PID/stat once. Given a ProcIndex kept across scans (the
+    daemon's), it reads only what pids_to_read says; `stat()` (CPU, RSS, state) is always
+    read in this pass. Command lines and owners are read on demand and kept across scans,
+    keyed by (pid, start time, comm): a reused pid has another start time, and exec changes
+    comm. SigIgn is read live (a process may start ignoring SIGHUP at any time) and only
+    for the few pids that ask.
     """
 
-    def __init__(self, proc=PROC, cache=None):
-        self.proc = proc
-        self.btime = parse_proc_stat(read_text(proc + "/stat"))[2] or 0
-        self.stats = {}
-        try:
-            names = os.listdir(proc)
-        except OSError:
-            names = []
-        for name in names:
-            if name.isdigit():
-                st = parse_pid_stat_full(read_text("%s/%s/stat" % (proc, name)))
-                if st is not None:
-                    self.stats[int(name)] = st
-        self.cache = cache if cache is not None else {}
-        for pid in [p for p in self.cache if p not in self.stats]:
-            del self.cache[pid]  # bounded by the live processes
+    def __init__(self, proc=PROC, cache=None, index=None):
+        if index is None:
+            index = ProcIndex(proc, cache)
+        index.refresh()
+        self.index = index
+        self.proc = index.proc
+        self.btime = index.btime
+        self.stats = index.stats
+        self.cache = index.cache
+        self._fresh = set(index.last_read)  # read in this pass
 
     def _facts(self, pid):
         st = self.stats.get(pid)
@@ -432,8 +516,13 @@ class ProcScan:
         return start_epoch(st[5], self.btime) if st else None
 
     def stat(self, pid):
-        """(state, ppid, cpu jiffies, start jiffies, rss pages), as parse_pid_stat gives."""
-        st = self.stats.get(pid)
+        """(state, ppid, cpu jiffies, start jiffies, rss pages), as parse_pid_stat gives,
+        read in this pass (these change every second)."""
+        if pid in self._fresh:
+            st = self.stats.get(pid)
+        else:
+            self._fresh.add(pid)
+            st = self.index.read(pid) if pid in self.stats else None
         return (st[1], st[2], st[4], st[5], st[6]) if st else None
 
 

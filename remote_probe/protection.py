@@ -11,8 +11,10 @@ MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
 LONG_RUNNING = 60.0  # seconds before a python process counts as a job
 
 
-def ancestry(pid, proc=procfs.PROC, scan=None):
-    """[(pid, comm, tty_nr, sighup_ignored)] from pid up to (not including) pid 1."""
+def ancestry(pid, proc=procfs.PROC, scan=None, sighup=True):
+    """[(pid, comm, tty_nr, sighup_ignored)] from pid up to (not including) pid 1.
+
+    sighup=False leaves sighup_ignored False without reading each /proc/PID/status."""
     scan = scan if scan is not None else procfs.ProcScan(proc)
     chain, seen = [], set()
     while pid and pid > 1 and pid not in seen:
@@ -21,7 +23,7 @@ def ancestry(pid, proc=procfs.PROC, scan=None):
         if st is None:
             break
         comm, _state, ppid, tty_nr = st[:4]
-        chain.append((pid, comm, tty_nr, bool(scan.sigign(pid) & SIGHUP_BIT)))
+        chain.append((pid, comm, tty_nr, sighup and bool(scan.sigign(pid) & SIGHUP_BIT)))
         pid = ppid
     return chain
 
@@ -72,7 +74,13 @@ def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
     for pid in sorted(gpu_pids | set(python_jobs(scan=scan))):
         if pid in own_pids:
             continue
-        protected, reason = verdict(ancestry(pid, scan=scan))
+        # Ignoring SIGHUP can only protect: /proc/PID/status is read only for a job that
+        # would otherwise be reported, not for every process up every chain (issue 12).
+        chain = ancestry(pid, scan=scan, sighup=False)
+        protected, reason = verdict(chain)
+        if not protected:
+            chain[0] = chain[0][:3] + (bool(scan.sigign(pid) & SIGHUP_BIT),)
+            protected, reason = verdict(chain)
         if not protected:
             out.append({"pid": pid, "cmd": scan.cmdline(pid)[:200], "gpu": pid in gpu_pids,
                         "reason": reason})
