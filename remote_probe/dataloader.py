@@ -104,22 +104,26 @@ def find_workers(proc=procfs.PROC, scan=None):
     or (older torch, fork) children with their parent's exact command line.
     """
     scan = scan if scan is not None else procfs.ProcScan(proc)
-    info = {pid: (st[2], st[0]) for pid, st in scan.stats.items()}
+    stats = scan.stats
     cmd = scan.cmdline
     trainers, orphans = {}, []
-    for pid, (ppid, comm) in info.items():
+    for pid, st in stats.items():
+        comm, ppid = st[0], st[2]
+        parent = stats.get(ppid)
         if comm == WORKER_COMM:
             is_worker = True
-        elif comm.startswith("python") and ppid in info and info[ppid][1].startswith("python"):
+        elif not comm.startswith("python"):
+            continue  # most of a box: one string test each
+        elif parent is not None and parent[0].startswith("python"):
             c = cmd(pid)
             is_worker = any(m in c for m in SPAWN_MARKERS) or bool(c and c == cmd(ppid))
-        elif comm.startswith("python") and (ppid == 1 or ppid not in info):
+        elif ppid == 1 or parent is None:
             is_worker = any(m in cmd(pid) for m in SPAWN_MARKERS)  # a spawn worker left behind
         else:
             is_worker = False
         if not is_worker:
             continue
-        if ppid == 1 or ppid not in info:
+        if ppid == 1 or parent is None:
             orphans.append(pid)
         else:
             trainers.setdefault(ppid, []).append(pid)

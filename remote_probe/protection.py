@@ -51,19 +51,15 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
     now = time.time() if now is None else now
     scan = scan if scan is not None else procfs.ProcScan(proc)
     uid = os.getuid()
+    newest = (now - min_age - scan.btime) * procfs.CLK_TCK  # start time, in jiffies after boot
     out = []
-    for pid in sorted(scan.stats):
-        start = scan.start(pid)
-        if start is None or now - start < min_age:
-            continue
-        cmd = scan.cmdline(pid)
-        head = os.path.basename(cmd.split(" ", 1)[0]) if cmd else ""
-        if not head.startswith("python"):
+    for pid, st in scan.stats.items():
+        if st[5] > newest or not scan.runs_python(pid):
             continue
         if uid != 0 and scan.uid(pid) != uid:
             continue
         out.append(pid)
-    return out
+    return sorted(out)
 
 
 def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
