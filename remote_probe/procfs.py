@@ -438,6 +438,9 @@ class ProcIndex:
         for pid in gone:
             self.stats.pop(pid, None)
             self.cache.pop(pid, None)  # bounded by the live processes
+        for pid in self.last_new:
+            if pid in self.inodes:  # another process under a pid we knew: reused, maybe
+                self.cache.pop(pid, None)  # within the same clock tick (same start time)
         if self.passes == 1:  # a cache handed in may hold pids gone since
             for pid in [p for p in self.cache if p not in listed]:
                 del self.cache[pid]
