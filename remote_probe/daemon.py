@@ -90,8 +90,9 @@ class Daemon:
         self._jobs_pending = None
         self._jobs_fresh = False
         self.loaders = dataloader.LoaderWatch()
-        # /proc as of the last jobs scan: a scan reads what changed, not every process
-        self.proc_index = procfs.ProcIndex()
+        # /proc as of the last jobs scan: a scan reads what changed, not every process, and
+        # lists /proc only as often as LIST_BUDGET allows (every 10 s with 2,000 processes)
+        self.proc_index = procfs.ProcIndex(budget=procfs.LIST_BUDGET)
         self._scan_lock = threading.Lock()  # scans come from tmux_pool and install_pool
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on

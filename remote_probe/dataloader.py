@@ -140,12 +140,16 @@ class LoaderWatch:
     def scan(self, scan=None):
         scan = scan if scan is not None else procfs.ProcScan()
         trainers, orphans = find_workers(scan=scan)
-        pids = [w for ws in trainers.values() for w in ws] + orphans
-        stats = self.procs.sample(pids, scan=scan)
+        # read in this pass: a worker gone since /proc was last listed is left out
         states = {}
-        for pid in pids:
+        for pid in [w for ws in trainers.values() for w in ws] + orphans:
             st = scan.stat(pid)
-            states[pid] = st[0] if st else "?"
+            if st is not None:
+                states[pid] = st[0]
+        trainers = {t: [w for w in ws if w in states] for t, ws in trainers.items()}
+        trainers = {t: ws for t, ws in trainers.items() if ws}
+        orphans = [o for o in orphans if o in states]
+        stats = self.procs.sample(list(states), scan=scan)
 
         def row(pid):
             s = stats.get(pid, {})

@@ -375,6 +375,10 @@ def parse_status_fields(text):
 
 
 REFRESH_EVERY = 24  # passes: an unchanged process's stat is read again this often (2 min at 5 s)
+# Share of a core the daemon's /proc listing may take: readdir of /proc costs ~2 us a process
+# with cold caches, so 2,000 processes are listed every 10 s, 150 on every jobs scan.
+LIST_BUDGET = 0.0004
+_cpu_clock = getattr(time, "thread_time", time.process_time)
 
 
 def list_proc(proc=PROC):
@@ -388,12 +392,18 @@ def list_proc(proc=PROC):
         return {}
 
 
+def listing_due(cost, since, budget):
+    """Whether to list /proc again: the last listing took `cost` CPU seconds `since`
+    seconds ago. None budget: every time."""
+    return budget is None or cost <= since * budget
+
+
 def pids_to_read(known, listed, stats, recent, pass_no, every=REFRESH_EVERY):
     """-> (pids whose /proc/PID/stat a pass reads, pids that left, pids new or reused).
 
     known, listed: {pid: inode} at the last pass and now; stats: {pid: stat tuple as
-    parse_pid_stat_full gives} as last read; recent: the pids new at the last pass. Read: new pids and reused ones (another
-    inode), children of a process that exited (they were reparented), recent ones once more
+    parse_pid_stat_full gives} as last read; recent: the pids new at the last pass. Read:
+    new pids and reused ones (another inode), children of a process that exited (they were reparented), recent ones once more
     (a forked shell may since have exec'd python, a DataLoader worker named itself), and a
     rotating 1/`every` of the rest, so an exec or rename in a long-lived process is seen
     within `every` passes. The rest cost nothing.
@@ -413,13 +423,18 @@ class ProcIndex:
     2,000 idle processes cost a readdir and a rotating 1/REFRESH_EVERY of their stat files.
 
     `stats` is what each pid's stat said when last read (see pids_to_read for when that
-    is); `cache` holds command lines and owners, keyed by (start, comm) per pid. Used by
-    one thread at a time (the daemon's jobs scans hold a lock).
+    is); `cache` holds command lines and owners, keyed by (start, comm) per pid. With a
+    `budget` (share of a core), /proc is listed only as often as that allows: in between,
+    a pass reuses the last listing (ProcScan still reads the pids it is asked about). Used
+    by one thread at a time (the daemon's jobs scans hold a lock).
     """
 
-    def __init__(self, proc=PROC, cache=None, every=REFRESH_EVERY):
+    def __init__(self, proc=PROC, cache=None, every=REFRESH_EVERY, budget=None,
+                 clock=time.monotonic):
         self.proc = proc
         self.every = every
+        self.budget, self.clock = budget, clock
+        self.listed_at, self.list_cost = None, 0.0
         self.btime = parse_proc_stat(read_text(proc + "/stat"))[2] or 0
         self.stats = {}  # pid -> parse_pid_stat_full tuple
         self.inodes = {}  # pid -> /proc/PID inode at the last pass
@@ -430,9 +445,16 @@ class ProcIndex:
         self.last_new = set()  # pids new (or reused) at the last pass
 
     def refresh(self):
-        """One pass: returns the pids whose stat it read."""
+        """One pass: returns the pids whose stat it read (none when not listing now)."""
+        now = self.clock()
+        if self.listed_at is not None and not listing_due(self.list_cost, now - self.listed_at,
+                                                          self.budget):
+            self.last_read, self.last_gone = set(), set()
+            return self.last_read
         self.passes += 1
+        cpu = _cpu_clock()
         listed = list_proc(self.proc)
+        self.listed_at, self.list_cost = now, _cpu_clock() - cpu
         read, gone, self.last_new = pids_to_read(self.inodes, listed, self.stats, self.last_new,
                                                  self.passes, self.every)
         for pid in gone:
@@ -525,27 +547,35 @@ class ProcScan:
     def sigign(self, pid):
         return parse_status_fields(read_text("%s/%d/status" % (self.proc, pid)))[1] or 0
 
-    def comm(self, pid):
+    def full(self, pid):
+        """The pid's stat as parse_pid_stat_full gives, or None; a pid the index has not
+        listed (it started since the last listing: a new GPU job, a new tmux pane) is read."""
         st = self.stats.get(pid)
+        if st is None and pid not in self._fresh:
+            self._fresh.add(pid)
+            st = self.index.read(pid)
+        return st
+
+    def comm(self, pid):
+        st = self.full(pid)
         return st[0] if st else None
 
     def ppid(self, pid):
-        st = self.stats.get(pid)
+        st = self.full(pid)
         return st[2] if st else None
 
     def start(self, pid):
-        """Start as epoch seconds, or None if the pid was not there at the scan."""
-        st = self.stats.get(pid)
+        """Start as epoch seconds, or None if the pid is gone."""
+        st = self.full(pid)
         return start_epoch(st[5], self.btime) if st else None
 
     def stat(self, pid):
         """(state, ppid, cpu jiffies, start jiffies, rss pages), as parse_pid_stat gives,
-        read in this pass (these change every second)."""
-        if pid in self._fresh:
-            st = self.stats.get(pid)
-        else:
+        read in this pass (these change every second); None if the pid is gone."""
+        if pid not in self._fresh:
             self._fresh.add(pid)
-            st = self.index.read(pid) if pid in self.stats else None
+            self.index.read(pid)
+        st = self.stats.get(pid)
         return (st[1], st[2], st[4], st[5], st[6]) if st else None
 
 

@@ -19,7 +19,7 @@ def ancestry(pid, proc=procfs.PROC, scan=None, sighup=True):
     chain, seen = [], set()
     while pid and pid > 1 and pid not in seen:
         seen.add(pid)
-        st = scan.stats.get(pid)
+        st = scan.full(pid)
         if st is None:
             break
         comm, _state, ppid, tty_nr = st[:4]
@@ -77,7 +77,7 @@ def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
         if not protected:
             chain[0] = chain[0][:3] + (bool(scan.sigign(pid) & SIGHUP_BIT),)
             protected, reason = verdict(chain)
-        if not protected:
+        if not protected and scan.stat(pid) is not None:  # not gone since /proc was listed
             out.append({"pid": pid, "cmd": scan.cmdline(pid)[:200], "gpu": pid in gpu_pids,
                         "reason": reason})
     return out

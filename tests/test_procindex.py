@@ -168,3 +168,35 @@ def test_sighup_is_read_only_for_jobs_that_would_otherwise_be_reported(tmp_path,
     status_reads = sorted(p for p in reads if p.endswith("/status"))
     # not the bash and sshd up each chain, not 41 (tmux protects it whatever it ignores)
     assert status_reads == [proc + "/30/status", proc + "/31/status", proc + "/50/status"]
+
+
+@pytest.mark.parametrize("cost, since, budget, due", [
+    (0.0003, 5.0, 0.0004, True),  # 150 processes: listed on every 5 s scan
+    (0.004, 5.0, 0.0004, False),  # 2,000: not after 5 s...
+    (0.004, 10.0, 0.0004, True),  # ...but after 10
+    (0.004, 0.0, None, True),  # no budget: every pass
+])
+def test_listing_is_due_when_the_budget_allows(cost, since, budget, due):
+    assert procfs.listing_due(cost, since, budget) is due
+
+
+def test_between_listings_a_scan_reads_new_pids_it_is_asked_about_and_drops_gone_ones():
+    now = [1000.0]
+    index = procfs.ProcIndex(every=NEVER, budget=1e-9, clock=lambda: now[0])
+    gone, new = sleeper(), None
+    try:
+        procfs.ProcScan(index=index)
+        assert gone.pid in index.stats
+        new = sleeper()
+        stop(gone)
+        now[0] += 1.0  # far less than the budget allows: no listing
+        scan = procfs.ProcScan(index=index)
+        assert not index.last_read and new.pid not in index.stats
+        assert scan.start(new.pid) == pytest.approx(time.time(), abs=30)  # read when asked
+        assert [c[0] for c in protection.ancestry(new.pid, scan=scan)][0] == new.pid
+        assert scan.stat(gone.pid) is None and gone.pid not in index.stats
+        now[0] += 10 ** 9  # the budget allows a listing again
+        procfs.ProcScan(index=index)
+        assert new.pid in index.last_read  # listed now: new to the listing
+    finally:
+        stop(gone, *([new] if new else []))
