@@ -403,10 +403,10 @@ def pids_to_read(known, listed, stats, recent, pass_no, every=REFRESH_EVERY):
 
     known, listed: {pid: inode} at the last pass and now; stats: {pid: stat tuple as
     parse_pid_stat_full gives} as last read; recent: the pids new at the last pass. Read:
-    new pids and reused ones (another inode), children of a process that exited (they were reparented), recent ones once more
-    (a forked shell may since have exec'd python, a DataLoader worker named itself), and a
-    rotating 1/`every` of the rest, so an exec or rename in a long-lived process is seen
-    within `every` passes. The rest cost nothing.
+    new pids and reused ones (another inode), children of a process that exited (they were
+    reparented), recent ones once more (a forked shell may since have exec'd python, a
+    DataLoader worker named itself), and a rotating 1/`every` of the rest, so an exec or
+    rename in a long-lived process is seen within `every` passes. The rest cost nothing.
     """
     gone = {pid for pid in known if pid not in listed}
     orphaned = {pid for pid, st in stats.items() if st[2] in gone} if gone else ()
@@ -421,6 +421,8 @@ def pids_to_read(known, listed, stats, recent, pass_no, every=REFRESH_EVERY):
 class ProcIndex:
     """/proc kept across passes at a cost that follows what changed, not the box's size:
     2,000 idle processes cost a readdir and a rotating 1/REFRESH_EVERY of their stat files.
+    A pid is known by its /proc/PID inode (see list_proc); its start time is not enough:
+    a pid can be reused within one clock tick.
 
     `stats` is what each pid's stat said when last read (see pids_to_read for when that
     is); `cache` holds command lines and owners, keyed by (start, comm) per pid. With a
@@ -488,11 +490,12 @@ class ProcScan:
     the dataloader worker search, python jobs, their ancestry, tmux pane start times.
 
     Alone, it reads every /proc/PID/stat once. Given a ProcIndex kept across scans (the
-    daemon's), it reads only what pids_to_read says; `stat()` (CPU, RSS, state) is always
-    read in this pass. Command lines and owners are read on demand and kept across scans,
-    keyed by (pid, start time, comm): a reused pid has another start time, and exec changes
-    comm. SigIgn is read live (a process may start ignoring SIGHUP at any time) and only
-    for the few pids that ask.
+    daemon's), it reads only what pids_to_read says, or nothing between listings; `stat()`
+    (CPU, RSS, state) is always read in this pass, and `full()` reads a pid not listed yet.
+    Command lines and owners are read on demand and kept across scans, keyed by (pid, start
+    time, comm) and dropped when the pid's inode changes: exec changes comm, a reused pid
+    has another inode. SigIgn is read live (a process may start ignoring SIGHUP at any
+    time) and only for the few pids that ask.
     """
 
     def __init__(self, proc=PROC, cache=None, index=None):
