@@ -108,12 +108,13 @@ def find_workers(proc=procfs.PROC, scan=None):
     cmd = scan.cmdline
     trainers, orphans = {}, []
     for pid, st in stats.items():
-        comm, ppid = st[0], st[2]
+        comm = st[0]
+        if comm != WORKER_COMM and not comm.startswith("python"):
+            continue  # most of a box: two string tests each
+        ppid = st[2]
         parent = stats.get(ppid)
         if comm == WORKER_COMM:
             is_worker = True
-        elif not comm.startswith("python"):
-            continue  # most of a box: one string test each
         elif parent is not None and parent[0].startswith("python"):
             c = cmd(pid)
             is_worker = any(m in c for m in SPAWN_MARKERS) or bool(c and c == cmd(ppid))
