@@ -2,7 +2,7 @@
 how both grow with 2,000 extra processes on the box (issue 12: daemon <= 0.5x the loop,
 < 1% of a core; growth with 2,000 processes <= 1.5x).
 
-    python bench/daemon_whole.py [--seconds 20] [--scenario h100x8]
+    python bench/daemon_whole.py [--seconds 20] [--scenario h100x8] [--settle 12] [--rounds 1]
 
 The daemon runs as on a box (`python -m remote_probe attach` spawns it, 1 Hz, with its jobs
 scans, dataloader and autostop work). The peer is what nvitop/gpustat-style tools do each
@@ -33,8 +33,14 @@ while True:
 
 
 def cpu_seconds(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / CLK
+    """CPU time of the whole process (all threads), in ns steps where the kernel allows:
+    /proc/PID/stat counts 10 ms ticks, which over 20 s is 0.05% of a core, too coarse
+    for a daemon that takes 0.3%."""
+    try:  # the process's CPU clock: MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+        return time.clock_gettime(((~pid) << 3) | 2)
+    except OSError:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / CLK
 
 
 def window(pids, seconds):
@@ -45,7 +51,7 @@ def window(pids, seconds):
     return [100 * (cpu_seconds(p) - c) / wall for p, c in zip(pids, c0)]
 
 
-def measure(scenario, seconds, extra):
+def measure(scenario, seconds, extra, settle=12.0):
     sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(extra)]
     state = tempfile.mkdtemp(prefix="gputui-bench-daemon-")
     env = dict(os.environ, PYTHONPATH=REPO)
@@ -55,7 +61,7 @@ def measure(scenario, seconds, extra):
     pid = json.loads(attach.stdout.readline())["pid"]
     peer = subprocess.Popen([sys.executable, "-c", PEER])
     try:
-        time.sleep(6)  # past start-up: deployed, first scans done
+        time.sleep(settle)  # past start-up: deployed, first two jobs scans done
         return window([pid, peer.pid], seconds)
     finally:
         peer.kill()
@@ -72,15 +78,26 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--scenario", default="h100x8")
+    ap.add_argument("--settle", type=float, default=12.0,
+                    help="seconds before measuring; over 60 the extra processes are old enough "
+                         "to be looked at as python jobs, as on a box that has run a while")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate the two boxes this many times and also print the median "
+                         "growth (the box may be shared: one round can be disturbed)")
     args = ap.parse_args()
-    base = measure(args.scenario, args.seconds, 0)
-    more = measure(args.scenario, args.seconds, 2000)
-    for label, (d, p) in (("box as is", base), ("+2,000 processes", more)):
-        print("%-17s daemon %5.2f%% of a core, psutil loop %5.2f%% -> %.2fx the loop"
-              % (label, d, p, d / max(0.01, p)))
-    print("growth with 2,000 processes: daemon x%.2f, psutil loop x%.2f"
-          % (more[0] / max(0.01, base[0]), more[1] / max(0.01, base[1])))
-
+    growths = []
+    for _ in range(max(1, args.rounds)):
+        base = measure(args.scenario, args.seconds, 0, args.settle)
+        more = measure(args.scenario, args.seconds, 2000, args.settle)
+        for label, (d, p) in (("box as is", base), ("+2,000 processes", more)):
+            print("%-17s daemon %5.2f%% of a core, psutil loop %5.2f%% -> %.2fx the loop"
+                  "  (target <= 0.5x, < 1%%)" % (label, d, p, d / max(0.001, p)))
+        growths.append(more[0] / max(0.001, base[0]))
+        print("growth with 2,000 processes: daemon x%.2f (target <= x1.5), psutil loop x%.2f"
+              % (growths[-1], more[1] / max(0.001, base[1])), flush=True)
+    if len(growths) > 1:
+        print("median growth over %d rounds: daemon x%.2f (target <= x1.5)"
+              % (len(growths), sorted(growths)[len(growths) // 2]))
 
 if __name__ == "__main__":
     main()

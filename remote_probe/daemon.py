@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import zlib
 
@@ -89,7 +90,10 @@ class Daemon:
         self._jobs_pending = None
         self._jobs_fresh = False
         self.loaders = dataloader.LoaderWatch()
-        self.proc_cache = {}  # command lines and owners by pid, kept across jobs scans
+        # /proc as of the last jobs scan: a scan reads what changed, not every process, and
+        # lists /proc only as often as LIST_BUDGET allows (every 10 s with 2,000 processes)
+        self.proc_index = procfs.ProcIndex(budget=procfs.LIST_BUDGET)
+        self._scan_lock = threading.Lock()  # scans come from tmux_pool and install_pool
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
         self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -200,12 +204,14 @@ class Daemon:
             self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
 
     def scan_jobs(self, gpu_pids):
-        """tmux, dataloaders and unprotected jobs from one /proc pass (runs in tmux_pool,
-        one thread, so the command-line cache is never shared between threads)."""
-        scan = procfs.ProcScan(cache=self.proc_cache)
-        return {"tmux": tmux.status(scan), "loaders": self.loaders.scan(scan),
-                "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids, scan),
-                "reptyr": shutil.which("reptyr") is not None}
+        """tmux, dataloaders and unprotected jobs from one /proc pass over the kept index
+        (one scan at a time: the index and its command-line cache are not shared)."""
+        with self._scan_lock:
+            scan = procfs.ProcScan(index=self.proc_index)
+            return {"tmux": tmux.status(scan), "loaders": self.loaders.scan(scan),
+                    "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids,
+                                                               scan),
+                    "reptyr": shutil.which("reptyr") is not None}
 
     def backlog(self, since):
         """Encoded samples after `since`: downsampled history, then the full-res ring."""

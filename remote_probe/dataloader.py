@@ -104,22 +104,27 @@ def find_workers(proc=procfs.PROC, scan=None):
     or (older torch, fork) children with their parent's exact command line.
     """
     scan = scan if scan is not None else procfs.ProcScan(proc)
-    info = {pid: (st[2], st[0]) for pid, st in scan.stats.items()}
+    stats = scan.stats
     cmd = scan.cmdline
     trainers, orphans = {}, []
-    for pid, (ppid, comm) in info.items():
+    for pid, st in stats.items():
+        comm = st[0]
+        if comm != WORKER_COMM and not comm.startswith("python"):
+            continue  # most of a box: two string tests each
+        ppid = st[2]
+        parent = stats.get(ppid)
         if comm == WORKER_COMM:
             is_worker = True
-        elif comm.startswith("python") and ppid in info and info[ppid][1].startswith("python"):
+        elif parent is not None and parent[0].startswith("python"):
             c = cmd(pid)
             is_worker = any(m in c for m in SPAWN_MARKERS) or bool(c and c == cmd(ppid))
-        elif comm.startswith("python") and (ppid == 1 or ppid not in info):
+        elif ppid == 1 or parent is None:
             is_worker = any(m in cmd(pid) for m in SPAWN_MARKERS)  # a spawn worker left behind
         else:
             is_worker = False
         if not is_worker:
             continue
-        if ppid == 1 or ppid not in info:
+        if ppid == 1 or parent is None:
             orphans.append(pid)
         else:
             trainers.setdefault(ppid, []).append(pid)
@@ -136,12 +141,16 @@ class LoaderWatch:
     def scan(self, scan=None):
         scan = scan if scan is not None else procfs.ProcScan()
         trainers, orphans = find_workers(scan=scan)
-        pids = [w for ws in trainers.values() for w in ws] + orphans
-        stats = self.procs.sample(pids, scan=scan)
+        # read in this pass: a worker gone since /proc was last listed is left out
         states = {}
-        for pid in pids:
+        for pid in [w for ws in trainers.values() for w in ws] + orphans:
             st = scan.stat(pid)
-            states[pid] = st[0] if st else "?"
+            if st is not None:
+                states[pid] = st[0]
+        trainers = {t: [w for w in ws if w in states] for t, ws in trainers.items()}
+        trainers = {t: ws for t, ws in trainers.items() if ws}
+        orphans = [o for o in orphans if o in states]
+        stats = self.procs.sample(list(states), scan=scan)
 
         def row(pid):
             s = stats.get(pid, {})

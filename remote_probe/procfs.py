@@ -26,11 +26,24 @@ NVIDIA_DEV = re.compile(r"^/dev/nvidia(\d+)$")
 
 
 def read_text(path, default=""):
+    """A whole (small, /proc or /sys) file as text. Plain os.read: a third of the cost of
+    open() with its buffer and decoder layers, and the probe reads hundreds a second."""
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as f:
-            return f.read()
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return default
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return default
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------- CPU
@@ -361,32 +374,140 @@ def parse_status_fields(text):
     return uid, sigign
 
 
+REFRESH_EVERY = 24  # passes: an unchanged process's stat is read again this often (2 min at 5 s)
+# Share of a core the daemon's /proc listing may take: readdir of /proc costs ~2 us a process
+# with cold caches, so 2,000 processes are listed every 10 s, 150 on every jobs scan.
+LIST_BUDGET = 0.0004
+_cpu_clock = getattr(time, "thread_time", time.process_time)
+
+
+def list_proc(proc=PROC):
+    """-> {pid: inode of /proc/PID}. One readdir, no per-pid reads: the kernel gives a new
+    process (a reused pid too) a new /proc/PID inode, so an unchanged pair means an
+    unchanged process at no cost."""
+    try:
+        with os.scandir(proc) as entries:
+            return {int(e.name): e.inode() for e in entries if e.name.isdigit()}
+    except OSError:
+        return {}
+
+
+def listing_due(cost, since, budget):
+    """Whether to list /proc again: the last listing took `cost` CPU seconds `since`
+    seconds ago. None budget: every time."""
+    return budget is None or cost <= since * budget
+
+
+def pids_to_read(known, listed, stats, recent, pass_no, every=REFRESH_EVERY):
+    """-> (pids whose /proc/PID/stat a pass reads, pids that left, pids new or reused).
+
+    known, listed: {pid: inode} at the last pass and now; stats: {pid: stat tuple as
+    parse_pid_stat_full gives} as last read; recent: the pids new at the last pass. Read:
+    new pids and reused ones (another inode), children of a process that exited (they were
+    reparented), recent ones once more (a forked shell may since have exec'd python, a
+    DataLoader worker named itself), and a rotating 1/`every` of the rest, so an exec or
+    rename in a long-lived process is seen within `every` passes. The rest cost nothing.
+    """
+    gone = {pid for pid in known if pid not in listed}
+    orphaned = {pid for pid, st in stats.items() if st[2] in gone} if gone else ()
+    new = {pid for pid, ino in listed.items() if known.get(pid) != ino}
+    read = {pid for pid in listed if (pid + pass_no) % every == 0}
+    read |= new
+    read.update(pid for pid in recent if pid in listed)
+    read.update(pid for pid in orphaned if pid in listed)
+    return read, gone, new
+
+
+class ProcIndex:
+    """/proc kept across passes at a cost that follows what changed, not the box's size:
+    2,000 idle processes cost a readdir and a rotating 1/REFRESH_EVERY of their stat files.
+    A pid is known by its /proc/PID inode (see list_proc); its start time is not enough:
+    a pid can be reused within one clock tick.
+
+    `stats` is what each pid's stat said when last read (see pids_to_read for when that
+    is); `cache` holds command lines and owners, keyed by (start, comm) per pid. With a
+    `budget` (share of a core), /proc is listed only as often as that allows: in between,
+    a pass reuses the last listing (ProcScan still reads the pids it is asked about). Used
+    by one thread at a time (the daemon's jobs scans hold a lock).
+    """
+
+    def __init__(self, proc=PROC, cache=None, every=REFRESH_EVERY, budget=None,
+                 clock=time.monotonic):
+        self.proc = proc
+        self.every = every
+        self.budget, self.clock = budget, clock
+        self.listed_at, self.list_cost = None, 0.0
+        self.btime = parse_proc_stat(read_text(proc + "/stat"))[2] or 0
+        self.stats = {}  # pid -> parse_pid_stat_full tuple
+        self.inodes = {}  # pid -> /proc/PID inode at the last pass
+        self.cache = cache if cache is not None else {}
+        self.passes = 0
+        self.last_read = set()  # pids whose stat the last pass read
+        self.last_gone = set()  # pids that left before the last pass
+        self.last_new = set()  # pids new (or reused) at the last pass
+
+    def refresh(self):
+        """One pass: returns the pids whose stat it read (none when not listing now)."""
+        now = self.clock()
+        if self.listed_at is not None and not listing_due(self.list_cost, now - self.listed_at,
+                                                          self.budget):
+            self.last_read, self.last_gone = set(), set()
+            return self.last_read
+        self.passes += 1
+        cpu = _cpu_clock()
+        listed = list_proc(self.proc)
+        self.listed_at, self.list_cost = now, _cpu_clock() - cpu
+        read, gone, self.last_new = pids_to_read(self.inodes, listed, self.stats, self.last_new,
+                                                 self.passes, self.every)
+        for pid in gone:
+            self.stats.pop(pid, None)
+            self.cache.pop(pid, None)  # bounded by the live processes
+        for pid in self.last_new:
+            if pid in self.inodes:  # another process under a pid we knew: reused, maybe
+                self.cache.pop(pid, None)  # within the same clock tick (same start time)
+        if self.passes == 1:  # a cache handed in may hold pids gone since
+            for pid in [p for p in self.cache if p not in listed]:
+                del self.cache[pid]
+        self.inodes = listed
+        for pid in read:
+            self.read(pid)
+        self.last_read, self.last_gone = read, gone
+        return read
+
+    def read(self, pid):
+        """Read one pid's stat now; -> the tuple, or None (it is gone, and dropped)."""
+        st = parse_pid_stat_full(read_text("%s/%d/stat" % (self.proc, pid)))
+        if st is None:
+            self.stats.pop(pid, None)
+            self.inodes.pop(pid, None)
+        else:
+            self.stats[pid] = st
+        return st
+
+
 class ProcScan:
     """One pass over /proc, shared by everything one jobs scan asks about processes:
     the dataloader worker search, python jobs, their ancestry, tmux pane start times.
 
-    Every /proc/PID/stat is read once, here. Command lines and owners are read on
-    demand and kept in `cache` across scans, keyed by (pid, start time, comm): a reused
-    pid has another start time, and exec changes comm. SigIgn is read live (a process
-    may start ignoring SIGHUP at any time) and only for the few pids that ask.
+    Alone, it reads every /proc/PID/stat once. Given a ProcIndex kept across scans (the
+    daemon's), it reads only what pids_to_read says, or nothing between listings; `stat()`
+    (CPU, RSS, state) is always read in this pass, and `full()` reads a pid not listed yet.
+    Command lines and owners are read on demand and kept across scans, keyed by (pid, start
+    time, comm) and dropped when the pid's inode changes: exec changes comm, a reused pid
+    has another inode. SigIgn is read live (a process may start ignoring SIGHUP at any
+    time) and only for the few pids that ask.
     """
 
-    def __init__(self, proc=PROC, cache=None):
-        self.proc = proc
-        self.btime = parse_proc_stat(read_text(proc + "/stat"))[2] or 0
-        self.stats = {}
-        try:
-            names = os.listdir(proc)
-        except OSError:
-            names = []
-        for name in names:
-            if name.isdigit():
-                st = parse_pid_stat_full(read_text("%s/%s/stat" % (proc, name)))
-                if st is not None:
-                    self.stats[int(name)] = st
-        self.cache = cache if cache is not None else {}
-        for pid in [p for p in self.cache if p not in self.stats]:
-            del self.cache[pid]  # bounded by the live processes
+    def __init__(self, proc=PROC, cache=None, index=None):
+        if index is None:
+            index = ProcIndex(proc, cache)
+        index.refresh()
+        self.index = index
+        self.proc = index.proc
+        self.btime = index.btime
+        self.stats = index.stats
+        self.cache = index.cache
+        self._fresh = set(index.last_read)  # read in this pass
 
     def _facts(self, pid):
         st = self.stats.get(pid)
@@ -409,6 +530,17 @@ class ProcScan:
             facts["cmd_reads"] = facts.get("cmd_reads", 0) + 1
         return facts.get("cmd", "")
 
+    def runs_python(self, pid):
+        """Whether the command line's program is python (python3, python3.11, a path)."""
+        facts = self._facts(pid)
+        py = facts.get("python")
+        if py is None:
+            cmd = self.cmdline(pid)
+            py = os.path.basename(cmd.split(" ", 1)[0]).startswith("python") if cmd else False
+            if cmd:  # an empty one may yet be read again (see cmdline)
+                facts["python"] = py
+        return py
+
     def uid(self, pid):
         facts = self._facts(pid)
         if "uid" not in facts:
@@ -418,21 +550,34 @@ class ProcScan:
     def sigign(self, pid):
         return parse_status_fields(read_text("%s/%d/status" % (self.proc, pid)))[1] or 0
 
-    def comm(self, pid):
+    def full(self, pid):
+        """The pid's stat as parse_pid_stat_full gives, or None; a pid the index has not
+        listed (it started since the last listing: a new GPU job, a new tmux pane) is read."""
         st = self.stats.get(pid)
+        if st is None and pid not in self._fresh:
+            self._fresh.add(pid)
+            st = self.index.read(pid)
+        return st
+
+    def comm(self, pid):
+        st = self.full(pid)
         return st[0] if st else None
 
     def ppid(self, pid):
-        st = self.stats.get(pid)
+        st = self.full(pid)
         return st[2] if st else None
 
     def start(self, pid):
-        """Start as epoch seconds, or None if the pid was not there at the scan."""
-        st = self.stats.get(pid)
+        """Start as epoch seconds, or None if the pid is gone."""
+        st = self.full(pid)
         return start_epoch(st[5], self.btime) if st else None
 
     def stat(self, pid):
-        """(state, ppid, cpu jiffies, start jiffies, rss pages), as parse_pid_stat gives."""
+        """(state, ppid, cpu jiffies, start jiffies, rss pages), as parse_pid_stat gives,
+        read in this pass (these change every second); None if the pid is gone."""
+        if pid not in self._fresh:
+            self._fresh.add(pid)
+            self.index.read(pid)
         st = self.stats.get(pid)
         return (st[1], st[2], st[4], st[5], st[6]) if st else None
 

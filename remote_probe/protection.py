@@ -11,17 +11,19 @@ MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
 LONG_RUNNING = 60.0  # seconds before a python process counts as a job
 
 
-def ancestry(pid, proc=procfs.PROC, scan=None):
-    """[(pid, comm, tty_nr, sighup_ignored)] from pid up to (not including) pid 1."""
+def ancestry(pid, proc=procfs.PROC, scan=None, sighup=True):
+    """[(pid, comm, tty_nr, sighup_ignored)] from pid up to (not including) pid 1.
+
+    sighup=False leaves sighup_ignored False without reading each /proc/PID/status."""
     scan = scan if scan is not None else procfs.ProcScan(proc)
     chain, seen = [], set()
     while pid and pid > 1 and pid not in seen:
         seen.add(pid)
-        st = scan.stats.get(pid)
+        st = scan.full(pid)
         if st is None:
             break
         comm, _state, ppid, tty_nr = st[:4]
-        chain.append((pid, comm, tty_nr, bool(scan.sigign(pid) & SIGHUP_BIT)))
+        chain.append((pid, comm, tty_nr, sighup and bool(scan.sigign(pid) & SIGHUP_BIT)))
         pid = ppid
     return chain
 
@@ -49,19 +51,15 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
     now = time.time() if now is None else now
     scan = scan if scan is not None else procfs.ProcScan(proc)
     uid = os.getuid()
+    newest = (now - min_age - scan.btime) * procfs.CLK_TCK  # start time, in jiffies after boot
     out = []
-    for pid in sorted(scan.stats):
-        start = scan.start(pid)
-        if start is None or now - start < min_age:
-            continue
-        cmd = scan.cmdline(pid)
-        head = os.path.basename(cmd.split(" ", 1)[0]) if cmd else ""
-        if not head.startswith("python"):
+    for pid, st in scan.stats.items():
+        if st[5] > newest or not scan.runs_python(pid):
             continue
         if uid != 0 and scan.uid(pid) != uid:
             continue
         out.append(pid)
-    return out
+    return sorted(out)
 
 
 def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
@@ -72,8 +70,14 @@ def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
     for pid in sorted(gpu_pids | set(python_jobs(scan=scan))):
         if pid in own_pids:
             continue
-        protected, reason = verdict(ancestry(pid, scan=scan))
+        # Ignoring SIGHUP can only protect: /proc/PID/status is read only for a job that
+        # would otherwise be reported, not for every process up every chain (issue 12).
+        chain = ancestry(pid, scan=scan, sighup=False)
+        protected, reason = verdict(chain)
         if not protected:
+            chain[0] = chain[0][:3] + (bool(scan.sigign(pid) & SIGHUP_BIT),)
+            protected, reason = verdict(chain)
+        if not protected and scan.stat(pid) is not None:  # not gone since /proc was listed
             out.append({"pid": pid, "cmd": scan.cmdline(pid)[:200], "gpu": pid in gpu_pids,
                         "reason": reason})
     return out

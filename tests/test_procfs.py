@@ -104,3 +104,15 @@ def test_real_host_metrics_are_sane():
     for d in disks:
         assert 0 <= d["used"] <= d["total"]
     assert procfs.boot_time() < time.time()
+
+
+def test_read_text_reads_whole_files_and_says_default_when_it_cannot(tmp_path):
+    big = tmp_path / "big"
+    text = "".join("line %d ☃\n" % i for i in range(20000))  # several os.read chunks
+    big.write_text(text, encoding="utf-8")
+    assert procfs.read_text(str(big)) == text
+    (tmp_path / "bad").write_bytes(b"ok \xff\n")
+    assert procfs.read_text(str(tmp_path / "bad")) == "ok \ufffd\n"
+    assert procfs.read_text(str(tmp_path / "missing"), "gone") == "gone"
+    assert procfs.read_text(str(tmp_path), "a directory") == "a directory"
+    assert procfs.read_text("/proc/self/stat").startswith("%d (" % os.getpid())
