@@ -13,7 +13,7 @@ import pytest
 
 from remote_probe import procfs, protection
 
-from .test_procscan import BOX, fake_proc
+from .test_procscan import BOX, count_reads, fake_proc
 
 NEVER = 10 ** 9  # a rotation period no test pass reaches
 
@@ -154,13 +154,7 @@ def test_a_reused_pid_is_read_again_and_its_cached_command_line_dropped():
 
 def test_sighup_is_read_only_for_jobs_that_would_otherwise_be_reported(tmp_path, monkeypatch):
     proc = fake_proc(tmp_path, BOX)
-    reads = collections.Counter()
-    real = procfs.read_text
-
-    def counting(path, default=""):
-        reads[path] += 1
-        return real(path, default)
-    monkeypatch.setattr(procfs, "read_text", counting)
+    reads = count_reads(monkeypatch)
     if os.getuid() != 0:
         pytest.skip("as another user, python jobs read owners from the same status files")
     jobs = protection.unprotected_jobs([30, 41], scan=procfs.ProcScan(proc, cache={}))

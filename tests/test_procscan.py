@@ -51,8 +51,8 @@ def test_one_pass_answers_jobs_ancestry_and_workers(tmp_path):
     assert scan.start(41) == 1_700_000_000 + 410 / procfs.CLK_TCK
 
 
-def test_every_stat_file_is_read_once_per_scan(tmp_path, monkeypatch):
-    proc = fake_proc(tmp_path, BOX)
+def count_reads(monkeypatch):
+    """A Counter of the /proc files read from now on, by path."""
     reads = collections.Counter()
     real = procfs.read_text
 
@@ -60,6 +60,12 @@ def test_every_stat_file_is_read_once_per_scan(tmp_path, monkeypatch):
         reads[path] += 1
         return real(path, default)
     monkeypatch.setattr(procfs, "read_text", counting)
+    return reads
+
+
+def test_every_stat_file_is_read_once_per_scan(tmp_path, monkeypatch):
+    proc = fake_proc(tmp_path, BOX)
+    reads = count_reads(monkeypatch)
     scan = procfs.ProcScan(proc, cache={})
     protection.unprotected_jobs([30], scan=scan)
     dataloader.find_workers(scan=scan)
