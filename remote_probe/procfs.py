@@ -375,6 +375,7 @@ def parse_status_fields(text):
 
 
 REFRESH_EVERY = 24  # passes: an unchanged process's stat is read again this often (2 min at 5 s)
+YOUNG_SECONDS = 60.0  # a new pid this young is read again at the next pass (it may exec yet)
 # Share of a core the daemon's /proc listing may take: readdir of /proc costs ~2 us a process
 # with cold caches, so 2,000 processes are listed every 10 s, 150 on every jobs scan.
 LIST_BUDGET = 0.0004
@@ -471,6 +472,11 @@ class ProcIndex:
         self.inodes = listed
         for pid in read:
             self.read(pid)
+        # Only young new pids are worth a second look: on the daemon's first pass every pid
+        # is "new", and reading 2,000 day-old processes twice was the +2,000 growth left.
+        born_before = (time.time() - YOUNG_SECONDS - self.btime) * CLK_TCK
+        self.last_new = {pid for pid in self.last_new
+                         if pid in self.stats and self.stats[pid][5] > born_before}
         self.last_read, self.last_gone = read, gone
         return read
 
