@@ -110,7 +110,8 @@ def render_billing(f, autostop=None, now=None):
         t.append(_("provider "), style="dim")
         t.append(visible(f.provider))
     if f.release_command:
-        t.append(_("  release: "), style="dim")
+        t.append("\n")  # its own line: a command wrapped after the provider's name misread
+        t.append(_("release: "), style="dim")
         t.append(visible(f.release_command), style="italic")
     t.append("\n")
     t.append_text(autostop_text(autostop))
