@@ -148,3 +148,59 @@ async def test_a_deleted_state_dir_on_the_laptop_starts_the_probe_as_before(sshb
     finally:
         await s.close()
         terminate(sshbox.remote_dir)
+
+
+async def test_a_killed_daemon_that_left_its_socket_file_is_started_again(sshbox):
+    import json
+    import signal
+    target = ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config)
+    s, _ = await _connect(target, sshbox.remote_dir)
+    old_pid = s.client.hello["pid"]
+    await s.close()
+    os.kill(old_pid, signal.SIGKILL)  # the OOM killer: no cleanup, the socket file stays
+    for _ in range(100):
+        try:
+            os.kill(old_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    assert os.path.exists(paths.socket_path(sshbox.remote_dir))
+    try:
+        s, took = await _connect(target, sshbox.remote_dir)
+        try:
+            assert not s.direct and s.state == "live"
+            assert s.client.hello["pid"] != old_pid
+            assert not [n for n in s.notices if any(w in n for w in SCARY)], s.notices
+        finally:
+            await s.close()
+        [entry] = json.load(open(probe_sockets.cache_path())).values()
+        assert "refused" not in entry  # a dead daemon is not a box that forbids sockets
+        s, _ = await _connect(target, sshbox.remote_dir)
+        try:
+            assert s.direct
+        finally:
+            await s.close()
+    finally:
+        terminate(sshbox.remote_dir)
+
+
+def test_a_box_with_disable_forwarding_is_tried_once(tmp_path_factory):
+    import json
+    import subprocess
+    import sys
+    from .conftest import start_sshd, stop_sshd
+    box = start_sshd(tmp_path_factory.mktemp("box"), extra_config="DisableForwarding yes")
+    try:
+        box.trust()
+        args = [sys.executable, "-m", "tui", "status", "testbox", "--ssh-config", box.ssh_config,
+                "--simulate", "a100x2", "--remote-dir", box.remote_dir]
+        for _ in range(3):
+            r = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+            assert r.returncode == 0 and "A100" in r.stdout, r.stderr
+            assert "prohibited" not in r.stdout + r.stderr  # the fallback is not the user's concern
+        [entry] = json.load(open(probe_sockets.cache_path())).values()
+        assert "refused" in entry
+    finally:
+        terminate(box.remote_dir)
+        stop_sshd(box)

@@ -64,3 +64,22 @@ def test_usable_socket_decides_by_shape():
     assert not ps.usable_socket("/a\tb")
     assert not ps.usable_socket("/" + "a" * ps.MAX_SOCKET_CHARS)
     assert not ps.usable_socket(b"/s.sock")
+
+
+def test_two_gputui_processes_writing_at_once_never_corrupt_the_file():
+    import subprocess
+    import sys
+    code = ("import sys\nfrom tui.core import probe_sockets as ps\n"
+            "for i in range(150):\n"
+            "    k = ps.cache_key('SHA256:' + sys.argv[1], 'root', None)\n"
+            "    ps.remember(k, '/s%d.sock' % i, '/d')\n"
+            "    r = ps.recall(k)\n"
+            "    assert r is None or r['socket'].startswith('/s'), r\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(n)], stderr=subprocess.PIPE)
+             for n in range(3)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+    data = ps._load()  # valid JSON: each write replaces the file whole
+    assert data and all(v["socket"].startswith("/s") for v in data.values())
+    left = [n for n in os.listdir(os.path.dirname(ps.cache_path())) if n.startswith(".probe-sockets-")]
+    assert left == []
