@@ -62,7 +62,10 @@ def test_usable_socket_decides_by_shape():
     assert ps.usable_socket("/root/.cache/gputui/run/probe.sock")
     assert not ps.usable_socket("probe.sock")
     assert not ps.usable_socket("/a\tb")
-    assert not ps.usable_socket("/" + "a" * ps.MAX_SOCKET_CHARS)
+    assert ps.usable_socket("/" + "a" * (ps.MAX_SOCKET_BYTES - 1))
+    assert not ps.usable_socket("/" + "a" * ps.MAX_SOCKET_BYTES)
+    assert not ps.usable_socket("/" + "\u00e9" * 60)  # 121 bytes in UTF-8
+    assert ps.usable_socket("/tmp/gputui-0-0123456789abcdef/probe.sock")
     assert not ps.usable_socket(b"/s.sock")
 
 

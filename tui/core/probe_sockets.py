@@ -23,7 +23,7 @@ FILE = "probe-sockets.json"
 MAX_ENTRIES = 256
 REFUSAL_KEPT = 7 * 86400.0
 MAX_FILE_BYTES = 4 << 20  # 256 entries are ~100 KB; a bigger file is not ours to parse
-MAX_SOCKET_CHARS = 4096  # PATH_MAX
+MAX_SOCKET_BYTES = 107  # sun_path: sshd cannot open a longer one (the daemon keeps to 100)
 
 
 def cache_path():
@@ -42,10 +42,11 @@ def _when(entry):
 
 
 def usable_socket(path):
-    """An absolute path of printable characters: what the box says in its hello is data,
-    and a path with control characters or of any length is nothing a daemon listens on."""
-    return (isinstance(path, str) and path.startswith("/") and len(path) < MAX_SOCKET_CHARS
-            and path.isprintable())
+    """An absolute path of printable characters that fits a unix socket address: what the
+    box says in its hello is data, and any other path is nothing a daemon listens on (a
+    longer one would fail to open and read as a box that refuses socket channels)."""
+    return (isinstance(path, str) and path.startswith("/") and path.isprintable()
+            and len(os.fsencode(path)) <= MAX_SOCKET_BYTES)
 
 
 def _load():
