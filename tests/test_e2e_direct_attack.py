@@ -2,6 +2,7 @@
 a state dir deleted on the laptop, file downloads through the socket."""
 
 import asyncio
+import logging
 import os
 import socket
 import threading
@@ -78,7 +79,8 @@ def _rss_mb():
 
 
 @pytest.mark.parametrize("mode", ["garbage", "silent", "flood"])
-async def test_the_socket_path_gives_up_on_another_program_within_seconds(sshbox, tmp_path, mode):
+async def test_the_socket_path_gives_up_on_another_program_within_seconds(sshbox, tmp_path, mode,
+                                                                          caplog):
     target = ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config)
     s, _ = await _connect(target, sshbox.remote_dir)  # any SSH connection to the box
     impostor = Impostor(str(tmp_path / "other.sock"), mode)
@@ -92,6 +94,8 @@ async def test_the_socket_path_gives_up_on_another_program_within_seconds(sshbox
         assert not exc.value.channel_refused  # the channel opened: not taken for a refusal
         # a peer that never sends a newline does not fill the laptop's memory meanwhile
         assert _rss_mb() - peak < 64
+        # nothing logged at WARNING: without --log, Python prints those on the user's stderr
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text[:500]
     finally:
         impostor.close()
         await s.close()

@@ -391,7 +391,18 @@ async def start_direct(conn, path, want_config, on_push=None, remote_dir="", not
     except (asyncssh.Error, OSError) as exc:
         raise DirectUnavailable(str(exc) or exc.__class__.__name__)
     capped = _LineCapped(reader, DIRECT_HELLO_LINE)
-    client = ProbeClient(StreamReader(capped), writer, on_push=on_push)
+    stream = StreamReader(capped)
+    try:
+        # No shell prints a banner here: a first line that is not a hello is another
+        # program, given up on at once (not after DIRECT_TIMEOUT of logged junk lines).
+        first = await asyncio.wait_for(stream.readline(), DIRECT_TIMEOUT)
+        if protocol.decode(first).get("type") != protocol.HELLO:
+            raise protocol.ProtocolError("not a hello")
+    except (protocol.ProtocolError, asyncio.TimeoutError):
+        writer.close()
+        raise DirectUnavailable("no gputui daemon answers at %s" % path)
+    stream.buf[:0] = first  # the client reads the hello itself
+    client = ProbeClient(stream, writer, on_push=on_push)
     try:
         await asyncio.wait_for(client.start(), DIRECT_TIMEOUT)
     except (ProbeError, asyncio.TimeoutError) as exc:
