@@ -22,6 +22,8 @@ from tui.core import config
 FILE = "probe-sockets.json"
 MAX_ENTRIES = 256
 REFUSAL_KEPT = 7 * 86400.0
+MAX_FILE_BYTES = 4 << 20  # 256 entries are ~100 KB; a bigger file is not ours to parse
+MAX_SOCKET_BYTES = 107  # sun_path: sshd cannot open a longer one (the daemon keeps to 100)
 
 
 def cache_path():
@@ -39,11 +41,21 @@ def _when(entry):
         return 0.0
 
 
+def usable_socket(path):
+    """An absolute path of printable characters that fits a unix socket address: what the
+    box says in its hello is data, and any other path is nothing a daemon listens on (a
+    longer one would fail to open and read as a box that refuses socket channels)."""
+    return (isinstance(path, str) and path.startswith("/") and path.isprintable()
+            and len(os.fsencode(path)) <= MAX_SOCKET_BYTES)
+
+
 def _load():
     try:
         with open(cache_path(), encoding="utf-8") as f:
+            if os.fstat(f.fileno()).st_size > MAX_FILE_BYTES:
+                return {}
             data = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # deep nesting raises RecursionError
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -56,11 +68,17 @@ def _save(data):
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".probe-sockets-")
+    except OSError:
+        return  # a cache that cannot be written costs speed, never a connect
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=0, sort_keys=True)
         os.replace(tmp, path)
     except OSError:
-        pass  # a cache that cannot be written costs speed, never a connect
+        try:  # e.g. the cache path is a directory: leave no temp file per connect
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def recall(key, now=None):
@@ -74,7 +92,7 @@ def recall(key, now=None):
         if now - _when(entry) < REFUSAL_KEPT:
             return {"refused": str(entry["refused"])}
         return None
-    if not isinstance(entry.get("socket"), str) or not entry["socket"].startswith("/"):
+    if not usable_socket(entry.get("socket")):
         return None
     notes = entry.get("notes")
     return {"socket": entry["socket"], "remote_dir": str(entry.get("remote_dir") or ""),
@@ -89,6 +107,10 @@ def remember(key, socket, remote_dir, notes=(), pid=None):
     old = data.get(key)
     if isinstance(old, dict) and old.get("refused") and recall(key) is not None:
         return  # refused recently: the exec path works, no need to try the socket again
+    if not usable_socket(socket):
+        if data.pop(key, None) is not None:  # the daemon moved somewhere unusable
+            _save(data)
+        return
     data[key] = {"socket": socket, "remote_dir": remote_dir, "notes": list(notes), "t": time.time(),
                  "pid": pid if isinstance(pid, int) else None}
     _save(data)

@@ -358,6 +358,25 @@ class DirectChannel:
         self.writer.close()
 
 
+DIRECT_HELLO_LINE = 1 << 20  # a hello is a few hundred bytes
+DIRECT_LINE = 64 << 20  # far above any snapshot or file chunk (512 KB as base64)
+
+
+class _LineCapped:
+    """The socket's reader, ended when a line grows past `limit` bytes: whatever listens at
+    a remembered path may not be the daemon, and a peer that never sends a newline would
+    otherwise fill the laptop's memory (750 MB in the 5 s a hello may take)."""
+
+    def __init__(self, raw, limit):
+        self.raw, self.limit, self.run = raw, limit, 0
+
+    async def read(self, n):
+        data = await self.raw.read(n)
+        at = data.rfind(b"\n")
+        self.run = len(data) - at - 1 if at >= 0 else self.run + len(data)
+        return b"" if self.run > self.limit else data  # as if the peer had closed
+
+
 async def start_direct(conn, path, want_config, on_push=None, remote_dir="", notes=()):
     """Open the running daemon's socket over the SSH connection (direct-streamlocal):
     no command, no bridge on the box. DirectUnavailable/DirectRefused when it cannot be."""
@@ -371,12 +390,25 @@ async def start_direct(conn, path, want_config, on_push=None, remote_dir="", not
         raise DirectRefused("no answer to a socket channel within %.0f s" % DIRECT_TIMEOUT)
     except (asyncssh.Error, OSError) as exc:
         raise DirectUnavailable(str(exc) or exc.__class__.__name__)
-    client = ProbeClient(StreamReader(reader), writer, on_push=on_push)
+    capped = _LineCapped(reader, DIRECT_HELLO_LINE)
+    stream = StreamReader(capped)
+    try:
+        # No shell prints a banner here: a first line that is not a hello is another
+        # program, given up on at once (not after DIRECT_TIMEOUT of logged junk lines).
+        first = await asyncio.wait_for(stream.readline(), DIRECT_TIMEOUT)
+        if protocol.decode(first).get("type") != protocol.HELLO:
+            raise protocol.ProtocolError("not a hello")
+    except (protocol.ProtocolError, asyncio.TimeoutError):
+        writer.close()
+        raise DirectUnavailable("no gputui daemon answers at %s" % path)
+    stream.buf[:0] = first  # the client reads the hello itself
+    client = ProbeClient(stream, writer, on_push=on_push)
     try:
         await asyncio.wait_for(client.start(), DIRECT_TIMEOUT)
     except (ProbeError, asyncio.TimeoutError) as exc:
         writer.close()
         raise DirectUnavailable(str(exc) or "no hello from the daemon")
+    capped.limit = DIRECT_LINE
     if client.hello.get("config") != want_config:
         # Another version or backend: the exec path replaces it (or says who uses it).
         await client.close()
