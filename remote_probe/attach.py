@@ -50,6 +50,13 @@ def connect(path):
     return sock
 
 
+def inode(path):
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
 def read_line(sock, timeout=5.0):
     """The daemon's hello line (and whatever bytes came after it)."""
     sock.settimeout(timeout)
@@ -59,6 +66,8 @@ def read_line(sock, timeout=5.0):
         if not chunk:
             break
         buf += chunk
+        if len(buf) > protocol.MAX_LINE:  # not a daemon's hello: something else listens here
+            raise protocol.ProtocolError("no hello within %d bytes" % protocol.MAX_LINE)
     sock.settimeout(None)
     line, _, rest = buf.partition(b"\n")
     return line, rest
@@ -106,8 +115,12 @@ def daemon_connection(state_dir, simulate):
     path = socket_path(state_dir)
     want = config_key(simulate)
     spawned = False
+    stranger = None  # inode of a socket path that answered without a daemon's hello
     deadline = time.time() + SPAWN_WAIT
     while time.time() < deadline:
+        if stranger is not None and inode(path) == stranger:
+            time.sleep(0.05)  # until our daemon has taken the path over
+            continue
         sock = connect(path)
         if sock is None:
             if not spawned:
@@ -120,6 +133,13 @@ def daemon_connection(state_dir, simulate):
             hello = protocol.decode(line)
         except (OSError, protocol.ProtocolError):
             sock.close()
+            stranger = inode(path)
+            if not spawned:
+                # Not a daemon's hello (another program took the path, or a daemon that
+                # hangs): start ours. It takes the lock if it is free and then the path;
+                # while a live daemon holds the lock, the new one just exits.
+                spawn_daemon(state_dir, simulate)
+                spawned = True
             time.sleep(0.1)
             continue
         if hello.get("config") != want:

@@ -102,6 +102,7 @@ class Daemon:
         self.clients = set()
         self.started = time.time()
         self.sock_path = None  # set by serve()
+        self.binds = 0  # times the socket was bound (again after someone deleted it)
         self.backend, self.notes = select_backend(simulate, state_dir=state_dir)
         self.sampler = Sampler(self.backend)
         self.inventory = self.sampler.inventory()
@@ -126,7 +127,7 @@ class Daemon:
     def hello(self):
         return protocol.hello("probe", __version__, CAPABILITIES, pid=os.getpid(),
                               config=config_key(self.simulate), started=self.started,
-                              last_seq=self.seq, socket=self.sock_path,
+                              last_seq=self.seq, socket=self.sock_path, binds=self.binds,
                               sessions=sum(1 for c in self.clients if c.subscribed))
 
     def send(self, client, msg=None, line=None):
@@ -246,6 +247,7 @@ class Daemon:
                 return
             try:
                 await self.tick()
+                await self._keep_socket()
             except Exception:  # a bug in one tick must not kill the daemon
                 log.exception("sampling tick failed")
             next_at += self.interval
@@ -562,6 +564,23 @@ class Daemon:
         return table
 
     # -- lifetime ---------------------------------------------------------------
+    async def _bind(self):
+        ensure_private_dir(os.path.dirname(self.sock_path))
+        server = await asyncio.start_unix_server(self.handle_client, path=self.sock_path,
+                                                 limit=protocol.MAX_LINE)
+        os.chmod(self.sock_path, 0o600)
+        self.binds += 1
+        return server
+
+    async def _keep_socket(self):
+        """A /tmp cleaner (systemd-tmpfiles) or a hasty `rm -rf ~/.cache` can delete the
+        socket under a daemon that still holds the lock: no client could reach it and no new
+        daemon could start. Bind the path again (clients already connected are unaffected)."""
+        if self.sock_path and not os.path.exists(self.sock_path):
+            log.warning("the socket %s was deleted; listening there again", self.sock_path)
+            self.server.close()
+            self.server = await self._bind()
+
     async def serve(self, sock_path):
         self.sock_path = os.path.abspath(sock_path)  # in the hello: clients may connect to it directly
         self.stop_event = asyncio.Event()
@@ -570,15 +589,13 @@ class Daemon:
             loop.add_signal_handler(sig, self.stop_event.set)
         if os.path.exists(sock_path):
             os.unlink(sock_path)  # stale: we hold the lock, so nobody else serves it
-        server = await asyncio.start_unix_server(self.handle_client, path=sock_path,
-                                                 limit=protocol.MAX_LINE)
-        os.chmod(sock_path, 0o600)
+        self.server = await self._bind()
         sampling = asyncio.ensure_future(self.sample_loop())
         try:
             await self.stop_event.wait()
         finally:
             sampling.cancel()
-            server.close()
+            self.server.close()
             for client in list(self.clients):
                 client.writer.close()
             try:

@@ -11,8 +11,10 @@ Errors:   {"type": "error", "id": N, "error": "..."}
 """
 
 import base64
+import errno
 import json
 import os
+import stat
 
 
 from .protocol import FILE_READ
@@ -34,9 +36,14 @@ def read_chunk(path, offset, size):
     """-> (bytes, eof, file size) of one chunk; OSError if the file cannot be read."""
     size = max(0, min(int(size), MAX_CHUNK))
     offset = max(0, int(offset))
-    fd = os.open(local_path(path), os.O_RDONLY)
+    # O_NONBLOCK: a FIFO would block the open until a writer came (and hold a daemon
+    # thread); only regular files are read.
+    fd = os.open(local_path(path), os.O_RDONLY | os.O_NONBLOCK)
     try:
-        total = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        total = st.st_size
         data = os.pread(fd, size, offset)
     finally:
         os.close(fd)

@@ -516,6 +516,7 @@ REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  # than MAX_STR - cut there, every chunk came back a quarter short
                  "data": Str(4 * ((512 << 10) + 2) // 3)})
 HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT, "socket": PATH,
+                 "binds": COUNT,
                  "version": Str(200)})
 MESSAGE_SCHEMAS = {SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG,
                    REPLY: REPLY_MSG, ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG}

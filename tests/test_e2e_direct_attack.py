@@ -102,11 +102,6 @@ async def test_the_socket_path_gives_up_on_another_program_within_seconds(sshbox
         terminate(sshbox.remote_dir)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "box side, outside tui/: with another program on the daemon's socket path the command path "
-    "fails too (the new daemon stops ~40 ms after it starts, or attach sees no hello within 20 s), "
-    "so the user gets 'The probe daemon on the box could not be reached'; remote_probe attach/"
-    "daemon start must take the path over from a program that is not a gputui daemon"))
 @pytest.mark.parametrize("mode", ["garbage", "silent", "flood"])
 async def test_another_program_on_the_socket_falls_back_quietly(sshbox, mode):
     target = ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config)
@@ -211,10 +206,6 @@ def test_a_box_with_disable_forwarding_is_tried_once(tmp_path_factory):
         stop_sshd(box)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "box side, outside tui/: remote_probe/filexfer.read_chunk os.open()s a FIFO O_RDONLY, which "
-    "blocks until a writer comes; the read never answers and a daemon thread stays blocked. Fix: "
-    "open with O_NONBLOCK and refuse what fstat says is not a regular file"))
 async def test_downloading_a_fifo_through_the_socket_is_an_error_not_a_hang(sshbox, tmp_path):
     target = ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config)
     s, _ = await _connect(target, sshbox.remote_dir)
@@ -261,12 +252,6 @@ async def test_downloads_through_the_socket_say_what_is_wrong(sshbox, tmp_path):
         terminate(sshbox.remote_dir)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "box side, outside tui/: with the socket file gone the old daemon still holds daemon.lock, "
-    "the new one exits ('another probe daemon holds the lock') and attach reports 'the daemon "
-    "did not start within 10 s': the box cannot be reached at all until the old daemon is "
-    "killed. Same on the command path without the cache. Fix in remote_probe: a lock holder "
-    "whose socket is gone is told to re-bind (SIGHUP/SIGUSR1) or is replaced"))
 async def test_a_socket_file_deleted_under_a_running_daemon_is_not_a_refusal(sshbox):
     """/tmp cleaners (systemd-tmpfiles) delete old sockets under deep homes' /tmp fallback."""
     import json

@@ -12,7 +12,7 @@ def test_remember_and_recall_round_trip():
     ps.remember(key, "/root/.cache/gputui/run/probe.sock", "/root/.cache/gputui", ["note [b]x[/b]"])
     assert ps.recall(key) == {"socket": "/root/.cache/gputui/run/probe.sock",
                               "remote_dir": "/root/.cache/gputui", "notes": ["note [b]x[/b]"],
-                              "pid": None}
+                              "daemon": None}
     # another login or another state dir on the same box is another daemon
     assert ps.recall(ps.cache_key("SHA256:abc", "alice", None)) is None
     assert ps.recall(ps.cache_key("SHA256:abc", "root", "/data/gputui")) is None

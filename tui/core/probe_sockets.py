@@ -97,12 +97,21 @@ def recall(key, now=None):
     notes = entry.get("notes")
     return {"socket": entry["socket"], "remote_dir": str(entry.get("remote_dir") or ""),
             "notes": [str(n) for n in notes] if isinstance(notes, list) else [],
-            "pid": entry.get("pid") if isinstance(entry.get("pid"), int) else None}
+            "daemon": _daemon(entry.get("daemon"))}
 
 
-def remember(key, socket, remote_dir, notes=(), pid=None):
-    """`pid`: the daemon's, so that a socket that would not open while that same daemon
-    kept running there can be told from a daemon that had gone (see session)."""
+def _daemon(value):
+    """A daemon's identity as [pid, binds] (how often it bound its socket), or None."""
+    if isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return value
+    return None
+
+
+def remember(key, socket, remote_dir, notes=(), daemon=None):
+    """`daemon`: [pid, binds] from its hello, so that a socket that would not open while
+    that same daemon kept listening there can be told from a daemon that had gone or had
+    to bind its socket again (see session)."""
     data = _load()
     old = data.get(key)
     if isinstance(old, dict) and old.get("refused") and recall(key) is not None:
@@ -112,7 +121,7 @@ def remember(key, socket, remote_dir, notes=(), pid=None):
             _save(data)
         return
     data[key] = {"socket": socket, "remote_dir": remote_dir, "notes": list(notes), "t": time.time(),
-                 "pid": pid if isinstance(pid, int) else None}
+                 "daemon": _daemon(daemon)}
     _save(data)
 
 

@@ -216,12 +216,14 @@ class RemoteSession:
         socket, failed = hello.get("socket"), self._direct_failed
         if not socket:
             return  # a probe from before direct attach
-        if failed and failed["socket"] == socket and failed.get("pid") == hello.get("pid"):
-            # The same daemon was running at that socket all along: sshd refuses socket
-            # channels on this box (AllowStreamLocalForwarding no / DisableForwarding).
+        daemon = [hello.get("pid"), hello.get("binds")]
+        if failed and failed["socket"] == socket and failed.get("daemon") == daemon:
+            # The same daemon was listening at that socket all along (same pid, not bound
+            # again since): sshd refuses socket channels on this box
+            # (AllowStreamLocalForwarding no / DisableForwarding).
             probe_sockets.refused(key, failed["why"])
         else:
-            probe_sockets.remember(key, socket, started.remote_dir, started.notes, pid=hello.get("pid"))
+            probe_sockets.remember(key, socket, started.remote_dir, started.notes, daemon=daemon)
 
     async def _start_probe(self, mode="attach"):
         """Start the probe over this session's transport; switch to the terminal
