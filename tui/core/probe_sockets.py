@@ -81,17 +81,19 @@ def _save(data):
             pass
 
 
+def _fresh_refusal(entry, now=None):
+    now = time.time() if now is None else now
+    return bool(entry.get("refused")) and now - _when(entry) < REFUSAL_KEPT
+
+
 def recall(key, now=None):
     """-> the entry for this box: {"socket", "remote_dir", "notes"} to try, {"refused": why}
     while a refusal is fresh, or None."""
     entry = _load().get(key)
     if not isinstance(entry, dict):
         return None
-    now = time.time() if now is None else now
     if entry.get("refused"):
-        if now - _when(entry) < REFUSAL_KEPT:
-            return {"refused": str(entry["refused"])}
-        return None
+        return {"refused": str(entry["refused"])} if _fresh_refusal(entry, now) else None
     if not usable_socket(entry.get("socket")):
         return None
     notes = entry.get("notes")
@@ -114,7 +116,7 @@ def remember(key, socket, remote_dir, notes=(), daemon=None):
     to bind its socket again (see session)."""
     data = _load()
     old = data.get(key)
-    if isinstance(old, dict) and old.get("refused") and recall(key) is not None:
+    if isinstance(old, dict) and _fresh_refusal(old):
         return  # refused recently: the exec path works, no need to try the socket again
     if not usable_socket(socket):
         if data.pop(key, None) is not None:  # the daemon moved somewhere unusable

@@ -68,8 +68,12 @@ class ProbeClient:
         self._reader_task = None
         self.closed = asyncio.Event()
 
-    async def start(self):
-        """Read the probe's hello, check the protocol, send ours, start reading."""
+    async def start(self, noise=True):
+        """Read the probe's hello, check the protocol, send ours, start reading.
+
+        `noise`: lines before the hello are skipped (a chatty shell over exec or a PTY);
+        without, the first line must be the hello (a socket has no shell: anything else
+        there is another program, given up on at once)."""
         deadline = time.monotonic() + HELLO_TIMEOUT  # for all the noise before it together
         while True:
             line = await asyncio.wait_for(self.reader.readline(),
@@ -79,6 +83,8 @@ class ProbeClient:
             try:
                 msg = protocol.decode_clean(line, self.cleaned)
             except protocol.ProtocolError as exc:
+                if not noise:
+                    raise ProbeError("not a gputui probe: %s" % exc)
                 # e.g. a noisy .bashrc printing a banner: skip until the hello
                 msg = hello_in_noise(line)
                 if msg is None:
@@ -90,6 +96,8 @@ class ProbeClient:
                 code = msg.get("exit")
                 raise ProbeStartError(str(msg.get("error") or "the probe could not start"),
                                       code if isinstance(code, int) else None)
+            if not noise:
+                raise ProbeError("not a gputui probe: %s before its hello" % msg["type"])
             self._skip(line, "expected hello first")
         problem = protocol.check_compatible(msg)
         if problem:

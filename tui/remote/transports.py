@@ -391,23 +391,15 @@ async def start_direct(conn, path, want_config, on_push=None, remote_dir="", not
     except (asyncssh.Error, OSError) as exc:
         raise DirectUnavailable(str(exc) or exc.__class__.__name__)
     capped = _LineCapped(reader, DIRECT_HELLO_LINE)
-    stream = StreamReader(capped)
+    client = ProbeClient(StreamReader(capped), writer, on_push=on_push)
     try:
         # No shell prints a banner here: a first line that is not a hello is another
         # program, given up on at once (not after DIRECT_TIMEOUT of logged junk lines).
-        first = await asyncio.wait_for(stream.readline(), DIRECT_TIMEOUT)
-        if protocol.decode(first).get("type") != protocol.HELLO:
-            raise protocol.ProtocolError("not a hello")
-    except (protocol.ProtocolError, asyncio.TimeoutError):
-        writer.close()
-        raise DirectUnavailable("no gputui daemon answers at %s" % path)
-    stream.buf[:0] = first  # the client reads the hello itself
-    client = ProbeClient(stream, writer, on_push=on_push)
-    try:
-        await asyncio.wait_for(client.start(), DIRECT_TIMEOUT)
+        await asyncio.wait_for(client.start(noise=False), DIRECT_TIMEOUT)
     except (ProbeError, asyncio.TimeoutError) as exc:
         writer.close()
-        raise DirectUnavailable(str(exc) or "no hello from the daemon")
+        raise DirectUnavailable("no gputui daemon answers at %s (%s)" % (
+            path, str(exc) or "no hello within %.0f s" % DIRECT_TIMEOUT))
     capped.limit = DIRECT_LINE
     if client.hello.get("config") != want_config:
         # Another version or backend: the exec path replaces it (or says who uses it).
