@@ -203,16 +203,20 @@ class GputuiApp(Translated, App):
         if self.is_running and self.dashboard.ready and time.monotonic() - self.dashboard.last_refresh > 0.9:
             self.dashboard.refresh_status()
             self.dashboard.refresh_billing()
-        for kind, level, budget in self.billing.new_budget_warnings():
-            self.bell()
-            self.notify(_("Budget: %d%% of %s spent (%s) on %s") % (
-                round(level * 100), format_money(budget, self.host_cfg.currency),
-                _("this session") if kind == "session" else _("today"), self.host_key),
-                severity="error" if level >= 1 else "warning", timeout=20, markup=False)
+        self.warn_budget(self.billing, self.host_cfg.currency, self.host_key)
         self.billing.persist()
         if self.billing.problem:
             self.notify(self.billing.problem, severity="error", timeout=20, markup=False)
             self.billing.problem = None
+
+    def warn_budget(self, billing, currency, host):
+        """A bell and a toast for each budget level this box's billing newly crossed."""
+        for kind, level, budget in billing.new_budget_warnings():
+            self.bell()
+            self.notify(_("Budget: %d%% of %s spent (%s) on %s") % (
+                round(level * 100), format_money(budget, currency),
+                _("this session") if kind == "session" else _("today"), host),
+                severity="error" if level >= 1 else "warning", timeout=20, markup=False)
 
     # The session's own failures are shown in the dashboard's notice line, not as a toast.
     @background("Session", group="session")

@@ -199,12 +199,7 @@ class FleetApp(GputuiApp):
                     severity="error", timeout=60, markup=False)
         if box.billing.start is None:
             return
-        for kind, level, budget in box.billing.new_budget_warnings():
-            self.bell()
-            self.notify(_("Budget: %d%% of %s spent (%s) on %s") % (
-                round(level * 100), format_money(budget, box.cfg.currency),
-                _("this session") if kind == "session" else _("today"), box.host),
-                severity="error" if level >= 1 else "warning", timeout=20, markup=False)
+        self.warn_budget(box.billing, box.cfg.currency, box.host)
 
     async def action_quit(self):
         await self.fleet.close()
