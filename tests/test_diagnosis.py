@@ -1,5 +1,6 @@
 import pytest
 
+from tui.core import from_wire
 from tui.core.diagnosis import LoaderFacts, diagnose, orphaned_workers
 
 BUSY_GPU = [95, 96, 97, 94, 95]
@@ -39,4 +40,4 @@ def test_diagnose(name, facts, verdict, cause, text):
 
 def test_orphans_that_hold_resources_are_flagged():
     orphans = [{"pid": 1, "cpu": 0, "rss": 10}, {"pid": 2, "cpu": 50, "rss": 10}, {"pid": 3, "cpu": 0, "rss": 900}]
-    assert [o["pid"] for o in orphaned_workers(orphans)] == [2, 3]
+    assert [o.pid for o in orphaned_workers(from_wire.workers(orphans))] == [2, 3]

@@ -180,6 +180,7 @@ def test_a_loop_stuck_waiting_shows_as_waiting(hook_env, monkeypatch):
 
 def test_orphaned_worker_is_found_and_flagged():
     """A pt_data_worker whose trainer died (reparented) that still burns CPU."""
+    from tui.core import from_wire
     from tui.core.diagnosis import orphaned_workers
     code = ("import os, sys, time\n"
             "if os.fork(): sys.exit(0)\n"  # the 'trainer' exits; the worker is left behind
@@ -197,7 +198,7 @@ def test_orphaned_worker_is_found_and_flagged():
                    if open("/proc/%d/comm" % o["pid"]).read().strip() == "pt_data_worker"]
     try:
         assert orphans, "orphaned worker not found"
-        assert orphaned_workers(orphans)  # it holds CPU: flagged
+        assert orphaned_workers(from_wire.workers(orphans))  # it holds CPU: flagged
     finally:
         for o in orphans:
             os.kill(o["pid"], 9)

@@ -74,7 +74,7 @@ def test_gpu_error_keeps_the_last_gpu_values_and_says_why():
                    "procs": [], "host": {}})
     st.add_sample({"type": "sample", "seq": 2, "t": 2.0, "gpus": [], "procs": [], "host": {},
                    "gpu_error": "NVML error: GPU is lost"})
-    assert st.gpus[0]["util"] == 80
+    assert st.gpus[0].util == 80
     assert st.no_gpu_reason() == "NVML error: GPU is lost"
 
 

@@ -9,7 +9,9 @@ from rich.console import Console
 
 from tui.core.jobs import pane_rows, unprotected_advice
 from tui.core.report import status_text
-from tui.core.state import ProcRow
+from remote_probe import protocol
+from tui.core import from_wire
+from tui.core.model import Gpu, GpuFacts, GpuLive, HostFacts, MigSlice, ProcRow
 from tui.ui.widgets.gpu_panel import detail_line, grid_cell, summary_line
 from tui.ui.widgets.host_panel import render_host
 from tui.ui.widgets.process_table import row_cells
@@ -37,18 +39,27 @@ def rendered(*renderables):
 @settings(max_examples=150, deadline=None)
 @given(box_text, box_text, number, number, number, number)
 def test_gpu_panel(name, virt, util, used, total, temp):
-    static = {"name": name, "virt_mode": virt, "mem_total": total, "mig_devices": [{"name": name}]}
-    dyn = {"util": util, "mem_used": used, "temp": temp, "pstate": temp, "fan": util, "ecc_errors": used}
-    rendered(summary_line(0, static, dyn, 100), summary_line(0, static, dyn, 40),
-             detail_line(static, dyn), grid_cell(0, static, dyn))
+    # through the same reader the app uses: what the box sends becomes the model
+    static = from_wire.gpu_facts({"name": name, "virt_mode": virt, "mem_total": total,
+                                  "mig_devices": [{"name": name}]}, 0)
+    row = [None] * len(protocol.GPU_FIELDS)
+    for field, value in (("util", util), ("mem_used", used), ("temp", temp), ("pstate", temp),
+                         ("fan", util), ("ecc_errors", used)):
+        row[protocol.GPU_FIELDS.index(field)] = value
+    gpu = Gpu(0, static, from_wire.gpu_live(row))
+    raw = Gpu(0, GpuFacts(0, name=name, virt_mode=virt, mem_total=total, mig_devices=(MigSlice(name, total),)),
+              GpuLive(util=util, mem_used=used, temp=temp, pstate=temp, fan=util, ecc_errors=used))
+    for g in (gpu, raw):  # and values straight into the model, unchecked
+        rendered(summary_line(g, 100), summary_line(g, 40), detail_line(g), grid_cell(g))
 
 
 @settings(max_examples=150, deadline=None)
 @given(box_text, number, number, number, st.lists(number, max_size=8))
 def test_host_panel(mount, cpu, used, total, cores):
-    host = {"cpu": cpu, "iowait": cpu, "load": [cpu, cpu, cpu], "mem_used": used, "mem_total": total,
-            "cores": cores, "disks": [{"mount": mount, "used": used, "total": total, "free": used}]}
-    rendered(render_host(host, {"ncpu": 4}, [cpu]))
+    host = from_wire.host({"cpu": cpu, "iowait": cpu, "load": [cpu, cpu, cpu], "mem_used": used,
+                           "mem_total": total, "cores": cores,
+                           "disks": [{"mount": mount, "used": used, "total": total, "free": used}]})
+    rendered(render_host(host, HostFacts(ncpu=4), [cpu]))
 
 
 @settings(max_examples=150, deadline=None)

@@ -58,8 +58,8 @@ def check_jobs(compute_procs, tmux_sessions):
 
 def check_vram(gpus, procs):
     held = []
-    for i, g in enumerate(gpus):
-        used = g.get("mem_used") or 0
+    for i, g in enumerate(gpus):  # tui.core.model.GpuLive, one per GPU
+        used = g.mem_used or 0
         if used > VRAM_FREE_MIB:
             owners = [p for p in procs if p.get("gpu") == i]
             who = ", ".join(_("pid %s %s (%s)") % (visible(p["pid"]), visible(p.get("cmd") or "?", limit=40),

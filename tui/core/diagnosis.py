@@ -8,9 +8,12 @@ queue while the GPU stays busy, which is not starvation.
 
 import dataclasses
 import math
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from tui.core.i18n import _
+
+if TYPE_CHECKING:  # the model imports Diagnosis from here
+    from tui.core.model import Worker
 
 WAIT_HIGH = 0.20  # share of step time spent waiting for the next batch
 WAIT_LOW = 0.10
@@ -100,6 +103,6 @@ def diagnose(f: LoaderFacts) -> Diagnosis:
                        "prefetch_factor, check the dataset's __getitem__ for slow calls") % head)
 
 
-def orphaned_workers(orphans: List[dict]):
+def orphaned_workers(orphans: Sequence["Worker"]) -> List["Worker"]:
     """Leftover pt_data_worker processes whose trainer is gone but that hold CPU or memory."""
-    return [o for o in orphans if (o.get("cpu") or 0) >= 1 or (o.get("rss") or 0) >= 100]
+    return [o for o in orphans if (o.cpu or 0) >= 1 or (o.rss or 0) >= 100]

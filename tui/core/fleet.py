@@ -12,13 +12,13 @@ from typing import Dict, List, Optional
 
 from rich.cells import cell_len  # terminal cells: CJK characters take two (issue 14)
 
-from remote_probe import protocol
 from tui.core import billing
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.boxtext import visible
 from tui.core.config import HostConfig
 from tui.core.i18n import N_, _, ngettext
+from tui.core.model import ConnState
 from tui.core.state import DashboardState
 
 # Row states, as the fleet shows them. The values are data (JSON, Prometheus labels) and stay
@@ -127,9 +127,9 @@ def idle_burning(state, idle_for, threshold_s):
 def row_state(session_state, connects, failed_once):
     """The fleet's word for a session state: a box never reached is "unreachable" once an
     attempt failed (it keeps retrying); a box that was live and dropped is "reconnecting"."""
-    if session_state == "live":
+    if session_state == ConnState.LIVE:
         return LIVE
-    if session_state in ("failed", "closed"):
+    if session_state in (ConnState.FAILED, ConnState.CLOSED):
         return UNREACHABLE
     if connects:
         return RECONNECTING
@@ -353,7 +353,7 @@ class FleetBox:
         self.streak = IdleStreak()
         self.autostop = None
         self.preflight_checks = None
-        self.session_state = CONNECTING
+        self.session_state: object = ConnState.CONNECTING
         self.detail = ""
         self.connects = 0
         self.failed_once = False
@@ -366,12 +366,12 @@ class FleetBox:
 
     # -- listener ------------------------------------------------------------------------
     def on_state(self, state, detail=""):
-        if state == "live":
+        if state == ConnState.LIVE:
             self.connects += 1
             self.reason = ""
         else:
             self.backlog_in = False
-        if state == "failed" or (state == "reconnecting" and retry_report(detail)):
+        if state == ConnState.FAILED or (state == ConnState.RECONNECTING and retry_report(detail)):
             # the session's failure report ("<why> - attempt N, next in Ns")
             self.failed_once = True
             self.reason = detail
@@ -385,11 +385,11 @@ class FleetBox:
         self.on_change(self)
 
     def on_sample(self, sample):
-        self.state.add_sample(sample)
+        s = self.state.add_sample(sample)
         self.billing.on_sample(sample)
-        if not sample.get("gpu_error"):
-            utils, compute = protocol.idle_inputs(sample)
-            self.streak.add(sample["t"], billing.gpus_idle(utils, compute, self.cfg.idle_threshold))
+        if not s.gpu_error and s.t is not None:
+            self.streak.add(s.t, billing.gpus_idle(list(s.idle_utils), s.compute_procs,
+                                                   self.cfg.idle_threshold))
         self.on_change(self)
 
     def on_proc_meta(self, procs):
@@ -427,8 +427,7 @@ class FleetBox:
                           checklist=checklist_verdict(row), gpu_model=row.get("gpu_model"))
         state = row_state(self.session_state, self.connects, self.failed_once)
         st = self.state
-        gpus = [GpuBar(g.get("util"), g.get("mem_used"), st.gpu_total(i))
-                for i, g in enumerate(st.gpus)]
+        gpus = [GpuBar(g.live.util, g.live.mem_used, g.mem_total) for g in st.gpu_cards()]
         rows = st.proc_rows()
         has_data = st.sample is not None
         f = self.billing.figures(now) if self.billing.start else None
@@ -447,6 +446,6 @@ class FleetBox:
 
     def settled(self):
         """Enough is known for a verdict: live with the backlog in, released, or failed."""
-        if self.fleet_host.released or self.failed_once or self.session_state == "failed":
+        if self.fleet_host.released or self.failed_once or self.session_state == ConnState.FAILED:
             return True
-        return self.session_state == "live" and self.backlog_in
+        return self.session_state == ConnState.LIVE and self.backlog_in

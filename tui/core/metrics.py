@@ -55,22 +55,21 @@ def export_view(box: FleetBox, now=None) -> dict:
     gpus = []
     if live:
         st = box.state
-        for i, g in enumerate(st.gpus):
-            static = st.gpu_static(i)
-            total, used = static.get("mem_total"), g.get("mem_used")
+        for card in st.gpu_cards():
+            f, g = card.facts, card.live
+            total, used = f.mem_total, g.mem_used
             gpus.append({
-                "gpu": str(static.get("index", i)), "UUID": static.get("uuid") or "",
-                "pci_bus_id": static.get("pci_bus_id") or "",
-                "device": "nvidia%s" % static.get("minor", i), "modelName": static.get("name") or "",
-                "util": g.get("util"), "mem_util": g.get("mem_util"), "fb_used": used,
+                "gpu": str(f.index), "UUID": f.uuid or "", "pci_bus_id": f.pci_bus_id or "",
+                "device": "nvidia%s" % (card.index if f.minor is None else f.minor),
+                "modelName": f.name or "",
+                "util": g.util, "mem_util": g.mem_util, "fb_used": used,
                 "fb_free": (total - used) if total is not None and used is not None else None,
-                "temp": g.get("temp"), "power": g.get("power"), "clock_sm": g.get("clock_sm"),
-                "clock_mem": g.get("clock_mem")})
+                "temp": g.temp, "power": g.power, "clock_sm": g.clock_sm, "clock_mem": g.clock_mem})
     loaders = []
     if live:
         for pid, stats in sorted(box.state.dl.items()):
-            loaders.append({"pid": str(pid), "wait_fraction": stats.get("wait_fraction"),
-                            "batches_per_s": stats.get("batches_per_s")})
+            loaders.append({"pid": str(pid), "wait_fraction": stats.wait_fraction,
+                            "batches_per_s": stats.batches_per_s})
     armed = (box.autostop or {}).get("armed") if isinstance(box.autostop, dict) else None
     return {
         "host": row.host, "state": row.state, "currency": row.currency, "gpus": gpus,

@@ -160,13 +160,12 @@ def check_smoke(inv, torch, sample_gpus=None) -> List[Check]:
             out.append(Check(label, PASS, _("%.0f TFLOPS %s (no spec to compare)") % (s["tflops"], s["dtype"])))
             continue
         frac = s["tflops"] / spec["tflops"]
-        dyn = (sample_gpus or {}).get(s.get("index"), {})
+        dyn = (sample_gpus or {}).get(s.get("index"))  # tui.core.model.GpuLive
         clocks = ""
-        if dyn:
-            from remote_probe.protocol import throttle_names
+        if dyn is not None:
             clocks = _("; SM %s/%s MHz, power %s/%s W%s") % (
-                dyn.get("clock_sm"), g.get("clock_sm_max"), dyn.get("power"), g.get("power_limit"),
-                (_(", throttled: ") + ", ".join(throttle_names(dyn.get("throttle")))) if dyn.get("throttle") else "")
+                dyn.clock_sm, g.get("clock_sm_max"), dyn.power, g.get("power_limit"),
+                (_(", throttled: ") + ", ".join(dyn.throttle_reasons)) if dyn.throttle else "")
         text = _("%.0f TFLOPS %s = %d%% of the %s spec (%d)%s") % (
             s["tflops"], s["dtype"], round(frac * 100), g.get("name"), spec["tflops"], clocks)
         if frac < 0.25:

@@ -1,11 +1,12 @@
 """Reports built from a probe snapshot: the `status` document and its text, the ledger
 contact, the doctor request. Shared by the CLI and the app; no textual, no asyncssh."""
 
+import dataclasses
 import sys
 import time
 
-from remote_probe import protocol
 from tui.core import format as fmt
+from tui.core import from_wire
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
 from tui.core.layout import cell_len
@@ -25,9 +26,10 @@ def procs_from(sample, meta):
     """A sample's process rows as dicts, each with its facts (user, cmd, start) joined in."""
     meta = {m["pid"]: m for m in meta or []}
     out = []
-    for row in sample.get("procs", []):
-        p = protocol.proc_dict(row)
-        p.update({k: v for k, v in meta.get(p["pid"], {}).items() if k != "pid"})
+    for u in from_wire.proc_usages(sample.get("procs", [])):
+        p = {"pid": u.pid, "gpu": u.gpu, "gpu_mem": u.gpu_mem, "cpu": u.cpu, "rss": u.rss,
+             "flags": from_wire.proc_flags(u), "local": 1 if u.local else 0, "kind": u.kind}
+        p.update({k: v for k, v in meta.get(u.pid, {}).items() if k != "pid"})
         out.append(p)
     return out
 
@@ -39,8 +41,9 @@ def status_json(reply, host):
     gpus = []
     for static, row in zip(reply["inventory"].get("gpus", []), sample.get("gpus", [])):
         g = dict(static)
-        g.update(protocol.gpu_dict(row))
-        g["throttle_reasons"] = protocol.throttle_names(g.get("throttle"))
+        live = dataclasses.asdict(from_wire.gpu_live(row))
+        live["throttle_reasons"] = list(live["throttle_reasons"])
+        g.update(live)
         gpus.append(g)
     inv = reply["inventory"]
     return {

@@ -5,10 +5,27 @@ history, process facts and connection state. Widgets read it; they never fetch.
 import collections
 import dataclasses
 import time
-from typing import Dict, List, Optional
+from typing import Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from remote_probe import protocol
+from tui.core import from_wire
 from tui.core.i18n import N_, _
+from tui.core.model import (
+    ConnState,
+    Disk,
+    Gpu,
+    GpuFacts,
+    GpuLive,
+    Host,
+    HostFacts,
+    Jobs,
+    LoaderStats,
+    LoaderView,
+    ProcMeta,
+    ProcRow,
+    Sample,
+    Worker,
+    conn_state,
+)
 
 HISTORY = 600  # samples of history kept for the graphs (10 min at 1 Hz)
 
@@ -18,25 +35,10 @@ PROC_COLUMNS = (
     ("cpu", N_("CPU%")), ("rss", N_("RSS")), ("elapsed", N_("ELAPSED")), ("cmd", N_("COMMAND")),
 )
 SORT_KEYS = tuple(k for k, _ in PROC_COLUMNS)
+__all__ = ["DashboardState", "ProcRow", "loader_views", "short_cmd", "sort_procs"]
 
 
-@dataclasses.dataclass
-class ProcRow:
-    pid: int
-    gpu: Optional[int]
-    gpu_mem: Optional[int]
-    kind: str
-    cpu: Optional[float]
-    rss: Optional[int]
-    local: bool
-    host_pid: Optional[int]
-    unprotected: bool
-    user: Optional[str]
-    cmd: str
-    elapsed: Optional[float]
-
-
-def short_cmd(cmd):
+def short_cmd(cmd: str) -> str:
     """'/opt/conda/bin/python3 train.py --bs 64' -> 'python3 train.py --bs 64'.
 
     The interpreter's directory is noise in a narrow table; the script and its
@@ -56,154 +58,180 @@ def sort_procs(rows: List[ProcRow], key: str, reverse: bool) -> List[ProcRow]:
     return known + sorted(unknown, key=lambda r: r.pid)
 
 
+def _history() -> Deque[float]:
+    return collections.deque(maxlen=HISTORY)
+
+
 class DashboardState:
-    def __init__(self, host_label, clock=time.time):
+    """The box as the screens show it. Messages are read into model objects once, as they
+    arrive (tui.core.from_wire); what the panels ask for is joined from those."""
+
+    def __init__(self, host_label: str, clock=time.time) -> None:
         self.host_label = host_label
         self.clock = clock
-        self.inventory: dict = {}
-        self.sample: Optional[dict] = None
-        self.gpus: List[dict] = []  # latest per-GPU dynamic dicts
-        self.gpu_history: Dict[int, collections.deque] = {}
-        self.mem_history: Dict[int, collections.deque] = {}
-        self.cpu_history = collections.deque(maxlen=HISTORY)
-        self.disks: List[dict] = []  # sent every few samples; the last report stands
-        self.proc_meta: Dict[int, dict] = {}
-        self.conn_state = "connecting"
+        self.inventory: dict = {}  # the message as it came (billing, release, doctor read it)
+        self.sample: Optional[dict] = None  # the newest sample message as it came
+        self.latest: Optional[Sample] = None  # ... and read
+        self.gpu_facts: Tuple[GpuFacts, ...] = ()
+        self.host_facts = HostFacts()
+        self.gpus: Tuple[GpuLive, ...] = ()  # latest values per GPU (kept through a gpu_error)
+        self.gpu_history: Dict[int, Deque[float]] = {}
+        self.mem_history: Dict[int, Deque[float]] = {}
+        self.cpu_history: Deque[float] = _history()
+        self.host: Optional[Host] = None  # the newest sample's host block
+        self.disks: Tuple[Disk, ...] = ()  # sent every few samples; the last report stands
+        self.proc_meta: Dict[int, ProcMeta] = {}
+        self.conn_state = ConnState.CONNECTING
         self.conn_detail = ""
         self.rtt_ms: Optional[float] = None
         self.last_sample_at: Optional[float] = None
         self.samples_seen = 0
         self.seqs: List[int] = []  # kept short; tests read gaps from it
         self.jobs: Optional[dict] = None  # {"tmux": {...}, "unprotected": [...], "loaders": {...}}
-        self.dl: Dict[int, dict] = {}  # hook stats by trainer pid (latest)
-        self.dl_history: Dict[int, collections.deque] = {}  # wait fraction history by pid
+        self.job_model = Jobs()  # the same, read
+        self.dl: Dict[int, LoaderStats] = {}  # hook stats by trainer pid (latest)
+        self.dl_history: Dict[int, Deque[float]] = {}  # wait fraction history by pid
         self.sort_key = "gpu_mem"
         self.sort_reverse = True
 
     # -- updates from the session --------------------------------------------
-    def set_inventory(self, inventory):
+    def set_inventory(self, inventory: Optional[dict]) -> None:
         self.inventory = inventory or {}
+        self.gpu_facts = from_wire.inventory_gpus(self.inventory)
+        self.host_facts = from_wire.host_facts(self.inventory)
         if self.inventory.get("disks") and not self.disks:
-            self.disks = self.inventory["disks"]
+            self.disks = from_wire.disks(self.inventory["disks"])
 
-    def add_sample(self, sample):
-        self.sample = sample
+    def add_sample(self, sample: dict) -> Sample:
+        s = from_wire.sample(sample)
+        self.sample, self.latest = sample, s
         self.samples_seen += 1
-        self.seqs.append(sample["seq"])
+        self.seqs.append(s.seq)
         if len(self.seqs) > 100000:
             del self.seqs[:50000]
-        self.last_sample_at = sample.get("t")
-        if sample.get("gpus") or not sample.get("gpu_error"):
-            self.gpus = [protocol.gpu_dict(r) for r in sample.get("gpus", [])]
+        self.last_sample_at = s.t
+        if s.gpus is not None:
+            self.gpus = s.gpus
         for i, g in enumerate(self.gpus):
-            self.gpu_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(g["util"] or 0)
+            self.gpu_history.setdefault(i, _history()).append(g.util or 0)
             total = self.gpu_total(i)
-            used = g.get("mem_used")
-            self.mem_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(
+            used = g.mem_used
+            self.mem_history.setdefault(i, _history()).append(
                 100.0 * used / total if used is not None and total else 0)
-        if "dl" in sample or sample.get("gpus") is not None:
-            seen = set()
-            for st in sample.get("dl", ()):
-                pid = st["pid"]
-                seen.add(pid)
-                self.dl[pid] = st
-                self.dl_history.setdefault(pid, collections.deque(maxlen=HISTORY)).append(
-                    st.get("wait_fraction") or 0.0)
-            for pid in list(self.dl):
-                if pid not in seen:
-                    del self.dl[pid]
+        if s.loaders is not None:
+            self.dl = {st.pid: st for st in s.loaders}
+            for st in s.loaders:
+                self.dl_history.setdefault(st.pid, _history()).append(st.wait_fraction or 0.0)
             for pid in list(self.dl_history):  # a job that ended takes its history with it
-                if pid not in seen:
+                if pid not in self.dl:
                     del self.dl_history[pid]
-        host = sample.get("host") or {}
-        if "disks" in host:
-            self.disks = host["disks"]
-        if host.get("cpu") is not None:
-            self.cpu_history.append(host["cpu"])
+        self.host = s.host
+        raw_host = sample.get("host")
+        if isinstance(raw_host, dict) and "disks" in raw_host and s.host is not None:
+            self.disks = s.host.disks
+        if s.host is not None and s.host.cpu is not None:
+            self.cpu_history.append(s.host.cpu)
+        return s
 
-    def add_proc_meta(self, procs):
-        for m in procs:
-            self.proc_meta[m["pid"]] = m
+    def add_proc_meta(self, procs: Sequence[Mapping]) -> None:
+        for m in from_wire.proc_metas(list(procs)):
+            self.proc_meta[m.pid] = m
         if len(self.proc_meta) > 5000:  # long sessions: forget the oldest
             for pid in list(self.proc_meta)[:1000]:
                 del self.proc_meta[pid]
 
-    def set_jobs(self, jobs):
+    def set_jobs(self, jobs: Optional[dict]) -> None:
         self.jobs = jobs
+        self.job_model = from_wire.jobs(jobs)
 
-    def unprotected(self):
+    def unprotected(self) -> list:
+        """The unprotected jobs as the probe sent them (the tmux screen's dicts)."""
         return (self.jobs or {}).get("unprotected") or []
 
-    def tmux_sessions(self):
+    def tmux_sessions(self) -> list:
         return ((self.jobs or {}).get("tmux") or {}).get("sessions") or []
 
-    def tmux_error(self):
+    def tmux_error(self) -> Optional[str]:
         return ((self.jobs or {}).get("tmux") or {}).get("error")
 
-    def set_connection(self, state, detail=""):
-        self.conn_state, self.conn_detail = state, detail
+    def set_connection(self, state, detail: str = "") -> None:
+        self.conn_state, self.conn_detail = conn_state(state) or ConnState.CONNECTING, detail
 
     # -- derived -------------------------------------------------------------
-    def gpu_static(self, index):
-        gpus = self.inventory.get("gpus") or []
-        return gpus[index] if index < len(gpus) else {}
+    def facts_of(self, index: int) -> GpuFacts:
+        return self.gpu_facts[index] if index < len(self.gpu_facts) else GpuFacts(index=index)
 
-    def gpu_total(self, index):
-        return self.gpu_static(index).get("mem_total")
+    def gpu_total(self, index: int) -> Optional[float]:
+        return self.facts_of(index).mem_total
 
-    def gpu_model(self):
+    def gpu_cards(self) -> Tuple[Gpu, ...]:
+        """Each GPU with its facts and latest values, for the GPU panel and the fleet."""
+        return tuple(Gpu(i, self.facts_of(i), g) for i, g in enumerate(self.gpus))
+
+    def gpu_histories(self) -> List[Sequence[float]]:
+        return [self.gpu_history.get(i, ()) for i in range(len(self.gpus))]
+
+    def host_view(self) -> Host:
+        """The newest host block with the disks that stand (the host panel)."""
+        return dataclasses.replace(self.host or Host(), disks=self.disks)
+
+    def procs_more(self) -> int:
+        return self.latest.procs_more if self.latest else 0
+
+    def gpu_model(self) -> Optional[str]:
         """'2× A100-SXM4-80GB' for the header; mixed boxes list each model."""
         from tui.core.format import short_gpu_name
-        names = [g.get("name") for g in self.inventory.get("gpus") or []]
+        names = [g.name for g in self.gpu_facts]
         if not names:
             return None
         counts = collections.Counter(short_gpu_name(n) for n in names)
         return ", ".join("%d× %s" % (c, n) for n, c in counts.items())
 
-    def no_gpu_reason(self):
+    def no_gpu_reason(self) -> Optional[str]:
         """Why there is no GPU data, or None when there is."""
-        if self.sample is not None and self.sample.get("gpu_error"):
-            return self.sample["gpu_error"]
-        if self.inventory and not self.inventory.get("gpus"):
+        if self.latest is not None and self.latest.gpu_error:
+            return self.latest.gpu_error
+        if self.inventory and not self.gpu_facts:
             return self.inventory.get("reason") or _("no GPU on this box")
         return None
 
-    def data_age(self):
+    def data_age(self) -> Optional[float]:
         """Seconds since the newest sample was taken (grows while disconnected)."""
         if self.last_sample_at is None:
             return None
         return max(0.0, self.clock() - self.last_sample_at)
 
     def proc_rows(self) -> List[ProcRow]:
-        if not self.sample:
+        """The process table: the newest sample's processes joined with their facts."""
+        if not self.latest:
             return []
         now = self.clock()
-        unprotected = {j["pid"] for j in self.unprotected()}
+        unprotected = {j.pid for j in self.job_model.unprotected}
         rows = []
-        for raw in self.sample.get("procs", []):
-            p = protocol.proc_dict(raw)
-            meta = self.proc_meta.get(p["pid"], {}) if p["local"] else {}
-            start = meta.get("start")
-            if p["local"]:
-                cmd = short_cmd(meta.get("cmd") or "?")
-                if meta.get("host_pid"):
-                    cmd += "  (host pid %d)" % meta["host_pid"]
+        for p in self.latest.procs:
+            meta = self.proc_meta.get(p.pid) if p.local else None
+            start = meta.start if meta else None
+            host_pid = meta.host_pid if meta else None
+            if p.local:
+                cmd = short_cmd((meta.cmd if meta else None) or "?")
+                if host_pid:
+                    cmd += "  (host pid %d)" % host_pid
             else:
                 cmd = "(host pid, not visible in this container)"
             rows.append(ProcRow(
-                pid=p["pid"], gpu=p["gpu"], gpu_mem=p["gpu_mem"], kind=p["kind"] or "?",
-                cpu=p["cpu"], rss=p["rss"], local=bool(p["local"]), host_pid=meta.get("host_pid"),
-                unprotected=p["pid"] in unprotected, user=meta.get("user"), cmd=cmd,
+                pid=p.pid, gpu=p.gpu, gpu_mem=p.gpu_mem, kind=p.kind or "?",
+                cpu=p.cpu, rss=p.rss, local=p.local, host_pid=host_pid,
+                unprotected=p.pid in unprotected, user=meta.user if meta else None, cmd=cmd,
                 elapsed=(now - start) if start else None,
             ))
         return sort_procs(rows, self.sort_key, self.sort_reverse)
 
-    def cycle_sort(self):
+    def cycle_sort(self) -> None:
         i = SORT_KEYS.index(self.sort_key)
         self.sort_key = SORT_KEYS[(i + 1) % len(SORT_KEYS)]
         self.sort_reverse = self.sort_key in ("gpu_mem", "cpu", "rss", "elapsed")
 
-    def sort_by(self, key):
+    def sort_by(self, key: str) -> None:
         if key == self.sort_key:
             self.sort_reverse = not self.sort_reverse
         else:
@@ -211,31 +239,33 @@ class DashboardState:
             self.sort_reverse = key in ("gpu_mem", "cpu", "rss", "elapsed")
 
 
-def loader_views(state):
+def loader_views(state: DashboardState) -> List[LoaderView]:
     """One view per training process: hook stats + outside workers + diagnosis."""
     from tui.core.diagnosis import LoaderFacts, diagnose
-    loaders = (state.jobs or {}).get("loaders") or {}
-    outside = {t["pid"]: t["workers"] for t in loaders.get("trainers", ())}
-    gpu_of = {}
-    for raw in (state.sample or {}).get("procs", ()):
-        gpu_of.setdefault(raw[0], raw[1])
-    host = (state.sample or {}).get("host") or {}
-    facts_host = (state.inventory.get("host") or {})
-    ncpu = facts_host.get("cpu_limit") or facts_host.get("ncpu")
+    loaders = state.job_model.loaders
+    outside: Dict[int, Tuple[Worker, ...]] = {t.pid: t.workers for t in loaders.trainers}
+    gpu_of: Dict[int, Optional[int]] = {}
+    for p in state.latest.procs if state.latest else ():
+        gpu_of.setdefault(p.pid, p.gpu)
+    box_cpu = state.host.cpu if state.host else None
+    ncpu = state.host_facts.cpu_limit or state.host_facts.ncpu
     views = []
     for pid in sorted(set(state.dl) | set(outside)):
-        st = state.dl.get(pid, {})
-        workers = outside.get(pid, [])
+        st = state.dl.get(pid)
+        workers = outside.get(pid, ())
         gpu = gpu_of.get(pid)
-        util = list(state.gpu_history.get(gpu, ()))[-30:] if gpu is not None else []
+        util = tuple(list(state.gpu_history.get(gpu, ()))[-30:]) if gpu is not None else ()
+        num_workers = st.num_workers if st and st.num_workers is not None else (
+            len(workers) if workers else None)
         facts = LoaderFacts(
-            wait_fraction=st.get("wait_fraction"), num_workers=st.get("num_workers", len(workers) if workers else None),
-            gpu_util=util, worker_cpu=[w.get("cpu") for w in workers],
-            worker_states=[w.get("state") or "?" for w in workers], ncpu=ncpu, box_cpu=host.get("cpu"),
-            disk_busy=(loaders.get("disk") or {}).get("busy"),
-            io_pressure=(loaders.get("psi") or {}).get("io"), pin_memory=st.get("pin_memory"))
-        meta = state.proc_meta.get(pid, {})
-        views.append({"pid": pid, "stats": st, "workers": workers, "gpu": gpu,
-                      "cmd": short_cmd(meta.get("cmd") or ""), "wait_history": list(state.dl_history.get(pid, ())),
-                      "gpu_history": util, "diagnosis": diagnose(facts)})
+            wait_fraction=st.wait_fraction if st else None, num_workers=num_workers,
+            gpu_util=util, worker_cpu=[w.cpu for w in workers],
+            worker_states=[w.state or "?" for w in workers], ncpu=ncpu, box_cpu=box_cpu,
+            disk_busy=loaders.disk_busy, io_pressure=loaders.io_pressure,
+            pin_memory=st.pin_memory if st else None)
+        meta = state.proc_meta.get(pid)
+        views.append(LoaderView(pid=pid, stats=st, workers=workers, gpu=gpu,
+                                cmd=short_cmd((meta.cmd if meta else None) or ""),
+                                wait_history=tuple(state.dl_history.get(pid, ())),
+                                gpu_history=util, diagnosis=diagnose(facts)))
     return views

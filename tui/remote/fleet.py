@@ -10,6 +10,7 @@ from typing import List, Optional
 from remote_probe import protocol
 from tui.core.fleet import FleetBox, FleetHost
 from tui.core.i18n import _
+from tui.core.model import ConnState
 from tui.remote import ssh
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 
@@ -60,7 +61,7 @@ class Fleet:
             try:
                 target = ssh.Target.parse(h.host, ssh_config=ssh_config)
             except (ssh.ConnectError, ValueError) as exc:  # DestinationError is a ValueError
-                box.on_state("failed", str(exc))
+                box.on_state(ConnState.FAILED, str(exc))
                 continue
             self.sessions[h.host] = FleetSession(
                 target, simulate=cfg.simulate, remote_dir=cfg.remote_dir, ask_trust=ask_trust,
@@ -79,12 +80,12 @@ class Fleet:
             await session.run()
         except Exception as exc:  # noqa: BLE001 - one box's bug must not end the others
             log.exception("%s: session ended", host)
-            session.box.on_state("failed", "%s: %s" % (exc.__class__.__name__, exc))
+            session.box.on_state(ConnState.FAILED, "%s: %s" % (exc.__class__.__name__, exc))
 
     def restart(self, host):
         """Run a session again after it FAILED (e.g. the user fixed a key)."""
         session = self.sessions.get(host)
-        if session is not None and session.state == "failed":
+        if session is not None and session.state == ConnState.FAILED:
             session._closing = False
             self._tasks.append(asyncio.ensure_future(self._run(host, session)))
         elif session is not None:

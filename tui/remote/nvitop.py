@@ -8,6 +8,7 @@ import asyncssh
 
 from tui.core import nvitop
 from tui.core.i18n import _
+from tui.core.model import ConnState
 from tui.remote import transports
 from tui.remote.probe_client import ProbeError
 
@@ -17,7 +18,7 @@ INSTALL_TIMEOUT = 300.0
 async def run_on_box(session, command, timeout=30.0):
     """Run a POSIX sh command on the box -> (exit status, stdout+stderr as text)."""
     conn = session.conn
-    if conn is None or session.state != "live":
+    if conn is None or session.state != ConnState.LIVE:
         raise ProbeError(_("not connected to the box"))
     if getattr(session, "transport_name", transports.EXEC) == transports.PTY:
         raise ProbeError(_("this box allows only an interactive terminal session (no `ssh HOST "

@@ -21,6 +21,7 @@ from remote_probe import protocol
 from remote_probe.paths import config_key
 from tui.core import probe_sockets
 from tui.core.i18n import _
+from tui.core.model import ConnState
 from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
@@ -45,9 +46,10 @@ class FatalError(ssh.ConnectError):
     """Retrying will not help until the user changes something (auth, keys, python)."""
 
 
-# States shown in the header.
+# States shown in the header (their labels and styles: tui.core.model.ConnState).
 CONNECTING, DEPLOYING, STARTING, LIVE, RECONNECTING, FAILED, CLOSED = (
-    "connecting", "deploying probe", "starting probe", "live", "reconnecting", "failed", "closed")
+    ConnState.CONNECTING, ConnState.DEPLOYING, ConnState.STARTING, ConnState.LIVE,
+    ConnState.RECONNECTING, ConnState.FAILED, ConnState.CLOSED)
 
 
 class Listener:

@@ -98,14 +98,12 @@ class DashboardScreen(Translated, Screen):
         self.refresh_notice()
         self.refresh_gpus()
         self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
-        orphans = orphaned_workers(((st.jobs or {}).get("loaders") or {}).get("orphans") or [])
+        orphans = orphaned_workers(st.job_model.loaders.orphans)
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
         self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse,
-                                                    more=(st.sample or {}).get("procs_more") or 0)
-        host = dict((st.sample or {}).get("host") or {}, disks=st.disks)
-        self.query_one("#host", HostPanel).show(host, st.inventory.get("host") or {},
-                                                st.cpu_history)
+                                                    more=st.procs_more())
+        self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
 
     def refresh_status(self):
@@ -128,9 +126,8 @@ class DashboardScreen(Translated, Screen):
             update_text(self.query_one("#billing", BillingPanel),
                         render_billing(figures, app.autostop, now=app.billing.clock()))
         else:
-            host = (app.state.sample or {}).get("host") or {}
             update_text(self.query_one("#summary", Static),
-                        render_summary(figures, app.autostop, host, self.size.width))
+                        render_summary(figures, app.autostop, app.state.host, self.size.width))
 
     def refresh_notice(self):
         st = self.app.state
@@ -139,7 +136,7 @@ class DashboardScreen(Translated, Screen):
         if st.conn_state == FAILED:
             text, kind = "✗ " + st.conn_detail + _("   (r: try again, q: quit)"), "error"
         elif st.conn_state != LIVE and st.conn_detail:
-            text, kind = _("◌ %s: %s   (r: retry now)") % (_(st.conn_state), st.conn_detail), "warn"
+            text, kind = _("◌ %s: %s   (r: retry now)") % (st.conn_state.label, st.conn_detail), "warn"
         elif st.unprotected():
             jobs = st.unprotected()
             text = "⚠ " + unprotected_advice(jobs[0])
@@ -161,8 +158,7 @@ class DashboardScreen(Translated, Screen):
         if not count:
             return
         plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows())
-        panel.show([st.gpu_static(i) for i in range(count)], st.gpus,
-                   [st.gpu_history.get(i, ()) for i in range(count)], plan)
+        panel.show(st.gpu_cards(), st.gpu_histories(), plan)
 
     def fixed_rows(self):
         """Rows outside the GPU panel and the process table: header, footer, notice, summary,

@@ -1,6 +1,7 @@
 """The billing meter: time, cost, idle cost, budget, storage after release, autostop."""
 
 import datetime
+from typing import Optional
 
 from rich.text import Text
 from textual.widgets import Static
@@ -9,6 +10,7 @@ from tui.core import format as fmt
 from tui.core.billing import format_money
 from tui.core.boxtext import finite, visible
 from tui.core.i18n import N_, _
+from tui.core.model import Host
 
 # Billing granularities and the preset name shown in the panel, for the catalog.
 SHOWN_NAMES = (N_("second"), N_("minute"), N_("hour"), N_("unknown provider"))
@@ -37,7 +39,7 @@ def clock_text(f):
     return t
 
 
-def render_summary(f, autostop, host, width):
+def render_summary(f, autostop, host: Optional[Host], width: int) -> Text:
     """One line for narrow terminals, where the billing and host panels are hidden: what
     the box costs while idle, autostop, and the host's CPU and RAM."""
     money = lambda v: format_money(v, f.currency)  # noqa: E731
@@ -51,9 +53,9 @@ def render_summary(f, autostop, host, width):
     armed = (autostop or {}).get("armed")
     parts.append(Text(_("autostop on") if armed else _("autostop off (a)"),
                       style="bold yellow" if armed else "dim"))
-    if host:
-        parts.append(Text(_("CPU %s  RAM %s/%s") % (fmt.pct(host.get("cpu")), fmt.mib(host.get("mem_used")),
-                                                 fmt.mib(host.get("mem_total"))), style="dim"))
+    if host is not None:
+        parts.append(Text(_("CPU %s  RAM %s/%s") % (fmt.pct(host.cpu), fmt.mib(host.mem_used),
+                                                 fmt.mib(host.mem_total)), style="dim"))
     t = Text(" ")
     for i, part in enumerate(parts):
         if i:

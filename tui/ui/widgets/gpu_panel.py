@@ -2,20 +2,22 @@
 
 One widget, one Text per sample: repainted only when what it shows changed."""
 
+from typing import List, Optional, Sequence, Tuple
+
 from rich.text import Text
 from textual.widgets import Static
 
-from remote_probe.protocol import throttle_names
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
 from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
+from tui.core.model import Gpu
 from tui.ui.widgets.live import update_text
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
 
 
-def util_style(util):
+def util_style(util: Optional[float]) -> str:
     if util is None:
         return "dim"
     if util >= 70:
@@ -25,11 +27,11 @@ def util_style(util):
     return "red"
 
 
-def _frac(used, total):
+def _frac(used: Optional[float], total: Optional[float]) -> Optional[float]:
     return fmt.ratio(used, total)
 
 
-def _short_mib(used, total):
+def _short_mib(used: Optional[float], total: Optional[float]) -> str:
     """'60.3/80.0G' — the VRAM figure that fits one line."""
     used, total = fmt.finite(used), fmt.finite(total)
     if used is None or not total:
@@ -38,11 +40,12 @@ def _short_mib(used, total):
     return "%.1f/%.1fG" % (used / 1024.0, total / 1024.0)
 
 
-def summary_line(index, static, dyn, width):
+def summary_line(gpu: Gpu, width: int) -> Text:
     """Index, name, util bar, VRAM bar, temperature, power: one line of `width` columns."""
-    util = dyn.get("util")
-    used, total = dyn.get("mem_used"), static.get("mem_total")
-    temp, power, limit = dyn.get("temp"), dyn.get("power"), static.get("power_limit")
+    static, dyn = gpu.facts, gpu.live
+    util = dyn.util
+    used, total = dyn.mem_used, static.mem_total
+    temp, power, limit = dyn.temp, dyn.power, static.power_limit
     mem = " " + _short_mib(used, total)
     temp_text = " %5s" % fmt.na(temp, "%d°C")
     power_text = " %s/%s" % (fmt.na(power, "%dW"), fmt.na(limit, "%dW")) if width >= 64 else ""
@@ -51,13 +54,13 @@ def summary_line(index, static, dyn, width):
     bars = max(2, width - fixed)
     util_w, mem_w = bars - bars // 2, bars // 2
     t = Text()
-    t.append("%2d " % index, style="bold")
+    t.append("%2d " % gpu.index, style="bold")
     if name_w:
-        name = fmt.short_gpu_name(static.get("name"))
-        if static.get("mig_mode") == 1:
+        name = fmt.short_gpu_name(static.name)
+        if static.mig_mode == 1:
             name = "MIG " + name
-        elif static.get("virt_mode") not in (None, "none", "passthrough"):
-            name = "%s %s" % (static["virt_mode"], name)
+        elif static.virt_mode not in (None, "none", "passthrough"):
+            name = "%s %s" % (static.virt_mode, name)
         # the name comes from the box (NVML, or whatever answers as nvidia-smi)
         t.append(pad(visible(name, limit=name_w), name_w) + " ", style="bold cyan")
     t.append(fmt.bar(None if util is None else util / 100.0, util_w), style=util_style(util))
@@ -69,7 +72,7 @@ def summary_line(index, static, dyn, width):
     return t
 
 
-def graph_lines(history, width, height):
+def graph_lines(history: Sequence[float], width: int, height: int) -> Tuple[List[Tuple[str, str]], str]:
     """The utilization history with its scale (0–100 %) and time span labelled."""
     util_label = _("util")
     # "100% " on the left, "  last 12:03:04" on the right; labels measured in columns (CJK)
@@ -88,34 +91,35 @@ def graph_lines(history, width, height):
     return out, last
 
 
-def detail_line(static, dyn):
+def detail_line(gpu: Gpu) -> Text:
     """Secondary facts: memory bandwidth, clocks, P-state, fan, throttling, ECC, MIG slices."""
+    dyn = gpu.live
     t = Text("   ")
     t.append(_("mem-bw %s  SM %s  MEM %s") % (
-        fmt.pct(dyn.get("mem_util")), fmt.na(dyn.get("clock_sm"), "%d MHz"),
-        fmt.na(dyn.get("clock_mem"), "%d MHz")), style="dim")
-    if dyn.get("pstate") is not None:
-        t.append("  %s" % fmt.na(dyn["pstate"], "P%d"), style="dim")
-    if dyn.get("fan") is not None:
-        t.append(_("  fan %s") % fmt.na(dyn["fan"], "%d%%"), style="dim")
-    reasons = [r for r in throttle_names(dyn.get("throttle")) if r != "idle"]
+        fmt.pct(dyn.mem_util), fmt.na(dyn.clock_sm, "%d MHz"),
+        fmt.na(dyn.clock_mem, "%d MHz")), style="dim")
+    if dyn.pstate is not None:
+        t.append("  %s" % fmt.na(dyn.pstate, "P%d"), style="dim")
+    if dyn.fan is not None:
+        t.append(_("  fan %s") % fmt.na(dyn.fan, "%d%%"), style="dim")
+    reasons = [r for r in dyn.throttle_reasons if r != "idle"]
     if reasons:
         t.append(_("  throttled: ") + ", ".join(reasons), style="bold yellow")
-    if dyn.get("ecc_errors"):
-        t.append(_("  ECC errors: %s uncorrected") % fmt.na(dyn["ecc_errors"], "%d"), style="bold red")
-    slices = static.get("mig_devices") or []
+    if dyn.ecc_errors:
+        t.append(_("  ECC errors: %s uncorrected") % fmt.na(dyn.ecc_errors, "%d"), style="bold red")
+    slices = gpu.facts.mig_devices
     if slices:
-        t.append(_("  slices: ") + ", ".join("%s %s" % (visible(m.get("name") or "?", limit=30),
-                                                    fmt.mib(m.get("mem_total")))
+        t.append(_("  slices: ") + ", ".join("%s %s" % (visible(m.name or "?", limit=30),
+                                                    fmt.mib(m.mem_total))
                                           for m in slices), style="magenta")
     return t
 
 
-def grid_cell(index, static, dyn):
-    util = dyn.get("util")
-    frac = _frac(dyn.get("mem_used"), static.get("mem_total"))
+def grid_cell(gpu: Gpu) -> Text:
+    util = gpu.live.util
+    frac = _frac(gpu.live.mem_used, gpu.facts.mem_total)
     t = Text()
-    t.append("%2d " % index, style="bold")
+    t.append("%2d " % gpu.index, style="bold")
     t.append(fmt.bar(None if util is None else util / 100.0, 5), style=util_style(util))
     t.append("%5s " % fmt.pct(util))
     t.append(fmt.bar(frac, 4), style="magenta")
@@ -123,11 +127,12 @@ def grid_cell(index, static, dyn):
     return t
 
 
-def render_gpus(statics, dyns, histories, width, plan: GpuPlan):
+def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: int,
+                plan: GpuPlan) -> Text:
     """The panel's text for all GPUs: a plain function, so tests read it without a terminal."""
     t = Text()
     if plan.grid:
-        cells = [grid_cell(i, statics[i], dyns[i]) for i in range(len(dyns))]
+        cells = [grid_cell(g) for g in gpus]
         for start in range(0, len(cells), plan.per_line):
             for j, cell in enumerate(cells[start:start + plan.per_line]):
                 if j:
@@ -136,21 +141,20 @@ def render_gpus(statics, dyns, histories, width, plan: GpuPlan):
             t.append("\n")
         t.rstrip()
         return t
-    for i, dyn in enumerate(dyns):
-        static, history = statics[i], histories[i]
-        t.append_text(summary_line(i, static, dyn, width))
+    for gpu, history in zip(gpus, histories):
+        t.append_text(summary_line(gpu, width))
         t.append("\n")
         if plan.lines >= 2:
             height = 3 if plan.lines >= 5 else 1
             rows, last = graph_lines(history, width - 2, height)
             for k, (label, row) in enumerate(rows):
                 t.append(label, style="dim")
-                t.append(row, style=util_style(dyn.get("util")))
+                t.append(row, style=util_style(gpu.live.util))
                 if k == len(rows) - 1:
                     t.append(last, style="dim")
                 t.append("\n")
         if plan.lines == 3 or plan.lines >= 5:
-            t.append_text(detail_line(static, dyn))
+            t.append_text(detail_line(gpu))
             t.append("\n")
     t.rstrip()
     return t
@@ -161,8 +165,9 @@ class GpuPanel(Static):
     GpuPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """
 
-    def show(self, statics, dyns, histories, plan):
+    def show(self, gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], plan: GpuPlan) -> None:
         width = max(20, self.size.width - 4) if self.size.width else 76
-        text = render_gpus(statics, dyns, histories, width, plan)
-        self.border_subtitle = (ngettext("%d GPU", "%d GPUs", len(dyns)) % len(dyns)) if len(dyns) > 1 else ""
+        text = render_gpus(gpus, histories, width, plan)
+        n = len(gpus)
+        self.border_subtitle = (ngettext("%d GPU", "%d GPUs", n) % n) if n > 1 else ""
         update_text(self, text)  # an unchanged sample costs no repaint

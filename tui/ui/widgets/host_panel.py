@@ -1,27 +1,31 @@
 """The box itself: CPU total and per core, iowait, load, RAM, disks, network."""
 
+from typing import Optional, Sequence
+
 from rich.text import Text
 from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _
+from tui.core.model import Host, HostFacts
 from tui.ui.widgets.live import update_text
 
 
-def render_host(host, facts, cpu_history, width=36):
+def render_host(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float],
+                width: int = 36) -> Text:
     t = Text()
-    if not host:
+    if host is None:
         t.append(_("waiting for host data…"), style="dim")
         return t
-    ncpu = facts.get("ncpu") or len(host.get("cores") or [])
-    limit = facts.get("cpu_limit")
+    ncpu = facts.ncpu or len(host.cores)
+    limit = facts.cpu_limit
     t.append("CPU ", style="bold")
-    t.append("%s" % fmt.pct(host.get("cpu")))
+    t.append("%s" % fmt.pct(host.cpu))
     t.append(_("  %s cores%s") % (fmt.na(ncpu, "%d"), fmt.na(limit, _(" (limit %.1f)")) if limit else ""),
              style="dim")
     t.append("\n")
-    cores = host.get("cores") or []
+    cores = host.cores
     per_line = max(4, (width - 2) // 5)
     for i in range(0, len(cores), per_line):
         for c in cores[i:i + per_line]:
@@ -31,24 +35,24 @@ def render_host(host, facts, cpu_history, width=36):
     for line in fmt.graph(cpu_history, max(10, width - 2), height=1):
         t.append(line + "\n", style="cyan")
     t.append(_("iowait %s  load %s\n") % (
-        fmt.pct(host.get("iowait")),
-        " ".join(fmt.na(x, "%.2f") for x in (host.get("load") or [None] * 3))), style="dim")
-    used, total = host.get("mem_used"), host.get("mem_total")
+        fmt.pct(host.iowait),
+        " ".join(fmt.na(x, "%.2f") for x in (host.load or (None,) * 3))), style="dim")
+    used, total = host.mem_used, host.mem_total
     t.append(_("RAM  "), style="bold")
     t.append(fmt.bar(fmt.ratio(used, total), 12), style="magenta")
     t.append(" %s / %s\n" % (fmt.mib(used), fmt.mib(total)))
-    if host.get("swap_total"):
-        t.append(_("swap %s / %s\n") % (fmt.mib(host.get("swap_used")), fmt.mib(host["swap_total"])),
+    if host.swap_total:
+        t.append(_("swap %s / %s\n") % (fmt.mib(host.swap_used), fmt.mib(host.swap_total)),
                  style="dim")
     t.append(_("Disks\n"), style="bold")
-    for d in host.get("disks") or []:
-        frac = fmt.ratio(d.get("used"), d.get("total"))
+    for d in host.disks:
+        frac = fmt.ratio(d.used, d.total)
         style = fmt.level_style(frac * 100 if frac is not None else None, 85, 95)
-        t.append(" %-14s " % visible(d.get("mount"))[-14:])
+        t.append(" %-14s " % visible(d.mount)[-14:])
         t.append(fmt.bar(frac, 8), style=style)
-        t.append(_(" %s free\n") % fmt.mib(d.get("free")), style="dim")
+        t.append(_(" %s free\n") % fmt.mib(d.free), style="dim")
     t.append(_("Net  "), style="bold")
-    t.append("↓ %s  ↑ %s" % (fmt.bytes_rate(host.get("rx_bps")), fmt.bytes_rate(host.get("tx_bps"))))
+    t.append("↓ %s  ↑ %s" % (fmt.bytes_rate(host.rx_bps), fmt.bytes_rate(host.tx_bps)))
     return t
 
 
@@ -57,6 +61,6 @@ class HostPanel(Static):
     HostPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """
 
-    def show(self, host, facts, cpu_history):
+    def show(self, host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float]) -> None:
         width = max(20, self.size.width - 4) if self.size.width else 36
         update_text(self, render_host(host, facts, cpu_history, width))

@@ -5,6 +5,8 @@ DataTable re-measures and re-renders every row on any cell update (200 ms sample
 64 processes). Here a row is re-rendered only when its own cells change, and only the rows on
 screen are rendered at all (issue 12)."""
 
+from typing import List, Optional
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
@@ -15,11 +17,12 @@ from textual.strip import Strip
 from tui.core import format as fmt
 from tui.core.i18n import _, ngettext
 from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, cmd_width, proc_columns
+from tui.core.model import ProcRow
 from tui.core.state import PROC_COLUMNS
 from tui.ui.boxtext import box_text
 
 
-def row_cells(r, columns=PROC_COLUMNS, cmd_cols=None):
+def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None) -> tuple:
     pid = Text(("⚠ " if r.unprotected else "") + str(r.pid),
                style="bold red" if r.unprotected else ("" if r.local else "yellow"))
     # user and command come from the box: text with control characters shown, never markup
@@ -83,7 +86,7 @@ class ProcessTable(ScrollView, can_focus=True):
         return self._cells[self._order[index]]
 
     # -- data ------------------------------------------------------------------------
-    def show(self, rows, sort_key, reverse, more=0):
+    def show(self, rows: List[ProcRow], sort_key: str, reverse: bool, more: int = 0) -> None:
         width = self.scrollable_content_region.width or self.size.width or 120
         columns = proc_columns(PROC_COLUMNS, width)
         cmd_cols = cmd_width(columns, width)

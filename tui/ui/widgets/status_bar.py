@@ -1,32 +1,24 @@
 """The top line: host, GPU model, connection state, round-trip latency, data age."""
 
+from typing import Optional, Tuple, Union
+
 from rich.text import Text
 from textual.widgets import Static
 
 from tui.core.boxtext import visible
-from tui.core.i18n import N_, _
+from tui.core.i18n import _
 from tui.core.layout import fit
-
-STATE_STYLE = {
-    "live": ("●", "bold green"),
-    "connecting": ("◌", "yellow"),
-    "starting probe": ("◌", "yellow"),
-    "deploying probe": ("◌", "yellow"),
-    "reconnecting": ("◌", "bold yellow"),
-    "failed": ("✗", "bold red"),
-    "closed": ("○", "dim"),
-}
-
+from tui.core.model import ConnState, conn_state
 
 # Priorities when the terminal is narrow: the state and the money meter always stay.
 KEEP = 10
-# The state names above as the header shows them (translated there; the keys stay English).
-STATE_LABELS = (N_("live"), N_("connecting"), N_("starting probe"), N_("deploying probe"),
-                N_("reconnecting"), N_("failed"), N_("closed"))
 
 
-def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None, provider=None,
-                  reconnect=None, clock=None, transport=None, width=None):
+def render_status(host_label: str, model: Optional[str], state: Union[ConnState, str],
+                  rtt_ms: Optional[float], age: Optional[float], driver: Optional[str] = None,
+                  cuda: Optional[str] = None, provider: Optional[str] = None,
+                  reconnect: Optional[Tuple[int, float]] = None, clock: Optional[Text] = None,
+                  transport: Optional[str] = None, width: Optional[int] = None) -> Text:
     """The header line; parts drop lowest priority first so it fits `width` (issue 11).
     Host label, model, provider and driver can come from the box: visible()."""
     parts = [(Text(" gputui ", style="bold reverse"), 1),
@@ -38,18 +30,20 @@ def render_status(host_label, model, state, rtt_ms, age, driver=None, cuda=None,
     if driver:
         parts.append((Text(visible(_(" driver %s%s ") % (driver, (" · CUDA %s" % cuda) if cuda else ""),
                                    limit=50), style="dim"), 3))
-    dot, style = STATE_STYLE.get(state, ("?", ""))
-    if state == "reconnecting" and reconnect:
+    known = conn_state(state)
+    dot, style = (known.dot, known.style) if known else ("?", "")
+    if known is ConnState.RECONNECTING and reconnect:
         attempt, left = reconnect
         parts.append((Text(_(" %s reconnecting — attempt %d, next in %ds (r: now) ") % (
             dot, attempt, max(0, round(left))), style=style), KEEP))
     else:
-        parts.append((Text(" %s %s " % (dot, _(state)), style=style), KEEP))
+        parts.append((Text(" %s %s " % (dot, known.label if known else visible(state, limit=20)),
+                            style=style), KEEP))
     if transport and transport != "exec":
         parts.append((Text(_(" via %s ") % _(transport), style="yellow"), 6))
-    if rtt_ms is not None and state == "live":
+    if rtt_ms is not None and known is ConnState.LIVE:
         parts.append((Text(_(" rtt %.0f ms ") % rtt_ms, style="dim"), 5))
-    if age is not None and (state != "live" or age > 5):
+    if age is not None and (known is not ConnState.LIVE or age > 5):
         parts.append((Text(_(" data %.0fs old ") % age, style="bold yellow"), 8))
     if clock is not None:
         parts.append((clock, KEEP))

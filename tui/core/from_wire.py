@@ -1,0 +1,260 @@
+"""The one place on the laptop that reads the wire: probe messages -> tui.core.model objects.
+
+Columnar rows are read by their column names from the protocol, here and nowhere else in
+`tui/`; a change of the wire format is one edit in this module. Messages arrive cleaned by
+the protocol's schemas (types and ranges held); values of fields the schema leaves open
+(the dataloader hook's figures, MIG slices) are checked here: a value of the wrong type is
+"not available", and text from the box stays text (rendering shows it escaped).
+"""
+
+import math
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from remote_probe import protocol
+from tui.core.model import (
+    Disk,
+    GpuFacts,
+    GpuLive,
+    HostFacts,
+    Host,
+    Jobs,
+    LoaderStats,
+    Loaders,
+    MigSlice,
+    ProcMeta,
+    ProcUsage,
+    Sample,
+    Trainer,
+    UnprotectedJob,
+    Worker,
+)
+
+
+def _col(fields: Sequence[str], name: str) -> int:
+    return list(fields).index(name)
+
+
+# Column positions, looked up by name once (the wire package will name them itself).
+GPU_UTIL = _col(protocol.GPU_FIELDS, "util")
+GPU_MEM_UTIL = _col(protocol.GPU_FIELDS, "mem_util")
+GPU_MEM_USED = _col(protocol.GPU_FIELDS, "mem_used")
+GPU_TEMP = _col(protocol.GPU_FIELDS, "temp")
+GPU_POWER = _col(protocol.GPU_FIELDS, "power")
+GPU_CLOCK_SM = _col(protocol.GPU_FIELDS, "clock_sm")
+GPU_CLOCK_MEM = _col(protocol.GPU_FIELDS, "clock_mem")
+GPU_PSTATE = _col(protocol.GPU_FIELDS, "pstate")
+GPU_FAN = _col(protocol.GPU_FIELDS, "fan")
+GPU_THROTTLE = _col(protocol.GPU_FIELDS, "throttle")
+GPU_ECC = _col(protocol.GPU_FIELDS, "ecc_errors")
+PROC_PID = _col(protocol.PROC_FIELDS, "pid")
+PROC_GPU = _col(protocol.PROC_FIELDS, "gpu")
+PROC_GPU_MEM = _col(protocol.PROC_FIELDS, "gpu_mem")
+PROC_CPU = _col(protocol.PROC_FIELDS, "cpu")
+PROC_RSS = _col(protocol.PROC_FIELDS, "rss")
+PROC_FLAGS = _col(protocol.PROC_FIELDS, "flags")
+
+
+# -- values of open fields ----------------------------------------------------------------
+def _num(value: Any) -> Optional[float]:
+    """A finite number as it came (int stays int), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _bool(value: Any) -> Optional[bool]:
+    return value if isinstance(value, bool) else None
+
+
+def _text(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
+def _label(value: Any) -> Optional[str]:
+    """A name that may come as a number (an unknown NVML mode): shown as text."""
+    if isinstance(value, str):
+        return value
+    return None if _num(value) is None else str(value)
+
+
+def _dicts(value: Any) -> List[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _cell(row: Sequence[Any], i: int) -> Any:
+    return row[i] if i < len(row) else None
+
+
+# -- rows ---------------------------------------------------------------------------------
+def gpu_live(row: Sequence[Any]) -> GpuLive:
+    """One GPU row of a sample."""
+    throttle = _int(_cell(row, GPU_THROTTLE))
+    return GpuLive(
+        util=_num(_cell(row, GPU_UTIL)), mem_util=_num(_cell(row, GPU_MEM_UTIL)),
+        mem_used=_num(_cell(row, GPU_MEM_USED)), temp=_num(_cell(row, GPU_TEMP)),
+        power=_num(_cell(row, GPU_POWER)), clock_sm=_num(_cell(row, GPU_CLOCK_SM)),
+        clock_mem=_num(_cell(row, GPU_CLOCK_MEM)), pstate=_int(_cell(row, GPU_PSTATE)),
+        fan=_num(_cell(row, GPU_FAN)), throttle=throttle, ecc_errors=_int(_cell(row, GPU_ECC)),
+        throttle_reasons=tuple(protocol.throttle_names(throttle)))
+
+
+def proc_usage(row: Sequence[Any]) -> Optional[ProcUsage]:
+    """One process row of a sample; None for a row without a pid."""
+    pid = _int(_cell(row, PROC_PID))
+    if pid is None:
+        return None
+    flags = _int(_cell(row, PROC_FLAGS)) or 0
+    kind = "G" if flags & protocol.PROC_GRAPHICS else ("?" if flags & protocol.PROC_FD_ONLY else "C")
+    return ProcUsage(pid=pid, gpu=_int(_cell(row, PROC_GPU)), gpu_mem=_num(_cell(row, PROC_GPU_MEM)),
+                     cpu=_num(_cell(row, PROC_CPU)), rss=_num(_cell(row, PROC_RSS)),
+                     local=not flags & protocol.PROC_HOST_PID, kind=kind)
+
+
+def proc_usages(rows: Iterable[Sequence[Any]]) -> Tuple[ProcUsage, ...]:
+    out = (proc_usage(r) for r in rows if isinstance(r, (list, tuple)))
+    return tuple(p for p in out if p is not None)
+
+
+def proc_flags(p: ProcUsage) -> int:
+    """The wire's flag bits of a process (the status document reports them as sent)."""
+    flags = 0 if p.local else protocol.PROC_HOST_PID
+    return flags | (protocol.PROC_GRAPHICS if p.kind == "G" else
+                    protocol.PROC_FD_ONLY if p.kind == "?" else 0)
+
+
+def proc_meta(d: Mapping[str, Any]) -> Optional[ProcMeta]:
+    pid = _int(d.get("pid"))
+    if pid is None:
+        return None
+    return ProcMeta(pid=pid, user=_text(d.get("user")), cmd=_text(d.get("cmd")),
+                    start=_num(d.get("start")), host_pid=_int(d.get("host_pid")))
+
+
+def proc_metas(rows: Any) -> Tuple[ProcMeta, ...]:
+    out = (proc_meta(d) for d in _dicts(rows))
+    return tuple(m for m in out if m is not None)
+
+
+def gpu_facts(d: Mapping[str, Any], position: int) -> GpuFacts:
+    """One inventory GPU; `position` stands in for a missing index."""
+    index = _int(d.get("index"))
+    return GpuFacts(
+        index=position if index is None else index, name=_text(d.get("name")),
+        uuid=_text(d.get("uuid")), pci_bus_id=_text(d.get("pci_bus_id")), minor=_int(d.get("minor")),
+        mem_total=_num(d.get("mem_total")), power_limit=_num(d.get("power_limit")),
+        clock_sm_max=_num(d.get("clock_sm_max")), clock_mem_max=_num(d.get("clock_mem_max")),
+        mig_mode=_int(d.get("mig_mode")), virt_mode=_label(d.get("virt_mode")),
+        mig_devices=tuple(MigSlice(name=_label(m.get("name")), mem_total=_num(m.get("mem_total")))
+                          for m in _dicts(d.get("mig_devices"))))
+
+
+def inventory_gpus(inventory: Mapping[str, Any]) -> Tuple[GpuFacts, ...]:
+    return tuple(gpu_facts(d, i) for i, d in enumerate(_dicts(inventory.get("gpus"))))
+
+
+def host_facts(inventory: Mapping[str, Any]) -> HostFacts:
+    d = inventory.get("host")
+    d = d if isinstance(d, dict) else {}
+    return HostFacts(ncpu=_int(d.get("ncpu")), cpu_limit=_num(d.get("cpu_limit")),
+                     hostname=_text(d.get("hostname")), boot_time=_num(d.get("boot_time")),
+                     instance_start=_num(d.get("instance_start")))
+
+
+def disk(d: Mapping[str, Any]) -> Disk:
+    return Disk(mount=_text(d.get("mount")), fstype=_text(d.get("fstype")), total=_num(d.get("total")),
+                used=_num(d.get("used")), free=_num(d.get("free")))
+
+
+def disks(rows: Any) -> Tuple[Disk, ...]:
+    return tuple(disk(d) for d in _dicts(rows))
+
+
+def _nums(value: Any) -> Tuple[Optional[float], ...]:
+    return tuple(_num(v) for v in value) if isinstance(value, list) else ()
+
+
+def host(d: Any) -> Optional[Host]:
+    """A sample's host block; None when the sample had none (or an empty one)."""
+    if not isinstance(d, dict) or not d:
+        return None
+    return Host(cpu=_num(d.get("cpu")), cores=_nums(d.get("cores")), iowait=_num(d.get("iowait")),
+                load=_nums(d.get("load")), mem_total=_num(d.get("mem_total")),
+                mem_used=_num(d.get("mem_used")), swap_total=_num(d.get("swap_total")),
+                swap_used=_num(d.get("swap_used")), disks=disks(d.get("disks")),
+                rx_bps=_num(d.get("rx_bps")), tx_bps=_num(d.get("tx_bps")))
+
+
+def loader_stats(d: Mapping[str, Any]) -> Optional[LoaderStats]:
+    pid = _int(d.get("pid"))
+    if pid is None:
+        return None
+    return LoaderStats(
+        pid=pid, batches_per_s=_num(d.get("batches_per_s")), samples_per_s=_num(d.get("samples_per_s")),
+        wait_fraction=_num(d.get("wait_fraction")), wait_p50_ms=_num(d.get("wait_p50_ms")),
+        wait_p95_ms=_num(d.get("wait_p95_ms")), wait_max_ms=_num(d.get("wait_max_ms")),
+        num_workers=_int(d.get("num_workers")), pin_memory=_bool(d.get("pin_memory")),
+        prefetch_factor=_int(d.get("prefetch_factor")), persistent_workers=_bool(d.get("persistent_workers")))
+
+
+def worker(d: Mapping[str, Any]) -> Optional[Worker]:
+    pid = _int(d.get("pid"))
+    if pid is None:
+        return None
+    return Worker(pid=pid, cpu=_num(d.get("cpu")), rss=_num(d.get("rss")), state=_text(d.get("state")))
+
+
+def workers(rows: Any) -> Tuple[Worker, ...]:
+    out = (worker(d) for d in _dicts(rows))
+    return tuple(w for w in out if w is not None)
+
+
+def jobs(d: Any) -> Jobs:
+    """The jobs block: dataloader workers seen from outside, unprotected jobs, tmux's error.
+    (tmux sessions stay the cleaned dicts the tmux screen and tui.core.jobs read.)"""
+    d = d if isinstance(d, dict) else {}
+    ld = d.get("loaders") if isinstance(d.get("loaders"), dict) else {}
+    trainers = tuple(Trainer(pid=t["pid"], workers=workers(t.get("workers")))
+                     for t in _dicts(ld.get("trainers")) if _int(t.get("pid")) is not None)
+    disk_d, psi = ld.get("disk"), ld.get("psi")
+    loaders = Loaders(trainers=trainers, orphans=workers(ld.get("orphans")),
+                      disk_busy=_num(disk_d.get("busy")) if isinstance(disk_d, dict) else None,
+                      io_pressure=_num(psi.get("io")) if isinstance(psi, dict) else None)
+    unprotected = tuple(UnprotectedJob(pid=u["pid"], cmd=_text(u.get("cmd")), gpu=_bool(u.get("gpu")),
+                                       reason=_text(u.get("reason")))
+                        for u in _dicts(d.get("unprotected")) if _int(u.get("pid")) is not None)
+    tmux = d.get("tmux") if isinstance(d.get("tmux"), dict) else {}
+    return Jobs(loaders=loaders, unprotected=unprotected, tmux_error=_text(tmux.get("error")))
+
+
+def sample(msg: Mapping[str, Any]) -> Sample:
+    """A sample message -> Sample. The GPU rows are kept as None when the sample has none and
+    says why (gpu_error): the last values stand, as the dashboard showed them."""
+    gpu_rows = msg.get("gpus")
+    gpu_rows = gpu_rows if isinstance(gpu_rows, list) else []
+    error = _text(msg.get("gpu_error"))
+    gpus = (tuple(gpu_live(r) for r in gpu_rows if isinstance(r, (list, tuple)))
+            if gpu_rows or not error else None)
+    procs = proc_usages(msg.get("procs") or ())
+    dl: Optional[Tuple[LoaderStats, ...]] = None
+    if "dl" in msg or msg.get("gpus") is not None:
+        found = (loader_stats(d) for d in _dicts(msg.get("dl")))
+        dl = tuple(s for s in found if s is not None)
+    more = _int(msg.get("procs_more")) or 0
+    utils, compute = protocol.idle_inputs(_idle_view(gpu_rows, msg))
+    return Sample(seq=_int(msg.get("seq")) or 0, t=_num(msg.get("t")), gpus=gpus, procs=procs,
+                  procs_more=more, host=host(msg.get("host")), gpu_error=error, loaders=dl,
+                  idle_utils=tuple(_num(u) for u in utils), compute_procs=compute)
+
+
+def _idle_view(gpu_rows: List[Any], msg: Mapping[str, Any]) -> Dict[str, Any]:
+    """The parts of a sample the protocol's idle rule reads (well-formed rows only)."""
+    return {"gpus": [r for r in gpu_rows if isinstance(r, (list, tuple)) and len(r) > GPU_UTIL],
+            "procs": [r for r in (msg.get("procs") or ()) if isinstance(r, (list, tuple))
+                      and len(r) > PROC_FLAGS],
+            "procs_more": msg.get("procs_more")}

@@ -1,0 +1,300 @@
+"""One typed model of the box: what the screens show, as frozen dataclasses.
+
+Built once when a message arrives (tui.core.from_wire reads the wire; DashboardState keeps
+the result); widgets, the fleet rows, the exporter and the status report read these objects
+and never a wire row or dict. Values are what the probe sent after its schema cleaned them:
+None means "not available" and every reader handles it.
+"""
+
+import dataclasses
+import enum
+from typing import Dict, Optional, Tuple
+
+from tui.core.diagnosis import Diagnosis
+from tui.core.i18n import N_, _
+
+
+class ConnState(str, enum.Enum):
+    """Where a session to the box is (like Textual's WorkerState). A str, so logs and JSON
+    carry the value; what the header shows is `label` (translated) and `style`."""
+
+    CONNECTING = "connecting"
+    DEPLOYING = "deploying_probe"
+    STARTING = "starting_probe"
+    LIVE = "live"
+    RECONNECTING = "reconnecting"
+    FAILED = "failed"
+    CLOSED = "closed"
+
+    def __str__(self) -> str:  # "%s" % state gives the value on every Python version
+        return str(self.value)
+
+    @property
+    def label(self) -> str:
+        """The state as the header shows it, in the user's language."""
+        return _(_CONN_LABELS[self])
+
+    @property
+    def dot(self) -> str:
+        return _CONN_LOOK[self][0]
+
+    @property
+    def style(self) -> str:
+        return _CONN_LOOK[self][1]
+
+    @property
+    def busy(self) -> bool:
+        """On the way to live (the session is working, not waiting or done)."""
+        return self in (ConnState.CONNECTING, ConnState.DEPLOYING, ConnState.STARTING)
+
+
+_CONN_LABELS: Dict[ConnState, str] = {
+    ConnState.CONNECTING: N_("connecting"), ConnState.DEPLOYING: N_("deploying probe"),
+    ConnState.STARTING: N_("starting probe"), ConnState.LIVE: N_("live"),
+    ConnState.RECONNECTING: N_("reconnecting"), ConnState.FAILED: N_("failed"),
+    ConnState.CLOSED: N_("closed"),
+}
+_CONN_LOOK: Dict[ConnState, Tuple[str, str]] = {
+    ConnState.CONNECTING: ("◌", "yellow"), ConnState.DEPLOYING: ("◌", "yellow"),
+    ConnState.STARTING: ("◌", "yellow"), ConnState.LIVE: ("●", "bold green"),
+    ConnState.RECONNECTING: ("◌", "bold yellow"), ConnState.FAILED: ("✗", "bold red"),
+    ConnState.CLOSED: ("○", "dim"),
+}
+
+
+def conn_state(value: object) -> Optional[ConnState]:
+    """A state from anywhere (the enum, or its value as text) -> ConnState, None if unknown."""
+    if isinstance(value, ConnState):
+        return value
+    try:
+        return ConnState(value)
+    except ValueError:
+        return None
+
+
+# -- GPUs ---------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class MigSlice:
+    name: Optional[str]
+    mem_total: Optional[float]  # MiB
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuFacts:
+    """What does not change while the box runs (the inventory)."""
+
+    index: int
+    name: Optional[str] = None
+    uuid: Optional[str] = None
+    pci_bus_id: Optional[str] = None
+    minor: Optional[int] = None
+    mem_total: Optional[float] = None  # MiB
+    power_limit: Optional[float] = None  # W
+    clock_sm_max: Optional[float] = None
+    clock_mem_max: Optional[float] = None
+    mig_mode: Optional[int] = None
+    virt_mode: Optional[str] = None
+    mig_devices: Tuple[MigSlice, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuLive:
+    """One GPU's values in one sample. Field names are the wire's GPU columns."""
+
+    util: Optional[float] = None  # %
+    mem_util: Optional[float] = None  # memory controller %
+    mem_used: Optional[float] = None  # MiB
+    temp: Optional[float] = None  # °C
+    power: Optional[float] = None  # W
+    clock_sm: Optional[float] = None  # MHz
+    clock_mem: Optional[float] = None  # MHz
+    pstate: Optional[int] = None
+    fan: Optional[float] = None  # %
+    throttle: Optional[int] = None  # NVML reason mask
+    ecc_errors: Optional[int] = None
+    throttle_reasons: Tuple[str, ...] = ()  # the mask's names ("power cap", ...)
+
+
+@dataclasses.dataclass(frozen=True)
+class Gpu:
+    """A GPU as a panel shows it: its facts joined with its latest values."""
+
+    index: int
+    facts: GpuFacts
+    live: GpuLive
+
+    @property
+    def mem_total(self) -> Optional[float]:
+        return self.facts.mem_total
+
+
+# -- processes ----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class ProcUsage:
+    """One GPU process in one sample (a process on two GPUs has two)."""
+
+    pid: int
+    gpu: Optional[int]
+    gpu_mem: Optional[float]  # MiB; None when the driver hides it
+    cpu: Optional[float]  # % of one core
+    rss: Optional[float]  # MiB
+    local: bool  # visible in this container's /proc
+    kind: str  # "C" compute, "G" graphics, "?" found through an open /dev/nvidia*
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcMeta:
+    """What cannot change while a process lives (sent once in proc_meta)."""
+
+    pid: int
+    user: Optional[str] = None
+    cmd: Optional[str] = None
+    start: Optional[float] = None  # epoch
+    host_pid: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcRow:
+    """A row of the process table: usage joined with the process's facts."""
+
+    pid: int
+    gpu: Optional[int]
+    gpu_mem: Optional[float]
+    kind: str
+    cpu: Optional[float]
+    rss: Optional[float]
+    local: bool
+    host_pid: Optional[int]
+    unprotected: bool
+    user: Optional[str]
+    cmd: str
+    elapsed: Optional[float]
+
+
+# -- the host -----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Disk:
+    mount: Optional[str] = None
+    fstype: Optional[str] = None
+    total: Optional[float] = None  # MiB
+    used: Optional[float] = None
+    free: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class HostFacts:
+    """The box's static facts (inventory "host")."""
+
+    ncpu: Optional[int] = None
+    cpu_limit: Optional[float] = None  # cores the cgroup may use
+    hostname: Optional[str] = None
+    boot_time: Optional[float] = None
+    instance_start: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Host:
+    """The box's CPU, memory, disks and network in one sample."""
+
+    cpu: Optional[float] = None  # % of all cores
+    cores: Tuple[Optional[float], ...] = ()
+    iowait: Optional[float] = None
+    load: Tuple[Optional[float], ...] = ()
+    mem_total: Optional[float] = None  # MiB
+    mem_used: Optional[float] = None
+    swap_total: Optional[float] = None
+    swap_used: Optional[float] = None
+    disks: Tuple[Disk, ...] = ()
+    rx_bps: Optional[float] = None
+    tx_bps: Optional[float] = None
+
+
+# -- dataloaders and jobs -----------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class LoaderStats:
+    """The dataloader hook's figures for one training process."""
+
+    pid: int
+    batches_per_s: Optional[float] = None
+    samples_per_s: Optional[float] = None
+    wait_fraction: Optional[float] = None  # 0..1 of the time spent waiting for a batch
+    wait_p50_ms: Optional[float] = None
+    wait_p95_ms: Optional[float] = None
+    wait_max_ms: Optional[float] = None
+    num_workers: Optional[int] = None
+    pin_memory: Optional[bool] = None
+    prefetch_factor: Optional[int] = None
+    persistent_workers: Optional[bool] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Worker:
+    """A DataLoader worker process (or an orphaned one)."""
+
+    pid: int
+    cpu: Optional[float] = None
+    rss: Optional[float] = None
+    state: Optional[str] = None  # ps state letter
+
+
+@dataclasses.dataclass(frozen=True)
+class Trainer:
+    pid: int
+    workers: Tuple[Worker, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class UnprotectedJob:
+    """A GPU job that dies with the ssh session (not in tmux, not nohup)."""
+
+    pid: int
+    cmd: Optional[str] = None
+    gpu: Optional[bool] = None
+    reason: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Loaders:
+    trainers: Tuple[Trainer, ...] = ()
+    orphans: Tuple[Worker, ...] = ()
+    disk_busy: Optional[float] = None
+    io_pressure: Optional[float] = None  # PSI io some avg10, %
+
+
+@dataclasses.dataclass(frozen=True)
+class Jobs:
+    loaders: Loaders = dataclasses.field(default_factory=Loaders)
+    unprotected: Tuple[UnprotectedJob, ...] = ()
+    tmux_error: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One sample, read once on arrival."""
+
+    seq: int
+    t: Optional[float]
+    # None: the sample carried no GPU rows because reading them failed (gpu_error)
+    gpus: Optional[Tuple[GpuLive, ...]]
+    procs: Tuple[ProcUsage, ...]
+    procs_more: int  # processes the probe counted but did not list
+    host: Optional[Host]
+    gpu_error: Optional[str]
+    # None: the sample said nothing about dataloaders (the last report stands)
+    loaders: Optional[Tuple[LoaderStats, ...]]
+    idle_utils: Tuple[Optional[float], ...]  # what the idle rule is judged on
+    compute_procs: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LoaderView:
+    """One training process in the dataloader panel."""
+
+    pid: int
+    stats: Optional[LoaderStats]
+    workers: Tuple[Worker, ...]
+    gpu: Optional[int]
+    cmd: str
+    wait_history: Tuple[float, ...]
+    gpu_history: Tuple[float, ...]
+    diagnosis: Diagnosis
