@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from tui.core.jobs import pane_rows, unprotected_advice
-from tui.core.report import status_text
 from remote_probe import protocol
 from tui.core import from_wire
+from tui.core.jobs import pane_rows, unprotected_advice
 from tui.core.model import Gpu, GpuFacts, GpuLive, HostFacts, MigSlice, ProcRow
+from tui.core.report import status_text
 from tui.ui.widgets.gpu_panel import detail_line, grid_cell, summary_line
 from tui.ui.widgets.host_panel import render_host
 from tui.ui.widgets.process_table import row_cells
