@@ -353,7 +353,7 @@ class FleetBox:
         self.streak = IdleStreak()
         self.autostop = None
         self.preflight_checks = None
-        self.session_state: object = ConnState.CONNECTING
+        self.session_state = ConnState.CONNECTING
         self.detail = ""
         self.connects = 0
         self.failed_once = False

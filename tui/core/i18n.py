@@ -17,7 +17,7 @@ import ast
 import gettext
 import os
 import struct
-from typing import Optional
+from typing import Dict, Optional
 
 DOMAIN = "gputui"
 LOCALE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "locale")
@@ -27,7 +27,7 @@ CATALOG = {"zh": "zh_CN"}
 
 _current = "en"
 _translations = gettext.NullTranslations()
-_cache = {}
+_cache: Dict[str, gettext.GNUTranslations] = {}
 
 
 class LanguageError(ValueError):
