@@ -429,7 +429,7 @@ class FleetBox:
         st = self.state
         gpus = [GpuBar(g.live.util, g.live.mem_used, g.mem_total) for g in st.gpu_cards()]
         rows = st.proc_rows()
-        has_data = st.sample is not None
+        has_data = st.latest is not None
         f = self.billing.figures(now) if self.billing.start else None
         idle_for = self.streak.seconds() if has_data else None
         return BoxRow(

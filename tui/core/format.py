@@ -5,9 +5,10 @@ type print as 'n/a' instead of raising (the wire is validated too; this is the l
 """
 
 import math
+from typing import Any, Iterable, List, Optional
 
 
-def _num(value):
+def _num(value: Any) -> Optional[float]:
     """A finite float, or None for anything else (None, NaN, inf, text, bool)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -15,18 +16,18 @@ def _num(value):
     return value if math.isfinite(value) else None
 
 
-def finite(value):
+def finite(value: Any) -> Optional[float]:
     """A number from the box as float when it is finite, else None."""
     return _num(value)
 
 
-def finite_or_zero(value):
+def finite_or_zero(value: Any) -> float:
     """For sort keys: a number from the box, or 0 when it is not a finite number."""
     value = _num(value)
     return 0.0 if value is None else value
 
 
-def ratio(part, whole):
+def ratio(part: Any, whole: Any) -> Optional[float]:
     """part / whole for bars, or None when either is not a finite number or whole is 0."""
     part, whole = _num(part), _num(whole)
     if part is None or not whole:
@@ -34,7 +35,7 @@ def ratio(part, whole):
     return _num(part / whole)  # a tiny whole can overflow to inf
 
 
-def mib(value):
+def mib(value: Any) -> str:
     """MiB -> '61.7 GiB' / '512 MiB'; None -> 'n/a'."""
     value = _num(value)
     if value is None:
@@ -44,7 +45,7 @@ def mib(value):
     return "%d MiB" % value
 
 
-def bytes_rate(bps):
+def bytes_rate(bps: Any) -> str:
     bps = _num(bps)
     if bps is None:
         return "n/a"
@@ -54,7 +55,7 @@ def bytes_rate(bps):
     return "%d B/s" % bps
 
 
-def duration(seconds):
+def duration(seconds: Any) -> str:
     """Elapsed time as ps does it: '45s', '12:03', '3:05:10', '2d 04h'."""
     seconds = _num(seconds)
     if seconds is None or seconds < 0:
@@ -72,7 +73,7 @@ def duration(seconds):
     return "%ds" % secs
 
 
-def age(seconds):
+def age(seconds: Any) -> str:
     """A process's age for a table redrawn every second: seconds only while they matter
     ('12:03'), then minutes ('3h05m', '2d04h'), so old jobs' cells stay still."""
     if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
@@ -85,12 +86,12 @@ def age(seconds):
     return "%dd%02dh" % (seconds // 86400, seconds % 86400 // 3600)
 
 
-def pct(value):
+def pct(value: Any) -> str:
     value = _num(value)
     return "n/a" if value is None else "%d%%" % round(value)
 
 
-def na(value, fmt="%s"):
+def na(value: Any, fmt: str = "%s") -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     try:
@@ -99,7 +100,7 @@ def na(value, fmt="%s"):
         return "n/a"
 
 
-def bar(fraction, width, fill="█", empty="░"):
+def bar(fraction: Any, width: int, fill: str = "█", empty: str = "░") -> str:
     """A text bar; fraction None draws an empty bar (unknown, not zero)."""
     if width <= 0:
         return ""
@@ -111,7 +112,7 @@ def bar(fraction, width, fill="█", empty="░"):
     return fill * full + empty * (width - full)
 
 
-def short_gpu_name(name):
+def short_gpu_name(name: Any) -> str:
     """'NVIDIA A100-SXM4-80GB' -> 'A100-SXM4-80GB'."""
     if not name or not isinstance(name, str):
         return "GPU"
@@ -121,7 +122,7 @@ def short_gpu_name(name):
     return name
 
 
-def level_style(value, warn, crit):
+def level_style(value: Any, warn: float, crit: float) -> str:
     """Rich style name for a value against thresholds (temperatures, usage)."""
     value = _num(value)
     if value is None:
@@ -136,7 +137,8 @@ def level_style(value, warn, crit):
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
-def graph(values, width, height=1, lo=0.0, hi=100.0):
+def graph(values: Iterable[Any], width: int, height: int = 1, lo: float = 0.0,
+          hi: float = 100.0) -> List[str]:
     """A history graph as `height` lines of block characters, newest on the right.
 
     The scale is fixed (lo..hi) so 94% looks like 94%, not like "the max"; missing

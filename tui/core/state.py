@@ -35,7 +35,6 @@ PROC_COLUMNS = (
     ("cpu", N_("CPU%")), ("rss", N_("RSS")), ("elapsed", N_("ELAPSED")), ("cmd", N_("COMMAND")),
 )
 SORT_KEYS = tuple(k for k, _ in PROC_COLUMNS)
-__all__ = ["DashboardState", "ProcRow", "loader_views", "short_cmd", "sort_procs"]
 
 
 def short_cmd(cmd: str) -> str:
