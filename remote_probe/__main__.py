@@ -11,13 +11,13 @@ import os
 import sys
 import traceback
 
-from . import __version__, protocol
+from . import __version__, wire
 
 
 def main(argv=None):
-    if sys.version_info < protocol.MIN_PYTHON:
-        print("gputui probe needs Python %d.%d+" % protocol.MIN_PYTHON, file=sys.stderr)
-        return protocol.EXIT_PYTHON_TOO_OLD
+    if sys.version_info < wire.MIN_PYTHON:
+        print("gputui probe needs Python %d.%d+" % wire.MIN_PYTHON, file=sys.stderr)
+        return wire.EXIT_PYTHON_TOO_OLD
     parser = argparse.ArgumentParser(prog="gputui-probe")
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="cmd")
@@ -63,7 +63,7 @@ def entry():
         traceback.print_exc()
         print("gputui probe crashed (probe %s, python %s)" % (__version__, sys.version.split()[0]),
               file=sys.stderr)
-        sys.exit(protocol.EXIT_PROBE_CRASHED)
+        sys.exit(wire.EXIT_PROBE_CRASHED)
 
 
 if __name__ == "__main__":

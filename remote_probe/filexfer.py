@@ -16,11 +16,9 @@ import json
 import os
 import stat
 
+from .wire import FILE_READ, MAX_CHUNK
 
-from .protocol import FILE_READ
 FILE_REQUESTS = frozenset({FILE_READ})
-# base64 of one chunk stays well under protocol.MAX_LINE (1 MiB).
-MAX_CHUNK = 512 << 10
 REQUEST_MARK = b'"type":"file_'
 
 

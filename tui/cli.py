@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui import __version__
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
@@ -229,7 +229,7 @@ def cmd_doctor(args):
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
     sample = reply.get("sample") or {}
-    dyn = {i: protocol.gpu_dict(row) for i, row in enumerate(sample.get("gpus", []))}
+    dyn = {i: wire.gpu_dict(row) for i, row in enumerate(sample.get("gpus", []))}
     checks = run_checks(facts, host_cfg, preset, dyn)
     code = exit_code(checks)
     if args.json:
@@ -268,7 +268,7 @@ async def checklist_run(args, host_cfg):
         rel = Release(args.host, session, host_cfg, preset, clock.session_key(inv))
         await rel.gather()
         sample = snap.get("sample") or {}
-        gpus = [protocol.gpu_dict(r) for r in sample.get("gpus", [])]
+        gpus = [wire.gpu_dict(r) for r in sample.get("gpus", [])]
         tmux_sessions = ((snap.get("jobs") or {}).get("tmux") or {}).get("sessions") or []
         items = rel.items(gpus, procs_from(sample, snap.get("proc_meta")), tmux_sessions,
                           snap.get("autostop"), clock.figures())

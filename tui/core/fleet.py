@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 
 from rich.cells import cell_len  # terminal cells: CJK characters take two (issue 14)
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core import billing
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
@@ -388,7 +388,7 @@ class FleetBox:
         self.state.add_sample(sample)
         self.billing.on_sample(sample)
         if not sample.get("gpu_error"):
-            utils, compute = protocol.idle_inputs(sample)
+            utils, compute = wire.idle_inputs(sample)
             self.streak.add(sample["t"], billing.gpus_idle(utils, compute, self.cfg.idle_threshold))
         self.on_change(self)
 

@@ -163,7 +163,7 @@ def check_smoke(inv, torch, sample_gpus=None) -> List[Check]:
         dyn = (sample_gpus or {}).get(s.get("index"), {})
         clocks = ""
         if dyn:
-            from remote_probe.protocol import throttle_names
+            from remote_probe.wire import throttle_names
             clocks = _("; SM %s/%s MHz, power %s/%s W%s") % (
                 dyn.get("clock_sm"), g.get("clock_sm_max"), dyn.get("power"), g.get("power_limit"),
                 (_(", throttled: ") + ", ".join(throttle_names(dyn.get("throttle")))) if dyn.get("throttle") else "")

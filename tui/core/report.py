@@ -4,7 +4,7 @@ contact, the doctor request. Shared by the CLI and the app; no textual, no async
 import sys
 import time
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
@@ -26,7 +26,7 @@ def procs_from(sample, meta):
     meta = {m["pid"]: m for m in meta or []}
     out = []
     for row in sample.get("procs", []):
-        p = protocol.proc_dict(row)
+        p = wire.proc_dict(row)
         p.update({k: v for k, v in meta.get(p["pid"], {}).items() if k != "pid"})
         out.append(p)
     return out
@@ -39,8 +39,8 @@ def status_json(reply, host):
     gpus = []
     for static, row in zip(reply["inventory"].get("gpus", []), sample.get("gpus", [])):
         g = dict(static)
-        g.update(protocol.gpu_dict(row))
-        g["throttle_reasons"] = protocol.throttle_names(g.get("throttle"))
+        g.update(wire.gpu_dict(row))
+        g["throttle_reasons"] = wire.throttle_names(g.get("throttle"))
         gpus.append(g)
     inv = reply["inventory"]
     return {

@@ -7,7 +7,7 @@ import dataclasses
 import time
 from typing import Dict, List, Optional
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.i18n import N_, _
 
 HISTORY = 600  # samples of history kept for the graphs (10 min at 1 Hz)
@@ -94,7 +94,7 @@ class DashboardState:
             del self.seqs[:50000]
         self.last_sample_at = sample.get("t")
         if sample.get("gpus") or not sample.get("gpu_error"):
-            self.gpus = [protocol.gpu_dict(r) for r in sample.get("gpus", [])]
+            self.gpus = [wire.gpu_dict(r) for r in sample.get("gpus", [])]
         for i, g in enumerate(self.gpus):
             self.gpu_history.setdefault(i, collections.deque(maxlen=HISTORY)).append(g["util"] or 0)
             total = self.gpu_total(i)
@@ -181,7 +181,7 @@ class DashboardState:
         unprotected = {j["pid"] for j in self.unprotected()}
         rows = []
         for raw in self.sample.get("procs", []):
-            p = protocol.proc_dict(raw)
+            p = wire.proc_dict(raw)
             meta = self.proc_meta.get(p["pid"], {}) if p["local"] else {}
             start = meta.get("start")
             if p["local"]:
@@ -218,7 +218,7 @@ def loader_views(state):
     outside = {t["pid"]: t["workers"] for t in loaders.get("trainers", ())}
     gpu_of = {}
     for raw in (state.sample or {}).get("procs", ()):
-        gpu_of.setdefault(raw[0], raw[1])
+        gpu_of.setdefault(raw[wire.ProcCol.PID], raw[wire.ProcCol.GPU])
     host = (state.sample or {}).get("host") or {}
     facts_host = (state.inventory.get("host") or {})
     ncpu = facts_host.get("cpu_limit") or facts_host.get("ncpu")

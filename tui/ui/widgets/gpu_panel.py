@@ -5,7 +5,7 @@ One widget, one Text per sample: repainted only when what it shows changed."""
 from rich.text import Text
 from textual.widgets import Static
 
-from remote_probe.protocol import throttle_names
+from remote_probe.wire import throttle_names
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
