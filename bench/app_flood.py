@@ -39,10 +39,10 @@ def rss_mb():
 
 def sample(seq, n, base_pid):
     gpus = [wire.gpu_row({"util": 80, "mem_util": 40, "mem_used": 60000, "temp": 70, "power": 600,
-                              "clock_sm": 1980, "clock_mem": 2619, "pstate": 0, "fan": None,
-                              "throttle": 0, "ecc_errors": 0}) for _ in range(8)]
+                          "clock_sm": 1980, "clock_mem": 2619, "pstate": 0, "fan": None,
+                          "throttle": 0, "ecc_errors": 0}) for _ in range(8)]
     procs = [wire.proc_row({"pid": base_pid + i, "gpu": i % 8, "kind": "C", "gpu_mem": 1000 + i % 97,
-                                "cpu": 1.0, "rss": 1000, "host_pid": None, "local": True})
+                            "cpu": 1.0, "rss": 1000, "host_pid": None, "local": True})
              for i in range(n)]
     return {"type": "sample", "seq": seq, "t": time.time(), "gpus": gpus, "procs": procs,
             "host": {"cpu": 12.0, "mem_used": 1000, "mem_total": 100000}}

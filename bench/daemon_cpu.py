@@ -32,7 +32,7 @@ def measure(scenario, seconds, armed):
     if armed:
         # an idle window far in the future: armed and evaluating every tick, never firing
         p.stdin.write(wire.encode({"type": "autostop_arm", "id": 1, "command": "true",
-                                       "idle_seconds": 86400, "grace": 60}))
+                                   "idle_seconds": 86400, "grace": 60}))
         p.stdin.flush()
     time.sleep(2)
     c0, t0 = cpu_seconds(pid), time.time()

@@ -82,7 +82,7 @@ async def backfill_bytes(box, minutes=10):
                             stdout=subprocess.PIPE)
     proc.stdout.readline()  # the hello
     proc.stdin.write(wire.encode({"type": "subscribe", "id": 1,
-                                      "since_seq": 0}))
+                                  "since_seq": 0}))
     proc.stdin.flush()
     raw = b""
     count = 0

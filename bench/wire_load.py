@@ -123,7 +123,7 @@ def main():
             lines, box = asyncio.run(box_side(n, args.ticks, state))
         rows = [[4_000_000 + i, 0, i % 9000, None, None, wire.PROC_HOST_PID] for i in range(n)]
         uncapped = wire.encode({"type": "sample", "seq": 1, "t": 1.0, "gpus": [],
-                                    "procs": rows, "host": {}})
+                                "procs": rows, "host": {}})
         laptop = asyncio.run(laptop_side(lines, uncapped))
         print("%8d  %s" % (n, json.dumps(dict(box, **laptop))))
 

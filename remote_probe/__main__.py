@@ -32,11 +32,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help()
-        return 2
+        return wire.EXIT_BAD_COMMAND
     if args.cmd == "scenarios":
         from .backends.sim import scenario_names
         print("\n".join(scenario_names()))
-        return 0
+        return wire.EXIT_OK
     from . import attach
     from .paths import default_state_dir
     state_dir = os.path.abspath(os.path.expanduser(args.state_dir or default_state_dir()))
@@ -56,7 +56,7 @@ def entry():
     try:
         sys.exit(main())
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(wire.EXIT_INTERRUPTED)
     except SystemExit:
         raise
     except BaseException:

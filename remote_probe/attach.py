@@ -77,7 +77,7 @@ def stop_daemon(sock, path, only_if_unused=False):
     (with only_if_unused it refuses while another live session uses it)."""
     try:
         sock.sendall(wire.encode({"type": wire.SHUTDOWN, "id": "attach",
-                                      "only_if_unused": only_if_unused}))
+                                  "only_if_unused": only_if_unused}))
         sock.settimeout(3)
         buf = b""
         while True:
@@ -235,7 +235,7 @@ def fail_before_hello(code, text):
     print("gputui probe: %s" % text, file=sys.stderr)
     try:
         sys.stdout.buffer.write(wire.encode({"type": wire.ERROR, "id": None,
-                                                 "error": text, "exit": code}))
+                                             "error": text, "exit": code}))
         sys.stdout.buffer.flush()
     except OSError:
         pass
@@ -295,7 +295,7 @@ def run_once(state_dir, simulate=None):
         sample = sampler.tick()
         inv = sampler.inventory()
         inv["notes"] = notes
-        pids = [row[0] for row in sample["procs"]]
+        pids = wire.proc_pids(sample)
         print(json.dumps({"inventory": inv, "sample": sample,
                           "proc_meta": sampler.proc_meta(pids)}, indent=1))
     finally:
@@ -310,7 +310,7 @@ def cancel_autostop(state_dir):
         try:
             read_line(sock)
             sock.sendall(wire.encode({"type": wire.AUTOSTOP_DISARM, "id": 1,
-                                          "reason": "cancelled on the box"}))
+                                      "reason": "cancelled on the box"}))
             line, _ = read_line(sock)
             while line and json.loads(line.decode()).get("type") != wire.REPLY:
                 line, _ = read_line(sock)

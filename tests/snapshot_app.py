@@ -95,8 +95,8 @@ def feed(app, gpus):
         listener.on_sample({
             "type": "sample", "seq": seq, "t": NOW - 120 + seq,
             "gpus": [wire.gpu_row({"util": util[g], "mem_util": util[g] // 2, "mem_used": 61740,
-                                       "temp": 60 + g, "power": 300, "clock_sm": 1410, "clock_mem": 1593,
-                                       "pstate": 0, "throttle": 0, "ecc_errors": 0}) for g in range(gpus)],
+                                   "temp": 60 + g, "power": 300, "clock_sm": 1410, "clock_mem": 1593,
+                                   "pstate": 0, "throttle": 0, "ecc_errors": 0}) for g in range(gpus)],
             "procs": [wire.proc_row(p) for p in procs],
             "host": {"cpu": 35.0, "iowait": 1.0, "load": [2.0, 1.5, 1.0], "mem_used": 64000,
                      "mem_total": 257000, "cores": [35] * 8,

@@ -108,7 +108,7 @@ async def test_a_stale_dashboard_with_processes_draws(tmp_path):
         listener.on_sample({"type": "sample", "seq": 1, "t": 1.0, "host": {},
                             "gpus": [wire.gpu_row({"util": 50, "mem_used": 1000})],
                             "procs": [wire.proc_row({"pid": 4242, "gpu": 0, "kind": "C", "gpu_mem": 900,
-                                                         "local": True})]})
+                                                     "local": True})]})
         await pilot.pause(0.3)
         assert app.state.conn_state != "live"
         assert app.query_one("#body").has_class("stale")

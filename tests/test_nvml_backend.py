@@ -102,7 +102,7 @@ def test_every_recording_yields_the_full_schema(path):
     for g in gpus:
         assert set(g) == set(wire.GPU_FIELDS)
         wire.validate({"type": "sample", "seq": 1, "t": 0.0,
-                           "gpus": [wire.gpu_row(x) for x in gpus], "procs": []})
+                       "gpus": [wire.gpu_row(x) for x in gpus], "procs": []})
     for static in inv["gpus"]:
         assert static["name"] and static["mem_total"]
 

@@ -55,7 +55,7 @@ def test_incompatible_protocol_is_explained():
 ])
 def test_process_rows_carry_kind_and_namespace_as_flags(kind, local, flags):
     row = wire.proc_row({"pid": 5, "gpu": 1, "gpu_mem": None, "kind": kind, "local": local,
-                             "cpu": 12.6, "rss": 40})
+                         "cpu": 12.6, "rss": 40})
     assert row == [5, 1, None, 13, 40, flags]
     back = wire.proc_dict(row)
     assert (back["kind"], back["local"]) == (kind, local)
@@ -74,7 +74,7 @@ def test_a_whole_file_chunk_survives_the_clients_cleaning():
     from remote_probe import filexfer
     data = os.urandom(filexfer.MAX_CHUNK)
     line = wire.encode({"type": wire.REPLY, "id": 7, "eof": False, "file_size": len(data),
-                            "data": base64.b64encode(data).decode("ascii")})
+                        "data": base64.b64encode(data).decode("ascii")})
     report = wire.Report()
     msg = wire.decode_clean(line, report)
     assert base64.b64decode(msg["data"]) == data and report.count == 0

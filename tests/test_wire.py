@@ -37,7 +37,7 @@ def test_a_file_name_that_is_not_utf8_round_trips_byte_exact():
 
 def test_encode_writes_strict_json_even_for_nan_from_a_driver():
     line = wire.encode({"type": "sample", "seq": 1, "t": 1.0, "gpus": [[float("nan")] * 11],
-                            "host": {"cpu": float("inf")}})
+                        "host": {"cpu": float("inf")}})
 
     def refuse(name):
         raise AssertionError("non-JSON constant %s on the wire" % name)

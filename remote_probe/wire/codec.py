@@ -1,8 +1,13 @@
 """One message <-> one line of bytes: strict JSON, size caps, never a crash on a bad line."""
 
+from __future__ import annotations
+
 import json
 import math
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
+    from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from .messages import MAX_LINE, ProtocolError
 from .schema import Report, clean, validate

@@ -1,7 +1,11 @@
 """The idle rule: when a box's GPUs count as idle. The probe's autostop acts on it and
 the laptop's idle cost uses the same function, so the two can never disagree."""
 
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .rows import PROC_FD_ONLY, PROC_GRAPHICS, GpuCol, proc_flags
 

@@ -6,7 +6,11 @@ pushed with a monotonically increasing ``seq``. See docs/architecture.md, "The w
 protocol".
 """
 
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
+    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from .. import __version__
 
@@ -52,8 +56,8 @@ TMUX_INTERRUPT = "tmux_interrupt"  # {pane}: Ctrl-C
 TMUX_KILL = "tmux_kill"  # {session}
 TMUX_RENAME = "tmux_rename"  # {session, name}
 TMUX_INSTALL = "tmux_install"
-TMUX_REQUESTS: FrozenSet[str] = frozenset({TMUX_LIST, TMUX_CAPTURE, TMUX_NEW, TMUX_INTERRUPT, TMUX_KILL,
-                           TMUX_RENAME, TMUX_INSTALL})
+TMUX_REQUESTS: FrozenSet[str] = frozenset({
+    TMUX_LIST, TMUX_CAPTURE, TMUX_NEW, TMUX_INTERRUPT, TMUX_KILL, TMUX_RENAME, TMUX_INSTALL})
 REPLY = "reply"
 ERROR = "error"
 SAMPLE = "sample"
@@ -65,10 +69,10 @@ AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fire
 # itself when the client came through the socket (see filexfer).
 FILE_READ = "file_read"
 
-REQUEST_TYPES: FrozenSet[str] = frozenset({HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN,
-                           AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS, FILE_READ,
-                           PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE,
-                           RELEASE}) | TMUX_REQUESTS
+REQUEST_TYPES: FrozenSet[str] = frozenset({
+    HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN, AUTOSTOP_ARM, AUTOSTOP_DISARM,
+    AUTOSTOP_STATUS, FILE_READ, PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE,
+    RELEASE}) | TMUX_REQUESTS
 PUSH_TYPES: FrozenSet[str] = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES: FrozenSet[str] = frozenset({REPLY, ERROR})
 
@@ -76,7 +80,8 @@ REPLY_TYPES: FrozenSet[str] = frozenset({REPLY, ERROR})
 # reads, defined here only (like sshuttle: distinct codes so the client can say exactly
 # what went wrong instead of "exit status 1"; tui/remote/bootstrap.explain_exit says them).
 EXIT_OK = 0
-EXIT_CANNOT_START = 2  # the daemon found no GPU backend to run (and argparse's usage code)
+EXIT_BAD_COMMAND = 2  # the probe's command line: no or an unknown subcommand (argparse's code)
+EXIT_CANNOT_START = 2  # the daemon found no GPU backend to run
 EXIT_USAGE = 64  # attach: bad or missing arguments (EX_USAGE)
 EXIT_PROBE_CRASHED = 70  # an uncaught exception in the probe (EX_SOFTWARE)
 EXIT_DAEMON_IN_USE = 74  # a daemon of other settings serves a live session: not replaced

@@ -6,12 +6,18 @@ process command lines) are sent once in ``inventory`` / ``proc_meta`` instead of
 second, which keeps an 8-GPU sample under 2 KB.
 """
 
+from __future__ import annotations
+
 import heapq
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
+    from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from .messages import MAX_PROC_ROWS
 
-Row = List[Any]
+if TYPE_CHECKING:
+    Row = List[Any]
 
 # Per-GPU dynamic columns, sent every sample. None means "not available on this GPU".
 GPU_FIELDS = (

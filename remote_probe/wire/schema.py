@@ -6,8 +6,13 @@ dropped, long lists cut), noting each change in a Report; check_request() is the
 daemon's strict check of request parameters. Stdlib only: both sides use it.
 """
 
+from __future__ import annotations
+
 import math
-import typing
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
+    import typing
 
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
                        ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
@@ -16,10 +21,11 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELET
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
 from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
 
-Msg = typing.Dict[str, typing.Any]
-# A spec: (value, path, report) -> the cleaned value (or _DROP). Paths are nested
-# (parent, key) pairs, spelled out only for a note (see path_text).
-Spec = typing.Callable[[typing.Any, typing.Any, "Report"], typing.Any]
+if TYPE_CHECKING:
+    Msg = typing.Dict[str, typing.Any]
+    # A spec: (value, path, report) -> the cleaned value (or _DROP). Paths are nested
+    # (parent, key) pairs, spelled out only for a note (see path_text).
+    Spec = typing.Callable[[typing.Any, typing.Any, "Report"], typing.Any]
 
 
 def _require(cond: typing.Any, why: str) -> None:
@@ -342,8 +348,9 @@ REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
 HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT, "socket": PATH,
                  "binds": COUNT,
                  "version": Str(200)})
-MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG,
-                   REPLY: REPLY_MSG, ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG}
+MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {
+    SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG, REPLY: REPLY_MSG,
+    ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG}
 
 
 # Request parameters, checked strictly (a bad one is refused with a reason, not cleared):
