@@ -257,6 +257,6 @@ def explain_exit(code, stderr=""):
 
 
 # Exit codes after which waiting and reconnecting cannot help.
-FATAL_EXITS = frozenset({EXIT_NO_PYTHON, EXIT_PYTHON_TOO_OLD, EXIT_PROBE_CRASHED, EXIT_COMMAND_NOT_FOUND,
-                         EXIT_PYTHON_NOT_FOUND, EXIT_NO_WRITABLE_DIR, EXIT_UPLOAD_FAILED,
-                         EXIT_USAGE})
+FATAL_EXITS = frozenset({EXIT_NO_PYTHON, EXIT_PYTHON_TOO_OLD, EXIT_PROBE_CRASHED,
+                         EXIT_COMMAND_NOT_FOUND, EXIT_PYTHON_NOT_FOUND, EXIT_NO_WRITABLE_DIR,
+                         EXIT_UPLOAD_FAILED, EXIT_USAGE})
