@@ -3,7 +3,7 @@ processes per sample (issue 10).
 
 Each sample is built like a hostile or huge box would send it (fresh pids every sample: the
 worst case for per-pid state), encoded to a line, passed through the client's boundary
-(protocol.decode_clean, which caps the rows) and handed to the real app's listener; the app
+(wire.decode_clean, which caps the rows) and handed to the real app's listener; the app
 runs headless at 160x50 and every sample is followed by a full repaint of the dashboard.
 Frame time = sample handed over -> widgets refreshed and the screen composed. The peer: the same app fed 2 processes.
 
@@ -20,7 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from remote_probe import protocol  # noqa: E402
+from remote_probe import wire  # noqa: E402
 from tui.core.config import Config  # noqa: E402
 from tui.remote import ssh  # noqa: E402
 from tui.ui.app import GputuiApp, _AppListener  # noqa: E402
@@ -38,11 +38,11 @@ def rss_mb():
 
 
 def sample(seq, n, base_pid):
-    gpus = [protocol.gpu_row({"util": 80, "mem_util": 40, "mem_used": 60000, "temp": 70, "power": 600,
-                              "clock_sm": 1980, "clock_mem": 2619, "pstate": 0, "fan": None,
-                              "throttle": 0, "ecc_errors": 0}) for _ in range(8)]
-    procs = [protocol.proc_row({"pid": base_pid + i, "gpu": i % 8, "kind": "C", "gpu_mem": 1000 + i % 97,
-                                "cpu": 1.0, "rss": 1000, "host_pid": None, "local": True})
+    gpus = [wire.gpu_row({"util": 80, "mem_util": 40, "mem_used": 60000, "temp": 70, "power": 600,
+                          "clock_sm": 1980, "clock_mem": 2619, "pstate": 0, "fan": None,
+                          "throttle": 0, "ecc_errors": 0}) for _ in range(8)]
+    procs = [wire.proc_row({"pid": base_pid + i, "gpu": i % 8, "kind": "C", "gpu_mem": 1000 + i % 97,
+                            "cpu": 1.0, "rss": 1000, "host_pid": None, "local": True})
              for i in range(n)]
     return {"type": "sample", "seq": seq, "t": time.time(), "gpus": gpus, "procs": procs,
             "host": {"cpu": 12.0, "mem_used": 1000, "mem_total": 100000}}
@@ -61,8 +61,11 @@ async def run(n, samples):
         for seq in range(1, samples + 1):
             # cut like the daemon does (500 rows with the most GPU memory, the rest counted);
             # an uncut 50k-row line is skipped whole by the client as too long
-            line = protocol.encode(protocol.cap_procs(sample(seq, n, 100000 + seq * n)))
-            msg = protocol.decode_clean(line.decode() if isinstance(line, bytes) else line)
+            s = sample(seq, n, 100000 + seq * n)
+            s["procs"], s["procs_more"] = wire.cap_procs(
+                s["procs"], key=lambda row: row[wire.ProcCol.GPU_MEM] or 0)
+            line = wire.encode(s)
+            msg = wire.decode_clean(line.decode() if isinstance(line, bytes) else line)
             t0 = time.perf_counter()
             listener.on_sample(msg)
             app.state_changed()

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 from conftest import start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
-from remote_probe import protocol  # noqa: E402
+from remote_probe import wire  # noqa: E402
 from tui.remote import session as session_mod, ssh  # noqa: E402
 from tui.core.transfer import download, sha256_file  # noqa: E402
 
@@ -44,7 +44,7 @@ async def checklist_time(box, root):
         times = []
         for _ in range(3):
             t0 = time.perf_counter()
-            reply = await s.request(protocol.CHECKLIST, timeout=300, artifact_paths=[str(root)],
+            reply = await s.request(wire.CHECKLIST, timeout=300, artifact_paths=[str(root)],
                                     roots=[str(root)], temp_dirs=[], cache_dirs=[])
             times.append(time.perf_counter() - t0)
         return min(times), reply["facts"]["artifacts"]

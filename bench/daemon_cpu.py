@@ -14,7 +14,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from remote_probe import procfs, protocol  # noqa: E402
+from remote_probe import procfs, wire  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -31,14 +31,14 @@ def measure(scenario, seconds, armed):
     pid = json.loads(p.stdout.readline())["pid"]
     if armed:
         # an idle window far in the future: armed and evaluating every tick, never firing
-        p.stdin.write(protocol.encode({"type": "autostop_arm", "id": 1, "command": "true",
-                                       "idle_seconds": 86400, "grace": 60}))
+        p.stdin.write(wire.encode({"type": "autostop_arm", "id": 1, "command": "true",
+                                   "idle_seconds": 86400, "grace": 60}))
         p.stdin.flush()
     time.sleep(2)
     c0, t0 = cpu_seconds(pid), time.time()
     time.sleep(seconds)
     c1, t1 = cpu_seconds(pid), time.time()
-    p.stdin.write(protocol.encode({"type": "shutdown", "id": 2}))
+    p.stdin.write(wire.encode({"type": "shutdown", "id": 2}))
     p.stdin.flush()
     p.stdin.close()
     p.wait(10)

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from remote_probe import daemon, dataloader  # noqa: E402
+from remote_probe import dataloader, dlhook  # noqa: E402
 from remote_probe.backends.nvml import NvmlBackend  # noqa: E402
 from tui.core.diagnosis import LoaderFacts, diagnose  # noqa: E402
 
@@ -51,7 +51,7 @@ for x, y in loader:
 
 def run(workers, seconds, state):
     env = dict(os.environ)
-    env.update(daemon.dlhook_env(state, env.get("PYTHONPATH")))
+    env.update(dlhook.dlhook_env(state, env.get("PYTHONPATH")))
     script = os.path.join(state, "train.py")
     with open(script, "w") as f:
         f.write(TRAIN)
@@ -75,7 +75,7 @@ def run(workers, seconds, state):
 
 def main(out):
     state = tempfile.mkdtemp(prefix="gputui-dl-")
-    daemon.install_dlhook(state)
+    dlhook.install_dlhook(state)
     report = {"starved": run(0, 25, state), "fed": run(12, 25, state)}
     with open(out, "w") as f:
         json.dump(report, f, indent=1)

@@ -53,10 +53,10 @@ python3 -c "from tui.remote.probe_bundle import build_probe; d, s = build_probe(
 (cd / && timeout 30 python3 /tmp/probe.pyz once > "$OUT/probe_once_busy.json"); echo "exit $?"
 python3 -c "
 import json; d = json.load(open('$OUT/probe_once_busy.json'))
-from remote_probe import protocol
+from remote_probe import wire
 print('backend', d['inventory']['backend'], 'notes', d['inventory'].get('notes'))
-print([protocol.gpu_dict(g) for g in d['sample']['gpus']])
-print([protocol.proc_dict(p) for p in d['sample']['procs']], d['proc_meta'])"
+print([wire.gpu_dict(g) for g in d['sample']['gpus']])
+print([wire.proc_dict(p) for p in d['sample']['procs']], d['proc_meta'])"
 
 echo "== benchmark with the real GPU (NVML backend)"
 timeout 120 python3 bench/probe_overhead.py --nvml --no-ssh --ticks 60 --json "$OUT/bench_nvml.json"

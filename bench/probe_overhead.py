@@ -23,7 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from remote_probe import protocol  # noqa: E402
+from remote_probe import wire  # noqa: E402
 from remote_probe.backends import select_backend  # noqa: E402
 from remote_probe.sampler import Sampler  # noqa: E402
 
@@ -111,7 +111,7 @@ def daemon_figures(scenario, use_nvml, seconds=6):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     hello = json.loads(p.stdout.readline())
-    p.stdin.write(protocol.encode({"type": "subscribe", "id": 1, "since_seq": 0}))
+    p.stdin.write(wire.encode({"type": "subscribe", "id": 1, "since_seq": 0}))
     p.stdin.flush()
     sizes, deadline = [], time.time() + seconds
     while time.time() < deadline:
@@ -123,7 +123,7 @@ def daemon_figures(scenario, use_nvml, seconds=6):
         for line in f:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1]) / 1024.0
-    p.stdin.write(protocol.encode({"type": "shutdown", "id": 2}))
+    p.stdin.write(wire.encode({"type": "shutdown", "id": 2}))
     p.stdin.flush()
     p.stdin.close()
     p.wait(10)

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 from conftest import SSHD, start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
-from remote_probe import protocol  # noqa: E402
+from remote_probe import wire  # noqa: E402
 from tui.remote import session as session_mod, ssh  # noqa: E402
 
 
@@ -81,13 +81,13 @@ async def backfill_bytes(box, minutes=10):
                              "--simulate", "h100x8"], env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE)
     proc.stdout.readline()  # the hello
-    proc.stdin.write(protocol.encode({"type": "subscribe", "id": 1,
-                                      "since_seq": 0}))
+    proc.stdin.write(wire.encode({"type": "subscribe", "id": 1,
+                                  "since_seq": 0}))
     proc.stdin.flush()
     raw = b""
     count = 0
     reply = proc.stdout.readline()
-    total = protocol.decode(reply)["backlog"]
+    total = wire.decode(reply)["backlog"]
     while count < total:
         line = proc.stdout.readline()
         if b'"type":"sample"' in line[:30]:

@@ -9,12 +9,12 @@ import sys
 import tempfile
 import time
 import tracemalloc
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from remote_probe import daemon, protocol  # noqa: E402
+from remote_probe import history as history_mod  # noqa: E402
+from remote_probe import wire  # noqa: E402
 from remote_probe.backends import select_backend  # noqa: E402
 from remote_probe.sampler import Sampler  # noqa: E402
 
@@ -30,22 +30,19 @@ def main():
         for seq in range(1, 61):
             s = sampler.tick()
             s["seq"] = seq
-            lines.append(protocol.encode(s))
+            lines.append(wire.encode(s))
     finally:
         backend.close()
     import collections
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    ring = collections.deque(maxlen=daemon.RING_SAMPLES)
-    history = collections.deque(maxlen=daemon.HISTORY_SAMPLES)
+    history = history_mod.SampleHistory()  # the daemon's own
     for seq in range(1, 24 * 3600 + 1):
         line = lines[seq % len(lines)]
         line = bytes(bytearray(line))  # a distinct object per sample, as the daemon holds
-        ring.append((seq, line))
-        if seq % daemon.DOWNSAMPLE_EVERY == 0:
-            history.append((seq, zlib.compress(line, 6)))
+        history.append(seq, line)
     ours = tracemalloc.get_traced_memory()[0] - base
-    del ring, history
+    del history
     base = tracemalloc.get_traced_memory()[0]
     naive = collections.deque()
     for seq in range(1, 24 * 3600 + 1):
@@ -55,7 +52,7 @@ def main():
     avg = sum(len(l) for l in lines) / len(lines)
     print("24 h history, 8 GPUs, 64 processes (%.0f B/sample):" % avg)
     print("  gputui: 1 h full resolution + 23 h at 1/%ds compressed: %.1f MB"
-          % (daemon.DOWNSAMPLE_EVERY, ours / 1e6))
+          % (history_mod.DOWNSAMPLE_EVERY, ours / 1e6))
     print("  peer (24 h full resolution, uncompressed): %.1f MB" % (peer / 1e6))
     print("  ratio %.3f" % (ours / peer))
 

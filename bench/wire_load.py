@@ -5,7 +5,7 @@ host-namespace GPU processes with fresh pids every tick, the worst case: 15k new
 a second) ticks for a while; we report ms per tick, the encoded sample size and the
 daemon's RSS growth from tick 10 to the last tick (flat = bounded structures).
 
-Laptop side: the client boundary (protocol.decode_clean) on each sample, in ms, and the
+Laptop side: the client boundary (wire.decode_clean) on each sample, in ms, and the
 RSS growth of a ProbeClient fed the same samples through a real StreamReader. The
 peer: plain json.loads of the same line (what the client did before validation).
 
@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from remote_probe import daemon as daemon_mod  # noqa: E402
-from remote_probe import protocol  # noqa: E402
+from remote_probe import wire  # noqa: E402
 from tui.remote.probe_client import ProbeClient  # noqa: E402
 
 
@@ -61,7 +61,7 @@ async def box_side(n, ticks, state_dir):
         t0 = time.perf_counter()
         await d.tick()
         times.append(time.perf_counter() - t0)
-        lines.append(d.ring[-1][1])
+        lines.append(d.history.ring[-1][1])
         if t == 9:
             gc.collect()
             rss["start"] = rss_mib()
@@ -81,7 +81,7 @@ async def laptop_side(lines, uncapped_line):
     out = {}
     t0 = time.perf_counter()
     for line in lines:
-        protocol.decode_clean(line)
+        wire.decode_clean(line)
     out["decode_clean_ms"] = round(1000 * (time.perf_counter() - t0) / len(lines), 3)
     t0 = time.perf_counter()
     for line in lines:
@@ -89,14 +89,14 @@ async def laptop_side(lines, uncapped_line):
     out["json_loads_ms (peer)"] = round(1000 * (time.perf_counter() - t0) / len(lines), 3)
     t0 = time.perf_counter()
     try:
-        protocol.decode_clean(uncapped_line)
+        wire.decode_clean(uncapped_line)
         out["uncapped_line"] = "accepted"
-    except protocol.ProtocolError as exc:
+    except wire.ProtocolError as exc:
         out["uncapped_line"] = "skipped: %s" % exc
     out["uncapped_ms"] = round(1000 * (time.perf_counter() - t0), 2)
-    reader, pushed = asyncio.StreamReader(limit=protocol.MAX_LINE * 2), [0]
+    reader, pushed = asyncio.StreamReader(limit=wire.MAX_LINE * 2), [0]
     client = ProbeClient(reader, Writer(), on_push=lambda m: pushed.__setitem__(0, pushed[0] + 1))
-    reader.feed_data(protocol.encode(protocol.hello("probe", "0", [])))
+    reader.feed_data(wire.encode(wire.hello("probe", "0", [])))
     await client.start()
     gc.collect()
     before = rss_mib()
@@ -121,9 +121,9 @@ def main():
     for n in [int(x) for x in args.sizes.split(",")]:
         with tempfile.TemporaryDirectory() as state:
             lines, box = asyncio.run(box_side(n, args.ticks, state))
-        rows = [[4_000_000 + i, 0, i % 9000, None, None, protocol.PROC_HOST_PID] for i in range(n)]
-        uncapped = protocol.encode({"type": "sample", "seq": 1, "t": 1.0, "gpus": [],
-                                    "procs": rows, "host": {}})
+        rows = [[4_000_000 + i, 0, i % 9000, None, None, wire.PROC_HOST_PID] for i in range(n)]
+        uncapped = wire.encode({"type": "sample", "seq": 1, "t": 1.0, "gpus": [],
+                                "procs": rows, "host": {}})
         laptop = asyncio.run(laptop_side(lines, uncapped))
         print("%8d  %s" % (n, json.dumps(dict(box, **laptop))))
 

@@ -11,13 +11,13 @@ import os
 import sys
 import traceback
 
-from . import __version__, protocol
+from . import __version__, wire
 
 
 def main(argv=None):
-    if sys.version_info < protocol.MIN_PYTHON:
-        print("gputui probe needs Python %d.%d+" % protocol.MIN_PYTHON, file=sys.stderr)
-        return protocol.EXIT_PYTHON_TOO_OLD
+    if sys.version_info < wire.MIN_PYTHON:
+        print("gputui probe needs Python %d.%d+" % wire.MIN_PYTHON, file=sys.stderr)
+        return wire.EXIT_PYTHON_TOO_OLD
     parser = argparse.ArgumentParser(prog="gputui-probe")
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="cmd")
@@ -32,11 +32,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not args.cmd:
         parser.print_help()
-        return 2
+        return wire.EXIT_BAD_COMMAND
     if args.cmd == "scenarios":
         from .backends.sim import scenario_names
         print("\n".join(scenario_names()))
-        return 0
+        return wire.EXIT_OK
     from . import attach
     from .paths import default_state_dir
     state_dir = os.path.abspath(os.path.expanduser(args.state_dir or default_state_dir()))
@@ -56,14 +56,14 @@ def entry():
     try:
         sys.exit(main())
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(wire.EXIT_INTERRUPTED)
     except SystemExit:
         raise
     except BaseException:
         traceback.print_exc()
         print("gputui probe crashed (probe %s, python %s)" % (__version__, sys.version.split()[0]),
               file=sys.stderr)
-        sys.exit(protocol.EXIT_PROBE_CRASHED)
+        sys.exit(wire.EXIT_PROBE_CRASHED)
 
 
 if __name__ == "__main__":

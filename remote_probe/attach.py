@@ -15,12 +15,11 @@ import subprocess
 import sys
 import time
 
-from . import filexfer, protocol
-from .paths import config_key, ensure_private_dir, runtime_dir, self_command, socket_path
+from . import filexfer, wire
+from .paths import ensure_private_dir, runtime_dir, self_command, socket_path
+from .wire import EXIT_USAGE, config_key
 
 SPAWN_WAIT = 10.0
-# Bad arguments (an unknown simulator scenario): retrying cannot help. Like sysexits' EX_USAGE.
-EXIT_USAGE = 64
 
 
 def spawn_daemon(state_dir, simulate):
@@ -66,8 +65,8 @@ def read_line(sock, timeout=5.0):
         if not chunk:
             break
         buf += chunk
-        if len(buf) > protocol.MAX_LINE:  # not a daemon's hello: something else listens here
-            raise protocol.ProtocolError("no hello within %d bytes" % protocol.MAX_LINE)
+        if len(buf) > wire.MAX_LINE:  # not a daemon's hello: something else listens here
+            raise wire.ProtocolError("no hello within %d bytes" % wire.MAX_LINE)
     sock.settimeout(None)
     line, _, rest = buf.partition(b"\n")
     return line, rest
@@ -77,8 +76,8 @@ def stop_daemon(sock, path, only_if_unused=False):
     """Stop the daemon behind `sock`. -> None, or the daemon's reason for staying
     (with only_if_unused it refuses while another live session uses it)."""
     try:
-        sock.sendall(protocol.encode({"type": protocol.SHUTDOWN, "id": "attach",
-                                      "only_if_unused": only_if_unused}))
+        sock.sendall(wire.encode({"type": wire.SHUTDOWN, "id": "attach",
+                                  "only_if_unused": only_if_unused}))
         sock.settimeout(3)
         buf = b""
         while True:
@@ -88,10 +87,10 @@ def stop_daemon(sock, path, only_if_unused=False):
             buf += chunk
             for line in buf.split(b"\n")[:-1]:
                 try:
-                    msg = protocol.decode(line)
-                except protocol.ProtocolError:
+                    msg = wire.decode(line)
+                except wire.ProtocolError:
                     continue
-                if msg.get("id") == "attach" and msg["type"] == protocol.ERROR:
+                if msg.get("id") == "attach" and msg["type"] == wire.ERROR:
                     sock.close()
                     return str(msg.get("error") or "the daemon refused to stop")
             buf = buf[buf.rfind(b"\n") + 1:]
@@ -130,8 +129,8 @@ def daemon_connection(state_dir, simulate):
             continue
         try:
             line, rest = read_line(sock)
-            hello = protocol.decode(line)
-        except (OSError, protocol.ProtocolError):
+            hello = wire.decode(line)
+        except (OSError, wire.ProtocolError):
             sock.close()
             stranger = inode(path)
             if not spawned:
@@ -204,7 +203,7 @@ def bridge(sock, first):
                 except OSError:  # a terminal that hung up reads EIO
                     data = b""
                 if not data:
-                    return protocol.EXIT_OK  # the client went away
+                    return wire.EXIT_OK  # the client went away
                 pending += data
                 cut = pending.rfind(b"\n") + 1
                 if not cut:
@@ -226,7 +225,7 @@ def bridge(sock, first):
                 data = sock.recv(65536)
                 if not data:
                     print("gputui probe: the daemon closed the connection", file=sys.stderr)
-                    return protocol.EXIT_DAEMON_UNREACHABLE
+                    return wire.EXIT_DAEMON_UNREACHABLE
                 out.daemon(data)
 
 
@@ -235,8 +234,8 @@ def fail_before_hello(code, text):
     (over a terminal transport, stderr and the exit status may never arrive)."""
     print("gputui probe: %s" % text, file=sys.stderr)
     try:
-        sys.stdout.buffer.write(protocol.encode({"type": protocol.ERROR, "id": None,
-                                                 "error": text, "exit": code}))
+        sys.stdout.buffer.write(wire.encode({"type": wire.ERROR, "id": None,
+                                             "error": text, "exit": code}))
         sys.stdout.buffer.flush()
     except OSError:
         pass
@@ -264,7 +263,7 @@ def run_attach(state_dir, simulate=None):
     try:
         sock, first = daemon_connection(state_dir, simulate)
     except DaemonInUse as exc:
-        return fail_before_hello(protocol.EXIT_DAEMON_IN_USE, str(exc))
+        return fail_before_hello(wire.EXIT_DAEMON_IN_USE, str(exc))
     if sock is None:
         log = os.path.join(state_dir, "daemon.log")
         tail = ""
@@ -274,12 +273,12 @@ def run_attach(state_dir, simulate=None):
         except OSError:
             pass
         return fail_before_hello(
-            protocol.EXIT_DAEMON_UNREACHABLE, "the daemon did not start within %.0f s. %s"
+            wire.EXIT_DAEMON_UNREACHABLE, "the daemon did not start within %.0f s. %s"
             % (SPAWN_WAIT, ("Its log ends: " + tail) if tail else ""))
     try:
         return bridge(sock, first)
     except (BrokenPipeError, ConnectionError):
-        return protocol.EXIT_OK
+        return wire.EXIT_OK
     finally:
         sock.close()
 
@@ -296,7 +295,7 @@ def run_once(state_dir, simulate=None):
         sample = sampler.tick()
         inv = sampler.inventory()
         inv["notes"] = notes
-        pids = [row[0] for row in sample["procs"]]
+        pids = wire.proc_pids(sample)
         print(json.dumps({"inventory": inv, "sample": sample,
                           "proc_meta": sampler.proc_meta(pids)}, indent=1))
     finally:
@@ -310,10 +309,10 @@ def cancel_autostop(state_dir):
     if sock is not None:
         try:
             read_line(sock)
-            sock.sendall(protocol.encode({"type": protocol.AUTOSTOP_DISARM, "id": 1,
-                                          "reason": "cancelled on the box"}))
+            sock.sendall(wire.encode({"type": wire.AUTOSTOP_DISARM, "id": 1,
+                                      "reason": "cancelled on the box"}))
             line, _ = read_line(sock)
-            while line and json.loads(line.decode()).get("type") != protocol.REPLY:
+            while line and json.loads(line.decode()).get("type") != wire.REPLY:
                 line, _ = read_line(sock)
         except (OSError, ValueError):
             pass

@@ -15,19 +15,11 @@ import shutil
 import subprocess
 import time
 
+from .wire import DEFAULT_THRESHOLD, all_idle  # noqa: F401 - the idle rule, shared with the laptop
+
 STATE_FILE = "autostop.json"
 EVENTS_FILE = "autostop-events.jsonl"
 CANCEL_SCRIPT = "cancel-autostop"
-DEFAULT_THRESHOLD = 5.0
-
-
-def all_idle(utils, compute_procs, threshold):
-    """All GPUs below the threshold and no compute process (the laptop's idle cost uses
-    this same rule). Unknown utilization or no GPU at all is never idle."""
-    utils = list(utils)
-    if not utils or any(u is None for u in utils):
-        return False
-    return all(u < threshold for u in utils) and compute_procs == 0
 
 
 def decide(armed, t, idle_since, grace_until, grace_reason):

@@ -2,8 +2,10 @@
 
 A PTY-only proxy (RunPod's basic SSH) offers no SFTP and no second channel, so the
 checklist's downloads travel as chunks inside the NDJSON stream. The ``attach`` bridge
-answers these requests itself (the daemon never sees them): a read is a plain
-``pread`` of the user's own file, the same reach an SFTP session would have.
+answers these requests itself, before they reach the daemon; a client connected to the
+daemon's socket directly (direct-streamlocal, no bridge) is answered by the daemon with
+the same handle() (handlers.on_file_read). A read is a plain ``pread`` of the user's own
+file, the same reach an SFTP session would have.
 
 Request:  {"type": "file_read", "id": N, "path": P, "offset": O, "size": S}
 Reply:    {"type": "reply", "id": N, "data": base64, "eof": bool, "file_size": int}
@@ -16,11 +18,9 @@ import json
 import os
 import stat
 
+from .wire import FILE_READ, MAX_CHUNK
 
-from .protocol import FILE_READ
 FILE_REQUESTS = frozenset({FILE_READ})
-# base64 of one chunk stays well under protocol.MAX_LINE (1 MiB).
-MAX_CHUNK = 512 << 10
 REQUEST_MARK = b'"type":"file_'
 
 

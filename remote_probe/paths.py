@@ -6,8 +6,6 @@ socket) imports a few stdlib modules, not the daemon with asyncio and logging (i
 import os
 import sys
 
-from . import __version__
-
 
 def default_state_dir():
     return os.path.join(os.path.expanduser("~"), ".cache", "gputui")
@@ -52,8 +50,3 @@ def self_command():
     env = dict(os.environ)
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return [sys.executable, "-m", "remote_probe"], env
-
-
-def config_key(simulate):
-    """What the client asked for; a daemon started for something else is replaced."""
-    return {"backend": "sim:%s" % simulate if simulate else "auto", "version": __version__}

@@ -1,28 +1,31 @@
-"""One sampling tick: GPU backend + /proc, joined into a protocol sample."""
+"""One sampling tick: GPU backend + /proc, joined into a wire sample (wire.SAMPLE)."""
 
-import heapq
 import os
 import platform
 import socket
 import sys
 import time
 
-from . import __version__, procfs, protocol
+from . import __version__, procfs, wire
 from .backends import BackendError
 
-FD_SCAN_EVERY = 5.0
-DISKS_EVERY = 10  # samples between disk usage reports  # seconds; scanning every /proc/*/fd is the costliest thing we do
+FD_SCAN_EVERY = 5.0  # seconds; scanning every /proc/*/fd is the costliest thing we do
+DISKS_EVERY = 10  # samples between disk usage reports
 
 
-def join_container_pids(gpu_procs, local_pids, fd_holders, minor_to_index, own_pids=()):
+def join_container_pids(gpu_procs, local_pids, fd_holders, minor_to_index, own_pids=(),
+                        room=None):
     """Match the GPU processes the driver reports with processes this /proc can see.
 
     In a container NVML reports host-namespace pids. A reported pid that exists here is
     ``local``. An unknown one is paired with the single local process holding that GPU's
     ``/dev/nvidiaN`` open when that is unambiguous; otherwise it stays a row labelled as a
     host pid (never dropped). Local fd holders the driver did not report are added
-    with kind "?" for GPUs where the driver reported nothing visible.
-    Returns rows as dicts with PROC_FIELDS keys (cpu/rss filled in later).
+    with kind "?" for GPUs where the driver reported nothing visible, while there is
+    `room` (rows in all; None: no bound). They have no GPU memory figure, so the sample's
+    row cap (wire.cap_procs, biggest GPU memory first) would leave them out first anyway.
+    Returns (rows as dicts with wire.PROC_FIELDS keys (cpu/rss filled in later), how many
+    fd holders found no room).
     """
     holders = {}
     for pid, minors in fd_holders.items():
@@ -47,15 +50,20 @@ def join_container_pids(gpu_procs, local_pids, fd_holders, minor_to_index, own_p
         else:
             rows.extend(dict(p, local=0, host_pid=None) for p in group)
     reported_gpus = {r["gpu"] for r in rows if r["local"]}
+    left_out = 0
     for gpu, pids in sorted(holders.items()):
         if gpu in reported_gpus:
             continue
         for pid in sorted(pids):
-            if pid not in claimed:
-                rows.append({"pid": pid, "gpu": gpu, "gpu_mem": None, "kind": "?",
-                             "local": 1, "host_pid": None})
-                claimed.add(pid)
-    return rows
+            if pid in claimed:
+                continue
+            claimed.add(pid)
+            if room is not None and len(rows) >= room:
+                left_out += 1
+                continue
+            rows.append({"pid": pid, "gpu": gpu, "gpu_mem": None, "kind": "?",
+                         "local": 1, "host_pid": None})
+    return rows, left_out
 
 
 class Sampler:
@@ -113,10 +121,7 @@ class Sampler:
             self.gpu_error = str(exc)
         # 50k GPU processes (a hostile or broken box) would cost a /proc lookup each:
         # keep the ones using the most GPU memory, count the rest (the UI says "N more").
-        more = max(0, len(gpu_procs) - protocol.MAX_PROC_ROWS)
-        if more:
-            gpu_procs = heapq.nlargest(protocol.MAX_PROC_ROWS, gpu_procs,
-                                       key=lambda p: p.get("gpu_mem") or 0)
+        gpu_procs, more = wire.cap_procs(gpu_procs)
         local = set()
         for p in gpu_procs:
             if os.path.exists("/proc/%d" % p["pid"]):
@@ -129,7 +134,9 @@ class Sampler:
             for g in self.backend.inventory().get("gpus", []):
                 minor = g.get("minor")
                 minor_to_index[g["index"] if minor is None else minor] = g["index"]
-        rows = join_container_pids(gpu_procs, local, holders, minor_to_index, self.own_pids)
+        rows, no_room = join_container_pids(gpu_procs, local, holders, minor_to_index,
+                                            self.own_pids, room=wire.MAX_PROC_ROWS)
+        more += no_room
         stats = self.procs.sample([r["pid"] for r in rows if r["local"]], now)
         for r in rows:
             r.update(stats.get(r["pid"], {"cpu": None, "rss": None}) if r["local"]
@@ -150,10 +157,10 @@ class Sampler:
         self.ticks += 1
         host.update(self.net.read(now))
         sample = {
-            "type": protocol.SAMPLE,
+            "type": wire.SAMPLE,
             "t": round(time.time(), 2),
-            "gpus": [protocol.gpu_row(g) for g in gpus],
-            "procs": [protocol.proc_row(r) for r in rows],
+            "gpus": [wire.gpu_row(g) for g in gpus],
+            "procs": [wire.proc_row(r) for r in rows],
             "host": host,
         }
         if self.gpu_error:

@@ -2,7 +2,7 @@
 FleetApp, FleetScreen, Fleet and FleetBox with a frozen clock; sessions never connect (the
 data is handed to the same FleetBox listener calls a live session makes)."""
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.config import Config
 from tui.core.fleet import FleetHost
 from tui.remote.fleet import Fleet
@@ -54,9 +54,9 @@ def feed(fleet):
             util = [0 if kind == "idle" else 60 + (7 * g + seq) % 38 for g in range(n)]
             box.on_sample({
                 "type": "sample", "seq": seq, "t": NOW - 120 + seq,
-                "gpus": [protocol.gpu_row({"util": util[g], "mem_used": 300 if kind == "idle" else 61740})
+                "gpus": [wire.gpu_row({"util": util[g], "mem_used": 300 if kind == "idle" else 61740})
                          for g in range(n)],
-                "procs": [protocol.proc_row(p) for p in procs],
+                "procs": [wire.proc_row(p) for p in procs],
                 "host": {"cpu": 35.0, "mem_used": 64000, "mem_total": 257000}})
         box.on_autostop({"armed": kind == "h100"} if kind != "a100" else {"armed": True, "grace_left": 80})
         box.on_state("live")

@@ -6,7 +6,7 @@ import json
 import math
 import os
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.config import Config
 from tui.remote import ssh
 from tui.remote.probe_client import ProbeError
@@ -52,14 +52,14 @@ class FakeSession:
 
     async def request(self, kind, **params):
         """Canned answers for the screens that ask the box."""
-        if kind == protocol.PREFLIGHT:
+        if kind == wire.PREFLIGHT:
             with open(os.path.join(os.path.dirname(__file__), "data", "preflight_h200.json")) as f:
                 return {"facts": json.load(f)}
-        if kind == protocol.CHECKLIST:
+        if kind == wire.CHECKLIST:
             return {"facts": CHECKLIST_FACTS}
-        if kind == protocol.TMUX_CAPTURE:
+        if kind == wire.TMUX_CAPTURE:
             return {"text": "epoch 3/90  loss 0.61  lr 3e-4\nepoch 4/90  loss 0.52  lr 3e-4\n"}
-        if kind == protocol.TMUX_LIST:
+        if kind == wire.TMUX_LIST:
             return {"tmux": TMUX}
         raise ProbeError("not connected to the box (snapshot)")
 
@@ -94,10 +94,10 @@ def feed(app, gpus):
         util = [int(50 + 45 * math.sin(seq / 9.0 + g)) for g in range(gpus)]
         listener.on_sample({
             "type": "sample", "seq": seq, "t": NOW - 120 + seq,
-            "gpus": [protocol.gpu_row({"util": util[g], "mem_util": util[g] // 2, "mem_used": 61740,
-                                       "temp": 60 + g, "power": 300, "clock_sm": 1410, "clock_mem": 1593,
-                                       "pstate": 0, "throttle": 0, "ecc_errors": 0}) for g in range(gpus)],
-            "procs": [protocol.proc_row(p) for p in procs],
+            "gpus": [wire.gpu_row({"util": util[g], "mem_util": util[g] // 2, "mem_used": 61740,
+                                   "temp": 60 + g, "power": 300, "clock_sm": 1410, "clock_mem": 1593,
+                                   "pstate": 0, "throttle": 0, "ecc_errors": 0}) for g in range(gpus)],
+            "procs": [wire.proc_row(p) for p in procs],
             "host": {"cpu": 35.0, "iowait": 1.0, "load": [2.0, 1.5, 1.0], "mem_used": 64000,
                      "mem_total": 257000, "cores": [35] * 8,
                      "disks": [{"mount": "/", "free": 40960, "total": 102400}]}})

@@ -97,7 +97,7 @@ async def test_release_pressed_before_the_session_is_live_waits_for_it(tmp_path)
 async def test_a_stale_dashboard_with_processes_draws(tmp_path):
     """While reconnecting the dashboard is dimmed (opacity); its process rows must still draw.
     (The Line-API process table once left unstyled padding that crashed the dimmed render.)"""
-    from remote_probe import protocol
+    from remote_probe import wire
     from tui.ui.app import _AppListener
     from tui.ui.widgets.process_table import ProcessTable
     app = dead_box_app(tmp_path)
@@ -106,9 +106,9 @@ async def test_a_stale_dashboard_with_processes_draws(tmp_path):
         listener.on_inventory({"type": "inventory", "backend": "sim", "gpus": [
             {"index": 0, "name": "NVIDIA A100", "mem_total": 81920, "power_limit": 400}], "host": {}})
         listener.on_sample({"type": "sample", "seq": 1, "t": 1.0, "host": {},
-                            "gpus": [protocol.gpu_row({"util": 50, "mem_used": 1000})],
-                            "procs": [protocol.proc_row({"pid": 4242, "gpu": 0, "kind": "C", "gpu_mem": 900,
-                                                         "local": True})]})
+                            "gpus": [wire.gpu_row({"util": 50, "mem_used": 1000})],
+                            "procs": [wire.proc_row({"pid": 4242, "gpu": 0, "kind": "C", "gpu_mem": 900,
+                                                     "local": True})]})
         await pilot.pause(0.3)
         assert app.state.conn_state != "live"
         assert app.query_one("#body").has_class("stale")

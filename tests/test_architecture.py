@@ -18,26 +18,28 @@ def lint(cwd, env=None):
 def test_import_contract_is_kept():
     result = lint(REPO)
     assert result.returncode == 0, result.stdout
-    assert "4 kept, 0 broken" in result.stdout
+    assert "5 kept, 0 broken" in result.stdout
 
 
 def test_import_contract_catches_a_forbidden_import(tmp_path):
-    """The contract is not vacuous: textual in core, the UI in remote, the CLI in ui and the probe's
-    wire in a widget or a reader of the model all fail it."""
+    """The contracts are not vacuous: textual in core, the UI in remote, the CLI in ui, the probe's
+    wire in a widget or a reader of the model, and a probe internal on the laptop all fail them."""
     cases = {
         "tui/core/format.py": ("import textual.widgets\n", "no textual, no asyncssh BROKEN"),
         "tui/remote/ssh.py": ("import tui.ui.app\n", "layers"),
         "tui/ui/background.py": ("import tui.cli\n", "layers"),
-        "tui/ui/widgets/gpu_panel.py": ("from remote_probe.protocol import throttle_names\n",
+        "tui/ui/widgets/gpu_panel.py": ("from remote_probe.wire import throttle_names\n",
                                         "never read the wire BROKEN"),
-        "tui/core/fleet.py": ("from remote_probe import protocol\n", "never read the wire BROKEN"),
+        "tui/core/fleet.py": ("from remote_probe import wire\n", "never read the wire BROKEN"),
+        # a probe internal on the laptop: only remote_probe.wire (and the bundle's entries)
+        "tui/core/format.py#probe": ("import remote_probe.procfs\n", "remote_probe.wire only"),
     }
     for path, (line, broken) in cases.items():
-        tree = tmp_path / path.replace("/", "_")
+        tree = tmp_path / path.replace("/", "_").replace("#", "_")
         shutil.copytree(os.path.join(REPO, "tui"), tree / "tui")
         shutil.copytree(os.path.join(REPO, "remote_probe"), tree / "remote_probe")
         shutil.copy(os.path.join(REPO, "pyproject.toml"), tree / "pyproject.toml")
-        with open(tree / path, "a") as f:
+        with open(tree / path.split("#")[0], "a") as f:
             f.write(line)
         env = dict(os.environ, PYTHONPATH=str(tree))
         result = lint(str(tree), env)

@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from remote_probe.autostop import Autostop, all_idle, decide
+from remote_probe.autostop import Autostop, decide
+from remote_probe.wire import all_idle
 
 ARMED = {"idle_seconds": 60, "deadline": None, "grace": 30}
 DEADLINE = {"idle_seconds": None, "deadline": 1000, "grace": 30}

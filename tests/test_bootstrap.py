@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote import bootstrap
 from tui.remote.probe_bundle import build_probe, probe_filename
 
@@ -29,21 +29,21 @@ def test_no_python_has_its_own_exit_code(tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
     r = run(bootstrap.probe_command("abc", candidates=("python3", "python")), tmp_path, empty)
-    assert r.returncode == protocol.EXIT_NO_PYTHON
+    assert r.returncode == wire.EXIT_NO_PYTHON
     assert "No python3 on the box" in bootstrap.explain_exit(r.returncode, r.stderr)
 
 
 def test_old_python_is_named_in_the_message(tmp_path):
     fake_python(tmp_path / "bin", "3.6.9")
     r = run(bootstrap.probe_command("abc", candidates=("python3",)), tmp_path, tmp_path / "bin")
-    assert r.returncode == protocol.EXIT_PYTHON_TOO_OLD
+    assert r.returncode == wire.EXIT_PYTHON_TOO_OLD
     msg = bootstrap.explain_exit(r.returncode, r.stderr)
     assert "3.6.9" in msg and "3.8+" in msg
 
 
 def test_missing_probe_asks_for_deploy(tmp_path):
     r = run(bootstrap.probe_command("abc"), tmp_path, "/usr/bin:/bin")
-    assert r.returncode == protocol.EXIT_PROBE_MISSING
+    assert r.returncode == wire.EXIT_PROBE_MISSING
 
 
 @pytest.mark.parametrize("remote_dir", [None, "odd dir/it's \"quoted\" $HOME `x`"])
@@ -65,8 +65,8 @@ def test_deployed_probe_runs_from_any_remote_dir(tmp_path, remote_dir):
 
 
 def test_probe_crash_and_unknown_codes_are_explained():
-    assert "crashed" in bootstrap.explain_exit(protocol.EXIT_PROBE_CRASHED, "Traceback\nKeyError: 1")
-    assert "KeyError: 1" in bootstrap.explain_exit(protocol.EXIT_PROBE_CRASHED, "Traceback\nKeyError: 1")
+    assert "crashed" in bootstrap.explain_exit(wire.EXIT_PROBE_CRASHED, "Traceback\nKeyError: 1")
+    assert "KeyError: 1" in bootstrap.explain_exit(wire.EXIT_PROBE_CRASHED, "Traceback\nKeyError: 1")
     assert "status 3" in bootstrap.explain_exit(3, "")
 
 

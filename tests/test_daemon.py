@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 
 from .conftest import REPO, stop_daemon
 
@@ -25,7 +25,7 @@ class Attach:
         self.hello = self.read()
 
     def send(self, msg):
-        self.p.stdin.write(msg if isinstance(msg, bytes) else protocol.encode(msg))
+        self.p.stdin.write(msg if isinstance(msg, bytes) else wire.encode(msg))
         self.p.stdin.flush()
 
     def read(self):
@@ -64,7 +64,7 @@ def alive(pid):
 def test_daemon_outlives_the_bridge_and_is_shared(state):
     a = Attach(state)
     pid = a.hello["pid"]
-    assert a.hello["protocol"] == protocol.PROTOCOL
+    assert a.hello["protocol"] == wire.PROTOCOL
     a.close()  # the SSH channel dies
     assert alive(pid)
     b = Attach(state)
@@ -109,7 +109,7 @@ def test_malformed_and_unknown_requests_do_not_break_the_connection(state):
 
 def test_incompatible_client_is_told_so(state):
     a = Attach(state)
-    a.send({"type": "hello", "protocol": protocol.PROTOCOL + 5, "version": "9", "capabilities": []})
+    a.send({"type": "hello", "protocol": wire.PROTOCOL + 5, "version": "9", "capabilities": []})
     err = a.read_until(lambda m: m["type"] == "error")
     assert "protocol" in err["error"]
     a.close()

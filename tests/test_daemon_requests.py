@@ -11,7 +11,8 @@ import time
 import pytest
 
 from remote_probe import daemon as daemon_mod
-from remote_probe import protocol
+from remote_probe import paths, server
+from remote_probe import wire
 
 from .conftest import REPO, stop_daemon
 from .test_daemon import Attach, alive
@@ -130,7 +131,7 @@ def test_a_checklist_over_a_name_that_is_not_utf8_answers_and_the_name_maps_back
 
 def test_runtime_dir_is_the_same_in_every_process(tmp_path):
     deep = str(tmp_path / ("d" * 120))
-    code = "import sys; from remote_probe.daemon import runtime_dir; print(runtime_dir(sys.argv[1]))"
+    code = "import sys; from remote_probe.paths import runtime_dir; print(runtime_dir(sys.argv[1]))"
     seen = set()
     for seed in ("1", "2", "3"):
         out = subprocess.run([sys.executable, "-c", code, deep], stdout=subprocess.PIPE, text=True,
@@ -140,7 +141,7 @@ def test_runtime_dir_is_the_same_in_every_process(tmp_path):
     path = seen.pop()
     assert path.startswith("/tmp/gputui-%d-" % os.getuid())
     assert len(os.path.join(path, "probe.sock")) <= 100
-    assert daemon_mod.runtime_dir(str(tmp_path)) == str(tmp_path / "run")  # short: in place
+    assert paths.runtime_dir(str(tmp_path)) == str(tmp_path / "run")  # short: in place
 
 
 def test_a_long_state_dir_gets_a_daemon_and_keeps_it(tmp_path):
@@ -190,10 +191,10 @@ def test_two_settings_on_one_box_refuse_instead_of_replacing_each_other(state):
     b = subprocess.run([sys.executable, "-m", "remote_probe", "attach", "--state-dir", str(state),
                         "--simulate", "a100x2"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=REPO), timeout=30)
-    assert b.returncode == protocol.EXIT_DAEMON_IN_USE
+    assert b.returncode == wire.EXIT_DAEMON_IN_USE
     assert b"runs sim:idle" in b.stderr and b"1 other live session" in b.stderr
-    said = protocol.decode(b.stdout)  # the client reads why, even over a terminal transport
-    assert said["type"] == "error" and said["exit"] == protocol.EXIT_DAEMON_IN_USE
+    said = wire.decode(b.stdout)  # the client reads why, even over a terminal transport
+    assert said["type"] == "error" and said["exit"] == wire.EXIT_DAEMON_IN_USE
     assert "left running" in said["error"]
     assert time.monotonic() - t0 < 8  # told at once, not after a 10 s spawn wait
     assert alive(pid)
@@ -213,9 +214,9 @@ async def served(tmp_path):
     d = daemon_mod.Daemon(str(tmp_path), simulate="idle")
     d.stop_event = asyncio.Event()
     sock = str(tmp_path / "t.sock")
-    server = await asyncio.start_unix_server(d.handle_client, path=sock, limit=protocol.MAX_LINE)
+    server = await asyncio.start_unix_server(d.server.handle_client, path=sock, limit=wire.MAX_LINE)
     yield d, sock
-    for client in list(d.clients):
+    for client in list(d.server.clients):
         client.writer.close()
     await asyncio.sleep(0.05)
     server.close()
@@ -235,19 +236,19 @@ async def test_a_client_leaving_cancels_its_requests_in_flight(served):
         except asyncio.CancelledError:
             cancelled.set()
             raise
-    d.handlers[protocol.PREFLIGHT] = slow  # unknown kinds never reach the table
+    d.server.handlers[wire.PREFLIGHT] = slow  # unknown kinds never reach the table
     reader, writer = await asyncio.open_unix_connection(sock)
     await reader.readline()  # hello
-    writer.write(protocol.encode({"type": protocol.PREFLIGHT, "id": 1}))
-    writer.write(protocol.encode({"type": "ping", "id": 2}))
-    reply = protocol.decode(await asyncio.wait_for(reader.readline(), 5))
+    writer.write(wire.encode({"type": wire.PREFLIGHT, "id": 1}))
+    writer.write(wire.encode({"type": "ping", "id": 2}))
+    reply = wire.decode(await asyncio.wait_for(reader.readline(), 5))
     assert reply["id"] == 2  # answered while 1 is still running
     await asyncio.wait_for(started.wait(), 5)
-    client = next(iter(d.clients))
+    client = next(iter(d.server.clients))
     assert len(client.tasks) == 1
     writer.close()
     await asyncio.wait_for(cancelled.wait(), 5)
-    assert not d.clients
+    assert not d.server.clients
 
 
 async def test_a_handler_bug_becomes_an_error_reply(served):
@@ -258,13 +259,13 @@ async def test_a_handler_bug_becomes_an_error_reply(served):
 
     async def unsendable(client, msg):
         return {"blob": b"bytes are not JSON"}
-    d.handlers.update({protocol.ENV_CAPTURE: broken, protocol.RELEASE: unsendable})
+    d.server.handlers.update({wire.ENV_CAPTURE: broken, wire.RELEASE: unsendable})
     reader, writer = await asyncio.open_unix_connection(sock)
     await reader.readline()
     errors = []
-    for rid, kind in ((1, protocol.ENV_CAPTURE), (2, protocol.RELEASE)):
-        writer.write(protocol.encode({"type": kind, "id": rid}))
-        reply = protocol.decode(await asyncio.wait_for(reader.readline(), 5))
+    for rid, kind in ((1, wire.ENV_CAPTURE), (2, wire.RELEASE)):
+        writer.write(wire.encode({"type": kind, "id": rid}))
+        reply = wire.decode(await asyncio.wait_for(reader.readline(), 5))
         assert reply["type"] == "error" and reply["id"] == rid
         errors.append(reply["error"])
     assert "env_capture failed on the box: ZeroDivisionError" in errors[0]
@@ -279,25 +280,25 @@ async def test_too_many_requests_in_flight_are_refused_not_queued(served):
     async def wait(client, msg):
         await gate.wait()
         return {}
-    d.handlers[protocol.AUTOSTOP_STATUS] = wait
+    d.server.handlers[wire.AUTOSTOP_STATUS] = wait
     reader, writer = await asyncio.open_unix_connection(sock)
     await reader.readline()
-    for rid in range(daemon_mod.MAX_IN_FLIGHT + 1):
-        writer.write(protocol.encode({"type": protocol.AUTOSTOP_STATUS, "id": rid}))
-    refused = protocol.decode(await asyncio.wait_for(reader.readline(), 5))
-    assert refused["id"] == daemon_mod.MAX_IN_FLIGHT and "in flight" in refused["error"]
+    for rid in range(server.MAX_IN_FLIGHT + 1):
+        writer.write(wire.encode({"type": wire.AUTOSTOP_STATUS, "id": rid}))
+    refused = wire.decode(await asyncio.wait_for(reader.readline(), 5))
+    assert refused["id"] == server.MAX_IN_FLIGHT and "in flight" in refused["error"]
     gate.set()
-    answered = {protocol.decode(await asyncio.wait_for(reader.readline(), 5))["id"]
-                for _ in range(daemon_mod.MAX_IN_FLIGHT)}
-    assert answered == set(range(daemon_mod.MAX_IN_FLIGHT))
+    answered = {wire.decode(await asyncio.wait_for(reader.readline(), 5))["id"]
+                for _ in range(server.MAX_IN_FLIGHT)}
+    assert answered == set(range(server.MAX_IN_FLIGHT))
     writer.close()
 
 
 def test_known_pids_per_client_stay_the_size_of_one_sample(tmp_path):
     d = daemon_mod.Daemon(str(tmp_path), simulate="idle")
     try:
-        client = daemon_mod.Client(None, None)
-        d.send = lambda *a, **k: None
+        client = server.Client(None, None)
+        d.server.send = lambda *a, **k: None
         for tick in range(50):
             d.send_meta(client, list(range(tick * 1000, tick * 1000 + 300)))
         assert len(client.known_pids) == 300

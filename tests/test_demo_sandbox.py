@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote.demo_box import DemoBox
 from tui.ui.demo import demo_app, local_dirs_inside
 from tui.ui.screens.release import ReleaseScreen
@@ -107,7 +107,7 @@ async def test_attach_in_the_demo_reaches_its_own_tmux_and_returns_on_detach(dem
         app = demo_app(demo_box, "idle")
         async with app.run_test(size=(160, 45)) as pilot:
             await wait_for(pilot, lambda: app.state.samples_seen >= 1, timeout=30)
-            reply = await app.session.request(protocol.TMUX_NEW, name="train", cwd="~",
+            reply = await app.session.request(wire.TMUX_NEW, name="train", cwd="~",
                                               command="echo demo-job-output; sleep 60")
             argv = app.attach_argv(reply["session"])
             await app.action_quit()

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from remote_probe import daemon, dataloader
+from remote_probe import dataloader, dlhook
 
 torch = pytest.importorskip("torch")
 
@@ -39,9 +39,9 @@ print("done", flush=True)
 @pytest.fixture
 def hook_env(tmp_path):
     state = tmp_path / "state"
-    site = daemon.install_dlhook(str(state))
+    site = dlhook.install_dlhook(str(state))
     env = dict(os.environ)
-    env.update(daemon.dlhook_env(str(state), env.get("PYTHONPATH")))
+    env.update(dlhook.dlhook_env(str(state), env.get("PYTHONPATH")))
     return env, dataloader.dl_dir(str(state)), site
 
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
@@ -20,7 +20,7 @@ def target(box):
 async def arm(box, scenario, **params):
     s = session_mod.RemoteSession(target(box), simulate=scenario, remote_dir=box.remote_dir)
     await s.open()
-    reply = await s.request(protocol.AUTOSTOP_ARM, **params)
+    reply = await s.request(wire.AUTOSTOP_ARM, **params)
     await s.close()  # the laptop goes away
     return reply["autostop"]
 
@@ -88,9 +88,9 @@ async def test_cancel_from_the_app_prevents_the_release(sshbox, tmp_path):
     marker = tmp_path / "released"
     s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir)
     await s.open()
-    await s.request(protocol.AUTOSTOP_ARM, command="touch %s" % marker, idle_seconds=1, grace=3)
+    await s.request(wire.AUTOSTOP_ARM, command="touch %s" % marker, idle_seconds=1, grace=3)
     await asyncio.sleep(1.5)
-    reply = await s.request(protocol.AUTOSTOP_DISARM, reason="cancelled from gputui")
+    reply = await s.request(wire.AUTOSTOP_DISARM, reason="cancelled from gputui")
     assert reply["autostop"]["armed"] is None
     await s.close()
     await asyncio.sleep(4)
@@ -117,7 +117,7 @@ async def test_armed_state_survives_a_daemon_restart(sshbox):
     stop_daemon(sshbox.remote_dir)
     s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir)
     await s.open()
-    reply = await s.request(protocol.AUTOSTOP_STATUS)
+    reply = await s.request(wire.AUTOSTOP_STATUS)
     assert reply["autostop"]["armed"]["command"] == "shutdown -h now"
-    await s.request(protocol.AUTOSTOP_DISARM)
+    await s.request(wire.AUTOSTOP_DISARM)
     await s.close()

@@ -121,8 +121,8 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         await wait_for(pilot, lambda: items_by_key(screen)["temp"].verdict == "pass", timeout=30)
         assert not (tmp / "dataset.tar.partial").exists()
         # fix: the code, through gputui's new-job action (commit and push in tmux)
-        from remote_probe import protocol
-        await app.session.request(protocol.TMUX_NEW, name="push", cwd=str(code), command=(
+        from remote_probe import wire
+        await app.session.request(wire.TMUX_NEW, name="push", cwd=str(code), command=(
             "git -c user.name=t -c user.email=t@x commit -qam v2 && git remote add origin %s && "
             "git push -q origin HEAD:main" % bare))
         await wait_for(pilot, lambda: subprocess.run(["git", "-C", str(bare), "log", "--oneline", "--all"],

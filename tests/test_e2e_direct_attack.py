@@ -11,7 +11,7 @@ import time
 import pytest
 
 from remote_probe import paths
-from remote_probe.paths import config_key
+from remote_probe.wire import config_key
 from remote_probe.daemon import terminate
 from tui.core import probe_sockets
 from tui.remote import ssh, transports

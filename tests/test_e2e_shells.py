@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote import session as session_mod
 from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe, probe_filename
@@ -56,7 +56,7 @@ async def test_chatty_shell_first_deploy_status_and_download(chatty_box, tmp_pat
             f.write(payload)
         os.chown(path, chatty_box.user.pw_uid, chatty_box.user.pw_gid)
         from tui.core import transfer
-        sha_box = (await s.request(protocol.SHA256, paths=[path]))["sha256"][path]
+        sha_box = (await s.request(wire.SHA256, paths=[path]))["sha256"][path]
         async with s.file_client() as files:
             assert isinstance(files, transports.ProbeFiles)
             st = os.stat(path)
@@ -141,7 +141,7 @@ async def test_incompatible_probe_is_redeployed(sshbox):
                                   listener=rec)
     await asyncio.wait_for(s.open(), 60)
     try:
-        assert s.client.hello["protocol"] == protocol.PROTOCOL and s.uploaded
+        assert s.client.hello["protocol"] == wire.PROTOCOL and s.uploaded
         assert open(path, "rb").read() == build_probe()[0]
         assert any("another protocol; redeploying" in d for _, d in rec.states)
     finally:
@@ -150,7 +150,7 @@ async def test_incompatible_probe_is_redeployed(sshbox):
 
 async def test_still_incompatible_after_redeploy_is_fatal(sshbox, monkeypatch):
     # gputui itself speaks a protocol no probe speaks: redeploy once, then stop with the reason
-    monkeypatch.setattr(protocol, "PROTOCOL", 999)
+    monkeypatch.setattr(wire.messages, "PROTOCOL", 999)  # read by hello() and check_compatible()
     rec_detail, s = await run_until_failed(sshbox, simulate="idle")
     assert "still speaks another protocol after a redeploy" in rec_detail
 
@@ -182,7 +182,8 @@ async def test_a_running_daemon_of_another_protocol_is_replaced(sshbox):
     """The same probe file, but an older daemon still answers on the socket: gputui asks
     it to stop, redeploys, and the probe starts a daemon that speaks our protocol."""
     import json as _json
-    from remote_probe.daemon import config_key, ensure_private_dir, runtime_dir, socket_path
+    from remote_probe.paths import ensure_private_dir, runtime_dir, socket_path
+    from remote_probe.wire import config_key
     rdir = sshbox.remote_dir
     ensure_private_dir(rdir)
     ensure_private_dir(runtime_dir(rdir))
@@ -196,7 +197,7 @@ async def test_a_running_daemon_of_another_protocol_is_replaced(sshbox):
         s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=rdir)
         await asyncio.wait_for(s.open(), 60)
         try:
-            assert s.client.hello["protocol"] == protocol.PROTOCOL
+            assert s.client.hello["protocol"] == wire.PROTOCOL
             assert s.client.hello["pid"] != fake.pid
             assert fake.wait(5) == 0  # it was asked to stop, and did
         finally:

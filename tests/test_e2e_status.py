@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote import session as session_mod
 from tui.remote import ssh
 from tui.remote.probe_bundle import build_probe, probe_filename
@@ -26,7 +26,7 @@ async def test_snapshot_deploys_probe_and_reads_simulated_gpus(sshbox):
     assert len(sample["gpus"]) == 2
     # The simulated processes are real: their rows join with real /proc facts.
     meta = {m["pid"]: m for m in reply["proc_meta"]}
-    procs = [protocol.proc_dict(r) for r in sample["procs"]]
+    procs = [wire.proc_dict(r) for r in sample["procs"]]
     assert len(procs) == 2
     for p in procs:
         assert p["local"] == 1

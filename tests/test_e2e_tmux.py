@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.config import Config
 from tui.core.ledger import Ledger
 from tui.remote import session as session_mod
@@ -91,7 +91,7 @@ async def test_unprotected_job_is_flagged_and_the_same_in_tmux_is_not(sshbox):
             term_type="xterm")
         s = session_mod.RemoteSession(target(sshbox), simulate="adopt", remote_dir=sshbox.remote_dir)
         await s.open()
-        await s.request(protocol.TMUX_NEW, name="safe job",
+        await s.request(wire.TMUX_NEW, name="safe job",
                                 command="exec python3 -c 'import time; time.sleep(120)' GPUTUI_SIM_GPU_JOB tmux")
         await s.close()
         await asyncio.sleep(1.5)

@@ -11,7 +11,7 @@ import time
 import pytest
 import tomli_w
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
@@ -65,12 +65,12 @@ async def test_the_name_maps_back_byte_exact_through_ssh(sshbox, tmp_path):
     s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir)
     await s.open()
     try:
-        reply = await s.request(protocol.CHECKLIST, roots=[str(work)], artifact_paths=[str(work)],
+        reply = await s.request(wire.CHECKLIST, roots=[str(work)], artifact_paths=[str(work)],
                                 temp_dirs=[], cache_dirs=[])
         paths = [f["path"] for f in reply["facts"]["artifacts"]["files"]]
         [shown] = [p for p in paths if "epoch-" in p]
         assert os.fsencode(shown) == odd  # shown escaped by the UI, still the same bytes
-        sums = (await s.request(protocol.SHA256, paths=[shown]))["sha256"]
+        sums = (await s.request(wire.SHA256, paths=[shown]))["sha256"]
         import hashlib
         assert sums[shown] == hashlib.sha256(b"w" * 4096).hexdigest()
         assert s.client.skipped == 0 and s.client.cleaned.count == 0
@@ -95,7 +95,7 @@ def daemons_for(state_dir):
 
 
 async def test_a_long_remote_dir_connects_and_reconnects_to_one_daemon(sshbox, tmp_path):
-    from remote_probe.daemon import runtime_dir
+    from remote_probe.paths import runtime_dir
     remote = str(tmp_path / ("a-long-remote-dir-name-" * 5))
     assert runtime_dir(remote).startswith("/tmp/")  # the socket would not fit under it
     try:
@@ -149,7 +149,7 @@ async def test_a_30_s_tmux_install_over_ssh_keeps_the_session_live(sshbox, tmp_p
         assert s.state == session_mod.LIVE, listener.states
         assert s.client.hello["pid"] == pid
         t0 = time.monotonic()
-        reply = await s.request(protocol.TMUX_INSTALL, timeout=90)
+        reply = await s.request(wire.TMUX_INSTALL, timeout=90)
         took = time.monotonic() - t0
         assert "slow fake apt-get: done" in reply["output"] and took >= 29
         assert s.connects == 1 and session_mod.RECONNECTING not in listener.states

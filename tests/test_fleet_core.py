@@ -2,7 +2,7 @@
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core import fleet
 from tui.core.config import Config, HostConfig
 from tui.core.fleet import BoxRow, FleetBox, FleetHost, IdleStreak
@@ -122,9 +122,9 @@ def test_duration_and_gpu_text():
 
 
 def sample(t, seq, util, procs=()):
-    gpu = dict.fromkeys(protocol.GPU_FIELDS)
+    gpu = dict.fromkeys(wire.GPU_FIELDS)
     gpu["util"], gpu["mem_used"] = util, 100
-    return {"type": "sample", "seq": seq, "t": t, "gpus": [protocol.gpu_row(gpu)],
+    return {"type": "sample", "seq": seq, "t": t, "gpus": [wire.gpu_row(gpu)],
             "procs": [list(p) for p in procs], "host": {"cpu": 1.0}}
 
 
@@ -149,7 +149,7 @@ def test_fleet_box_rows_from_listener_calls():
     assert r.cost == pytest.approx(1.0)  # 600 s at 6/h
     assert r.gpus[0].mem_total == 81920 and r.jobs == 0
     box.on_sample(sample(970.0, 71, 80, procs=[(123, 0, 500, 90, 10, 0), (123, 1, 500, 90, 10, 0),
-                                               (124, 1, 9, 0, 1, protocol.PROC_GRAPHICS)]))
+                                               (124, 1, 9, 0, 1, wire.PROC_GRAPHICS)]))
     r = box.row()
     assert r.idle_for is None and not r.burning and r.jobs == 1  # one DDP process, no graphics
     released = FleetBox(FleetHost("gone", True, {"cost": 12.5, "rate": 2.5, "ended_how": "released",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core import format as fmt
 from tui.core.state import DashboardState, ProcRow, short_cmd, sort_procs
 
@@ -54,9 +54,9 @@ def test_state_joins_process_rows_with_their_facts():
     st.add_proc_meta([{"pid": 7, "user": "alice", "cmd": "/usr/bin/python3 train.py", "start": 400.0,
                        "host_pid": 90007}])
     st.add_sample({"type": "sample", "seq": 1, "t": 999.0,
-                   "gpus": [protocol.gpu_row({"util": 90, "mem_used": 40960})],
-                   "procs": [protocol.proc_row({"pid": 7, "gpu": 0, "gpu_mem": 40000, "cpu": 99, "rss": 2048}),
-                             protocol.proc_row({"pid": 99, "gpu": 0, "gpu_mem": 100, "local": 0})],
+                   "gpus": [wire.gpu_row({"util": 90, "mem_used": 40960})],
+                   "procs": [wire.proc_row({"pid": 7, "gpu": 0, "gpu_mem": 40000, "cpu": 99, "rss": 2048}),
+                             wire.proc_row({"pid": 99, "gpu": 0, "gpu_mem": 100, "local": 0})],
                    "host": {"cpu": 10}})
     rows = {r.pid: r for r in st.proc_rows()}
     assert rows[7].user == "alice" and rows[7].elapsed == 600.0
@@ -70,7 +70,7 @@ def test_state_joins_process_rows_with_their_facts():
 def test_gpu_error_keeps_the_last_gpu_values_and_says_why():
     st = DashboardState("box")
     st.set_inventory({"gpus": [{"index": 0, "name": "A100"}]})
-    st.add_sample({"type": "sample", "seq": 1, "t": 1.0, "gpus": [protocol.gpu_row({"util": 80})],
+    st.add_sample({"type": "sample", "seq": 1, "t": 1.0, "gpus": [wire.gpu_row({"util": 80})],
                    "procs": [], "host": {}})
     st.add_sample({"type": "sample", "seq": 2, "t": 2.0, "gpus": [], "procs": [], "host": {},
                    "gpu_error": "NVML error: GPU is lost"})

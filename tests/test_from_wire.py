@@ -10,7 +10,7 @@ import time
 import pytest
 from rich.console import Console
 
-from remote_probe import protocol
+from remote_probe import wire as protocol
 from remote_probe.backends.sim import SimBackend, load_scenario
 from remote_probe.sampler import Sampler
 from tui.core import from_wire

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from remote_probe import protocol
+from remote_probe import wire as protocol
 from tui.core import from_wire
 from tui.core.jobs import pane_rows, unprotected_advice
 from tui.core.model import Gpu, GpuFacts, GpuLive, HostFacts, MigSlice, ProcRow

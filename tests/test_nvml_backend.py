@@ -6,7 +6,7 @@ import os
 import pynvml
 import pytest
 
-from remote_probe import protocol
+from remote_probe import wire
 from remote_probe.backends import BackendError
 from remote_probe.backends.nvml import NvmlBackend
 
@@ -45,12 +45,12 @@ def test_sample_maps_units_and_marks_unsupported_fields_na():
     b, nv = backend()
     gpus, procs = b.sample()
     g0 = gpus[0]
-    assert set(g0) == set(protocol.GPU_FIELDS)
+    assert set(g0) == set(wire.GPU_FIELDS)
     assert g0["util"] == 87 and g0["mem_util"] == 41
     assert g0["mem_used"] == 65333114880 // 1048576
     assert g0["power"] == 312  # mW -> W
     assert g0["fan"] is None  # NOT_SUPPORTED on SXM boards -> n/a, not a crash
-    assert protocol.throttle_names(g0["throttle"]) == ["power cap"]
+    assert wire.throttle_names(g0["throttle"]) == ["power cap"]
     assert gpus[1]["clock_sm"] == 210
 
 
@@ -100,9 +100,9 @@ def test_every_recording_yields_the_full_schema(path):
     gpus, procs = b.sample()
     assert len(gpus) == len(inv["gpus"]) > 0
     for g in gpus:
-        assert set(g) == set(protocol.GPU_FIELDS)
-        protocol.validate({"type": "sample", "seq": 1, "t": 0.0,
-                           "gpus": [protocol.gpu_row(x) for x in gpus], "procs": []})
+        assert set(g) == set(wire.GPU_FIELDS)
+        wire.validate({"type": "sample", "seq": 1, "t": 0.0,
+                       "gpus": [wire.gpu_row(x) for x in gpus], "procs": []})
     for static in inv["gpus"]:
         assert static["name"] and static["mem_total"]
 
@@ -126,5 +126,5 @@ def test_busy_h200_shows_the_load_and_the_power_cap():
     b, _ = backend("nvml_h200_busy.json")
     gpus, procs = b.sample()
     assert gpus[0]["util"] == 100
-    assert protocol.throttle_names(gpus[0]["throttle"]) == ["power cap"]
+    assert wire.throttle_names(gpus[0]["throttle"]) == ["power cap"]
     assert procs[0]["gpu_mem"] > 20000  # the 20 GiB the load allocated

@@ -59,7 +59,7 @@ def count_reads(monkeypatch):
     def counting(path, default=""):
         reads[path] += 1
         return real(path, default)
-    monkeypatch.setattr(procfs, "read_text", counting)
+    monkeypatch.setattr(procfs.processes, "read_text", counting)  # where ProcScan reads
     return reads
 
 

@@ -4,8 +4,8 @@ import json
 import os
 import pytest
 
-from remote_probe import protocol
-from remote_probe.protocol import ProtocolError
+from remote_probe import wire
+from remote_probe.wire import ProtocolError
 
 
 def sample(**over):
@@ -17,10 +17,10 @@ def sample(**over):
 
 
 def test_roundtrip_is_one_compact_line():
-    line = protocol.encode(sample())
+    line = wire.encode(sample())
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert b": " not in line and b", " not in line
-    assert protocol.decode(line) == sample()
+    assert wire.decode(line) == sample()
 
 
 @pytest.mark.parametrize("line, why", [
@@ -35,35 +35,35 @@ def test_roundtrip_is_one_compact_line():
     (b'{"type": "reply"}', "reply without id"),
     (b"\xff\xfe{}", "not UTF-8"),
     (b"   \n", "empty line"),
-    (b'{"type":"ping","pad":"' + b"x" * protocol.MAX_LINE + b'"}', "line too long"),
+    (b'{"type":"ping","pad":"' + b"x" * wire.MAX_LINE + b'"}', "line too long"),
 ])
 def test_malformed_lines_are_rejected_with_a_reason(line, why):
     with pytest.raises(ProtocolError, match=why):
-        protocol.decode(line)
+        wire.decode(line)
 
 
 def test_incompatible_protocol_is_explained():
-    ok = protocol.hello("probe", "1", [])
-    assert protocol.check_compatible(ok) is None
-    old = dict(ok, protocol=protocol.PROTOCOL + 1)
-    assert "redeployed" in protocol.check_compatible(old)
+    ok = wire.hello("probe", "1", [])
+    assert wire.check_compatible(ok) is None
+    old = dict(ok, protocol=wire.PROTOCOL + 1)
+    assert "redeployed" in wire.check_compatible(old)
 
 
 @pytest.mark.parametrize("kind, local, flags", [
-    ("C", 1, 0), ("G", 1, protocol.PROC_GRAPHICS), ("C", 0, protocol.PROC_HOST_PID),
-    ("?", 1, protocol.PROC_FD_ONLY),
+    ("C", 1, 0), ("G", 1, wire.PROC_GRAPHICS), ("C", 0, wire.PROC_HOST_PID),
+    ("?", 1, wire.PROC_FD_ONLY),
 ])
 def test_process_rows_carry_kind_and_namespace_as_flags(kind, local, flags):
-    row = protocol.proc_row({"pid": 5, "gpu": 1, "gpu_mem": None, "kind": kind, "local": local,
-                             "cpu": 12.6, "rss": 40})
+    row = wire.proc_row({"pid": 5, "gpu": 1, "gpu_mem": None, "kind": kind, "local": local,
+                         "cpu": 12.6, "rss": 40})
     assert row == [5, 1, None, 13, 40, flags]
-    back = protocol.proc_dict(row)
+    back = wire.proc_dict(row)
     assert (back["kind"], back["local"]) == (kind, local)
 
 
 def test_throttle_mask_decodes_to_names():
-    assert protocol.throttle_names(0x4 | 0x40) == ["power cap", "hw thermal"]
-    assert protocol.throttle_names(None) == []
+    assert wire.throttle_names(0x4 | 0x40) == ["power cap", "hw thermal"]
+    assert wire.throttle_names(None) == []
 
 
 def test_a_whole_file_chunk_survives_the_clients_cleaning():
@@ -73,8 +73,8 @@ def test_a_whole_file_chunk_survives_the_clients_cleaning():
 
     from remote_probe import filexfer
     data = os.urandom(filexfer.MAX_CHUNK)
-    line = protocol.encode({"type": protocol.REPLY, "id": 7, "eof": False, "file_size": len(data),
-                            "data": base64.b64encode(data).decode("ascii")})
-    report = protocol.Report()
-    msg = protocol.decode_clean(line, report)
+    line = wire.encode({"type": wire.REPLY, "id": 7, "eof": False, "file_size": len(data),
+                        "data": base64.b64encode(data).decode("ascii")})
+    report = wire.Report()
+    msg = wire.decode_clean(line, report)
     assert base64.b64decode(msg["data"]) == data and report.count == 0

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from remote_probe import filexfer, protocol
+from remote_probe import filexfer, wire
 from remote_probe.attach import _Out
 from tui.remote import bootstrap, transports
 from tui.remote.probe_bundle import probe_filename
@@ -71,7 +71,7 @@ class FakeRaw:
 
 
 async def test_stream_reader_hands_leftovers_to_the_probe_client():
-    hello = protocol.encode(protocol.hello("probe", "1", []))
+    hello = wire.encode(wire.hello("probe", "1", []))
     raw = FakeRaw([b"banner GTUI:ab", b"cd12:RUN /d\n", hello[:10], hello[10:] + b'{"type":"ping"'])
     r = transports.StreamReader(raw)
     assert await r.marker("abcd12") == ("RUN", "/d")
@@ -82,7 +82,7 @@ async def test_stream_reader_hands_leftovers_to_the_probe_client():
 
 
 async def test_hello_is_found_behind_noise_without_newline():
-    hello = protocol.encode(protocol.hello("probe", "1", []))
+    hello = wire.encode(wire.hello("probe", "1", []))
     assert hello_in_noise(b"\x1b]0;t\x07Welcome -> " + hello)["type"] == "hello"
     assert hello_in_noise(b"junk only\n") is None
 
@@ -95,7 +95,7 @@ async def test_hello_is_found_behind_noise_without_newline():
 
 
 async def test_probe_start_error_line_is_raised_with_its_exit_code():
-    line = protocol.encode({"type": "error", "id": None, "error": "unknown scenario 'x'", "exit": 64})
+    line = wire.encode({"type": "error", "id": None, "error": "unknown scenario 'x'", "exit": 64})
 
     class W:
         def write(self, data):
@@ -163,8 +163,8 @@ def test_file_requests_are_answered_by_the_bridge(tmp_path):
     reply = filexfer.handle(req)
     assert reply["id"] == 7 and not reply["eof"] and reply["file_size"] == len(data)
     assert base64.b64decode(reply["data"]) == data[5:5 + filexfer.MAX_CHUNK]  # capped
-    assert len(filexfer.encode(reply)) < protocol.MAX_LINE
-    assert filexfer.parse_request(protocol.encode({"type": "ping", "id": 1})) is None
+    assert len(filexfer.encode(reply)) < wire.MAX_LINE
+    assert filexfer.parse_request(wire.encode({"type": "ping", "id": 1})) is None
     err = filexfer.handle({"type": filexfer.FILE_READ, "id": 8, "path": str(tmp_path / "no")})
     assert err["type"] == "error" and "cannot read" in err["error"]
 

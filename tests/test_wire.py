@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.remote.probe_client import ProbeClient, boundary_notice
 
 
@@ -26,18 +26,18 @@ def sample(**over):
 def test_a_file_name_that_is_not_utf8_round_trips_byte_exact():
     raw = b"/data/ckpt-\xff\xfe-\xc3(.pt"
     name = os.fsdecode(raw)  # what os.scandir hands the probe: lone surrogates
-    line = protocol.encode({"type": "reply", "id": 1, "facts": {"files": [{"path": name}]}})
+    line = wire.encode({"type": "reply", "id": 1, "facts": {"files": [{"path": name}]}})
     line.decode("ascii")  # the wire stays valid text
-    back = protocol.decode(line)["facts"]["files"][0]["path"]
+    back = wire.decode(line)["facts"]["files"][0]["path"]
     assert back == name and os.fsencode(back) == raw
     # ...and the laptop asking for it again sends the very same bytes back to the box
-    request = protocol.decode(protocol.encode({"type": "sha256", "id": 2, "paths": [back]}))
+    request = wire.decode(wire.encode({"type": "sha256", "id": 2, "paths": [back]}))
     assert os.fsencode(request["paths"][0]) == raw
 
 
 def test_encode_writes_strict_json_even_for_nan_from_a_driver():
-    line = protocol.encode({"type": "sample", "seq": 1, "t": 1.0, "gpus": [[float("nan")] * 11],
-                            "host": {"cpu": float("inf")}})
+    line = wire.encode({"type": "sample", "seq": 1, "t": 1.0, "gpus": [[float("nan")] * 11],
+                        "host": {"cpu": float("inf")}})
 
     def refuse(name):
         raise AssertionError("non-JSON constant %s on the wire" % name)
@@ -46,7 +46,7 @@ def test_encode_writes_strict_json_even_for_nan_from_a_driver():
 
 
 def test_non_ascii_text_stays_compact_utf8():
-    line = protocol.encode({"type": "reply", "id": 1, "name": "训练 ☃"})
+    line = wire.encode({"type": "reply", "id": 1, "name": "训练 ☃"})
     assert "训练 ☃".encode() in line
 
 
@@ -62,25 +62,25 @@ def test_non_ascii_text_stays_compact_utf8():
     (b'{"type":"sample","seq":true,"t":1}\n', "without seq"),
     (b'{"type":"hello","protocol":1.5,"version":"x"}\n', "without protocol"),
     (b'{"type":"sample","seq":1,"t":1,"x":' + b"9" * 5000 + b"}\n", "not JSON"),
-    (b"x" * (protocol.MAX_LINE + 1), "too long"),
+    (b"x" * (wire.MAX_LINE + 1), "too long"),
 ])
 def test_bad_lines_are_protocol_errors_never_anything_else(line, why):
-    with pytest.raises(protocol.ProtocolError, match=why):
-        protocol.decode_clean(line)
+    with pytest.raises(wire.ProtocolError, match=why):
+        wire.decode_clean(line)
 
 
 def test_nan_infinity_and_overflow_read_as_not_available():
     line = (b'{"type":"sample","seq":1,"t":1,"gpus":[[NaN,Infinity,-Infinity,1e999,1,1,1,1,1,1,1]],'
             b'"procs":[],"host":{}}\n')
-    report = protocol.Report()
-    msg = protocol.decode_clean(line, report)
+    report = wire.Report()
+    msg = wire.decode_clean(line, report)
     assert msg["gpus"][0][:4] == [None, None, None, None]
     assert report.count == 4 and report.examples[0] == "line: NaN is not a number"
 
 
 def test_values_of_the_wrong_type_or_range_are_cleared_and_counted():
-    report = protocol.Report()
-    msg = protocol.clean(sample(
+    report = wire.Report()
+    msg = wire.clean(sample(
         gpus=[[150, "x", -5, 60, 250, 1410, 1593, 3.5, 30, True, 0]],
         procs=[[100, 0, 512, 95, 2048, 0], ["pid", 0, 1, 1, 1, 0], [7, 0, 1, 1, 1]],
         host={"cpu": -3, "load": [1.0, "high", None], "disks": [{"mount": 5, "total": 1e30}, "x"]},
@@ -95,13 +95,13 @@ def test_values_of_the_wrong_type_or_range_are_cleared_and_counted():
     assert session["name"] is None and session["windows"] == []
     assert len(msg["jobs"]["unprotected"][0]["cmd"]) == 4096
     assert msg["gpu_error"] is None
-    assert report.count == 17 and len(report.examples) == protocol.Report.EXAMPLES
+    assert report.count == 17 and len(report.examples) == wire.Report.EXAMPLES
     assert report.examples[0].startswith("sample.gpus[0].util:")
 
 
 def test_times_a_clock_cannot_show_are_cleared():
-    report = protocol.Report()
-    msg = protocol.clean({"type": "autostop", "event": "armed", "status": {
+    report = wire.Report()
+    msg = wire.clean({"type": "autostop", "event": "armed", "status": {
         "armed": {"command": "x", "deadline": 1e300, "armed_at": -5}, "grace_left": float("inf"),
         "idle_for": 12.0}}, report)
     assert msg["status"]["armed"]["deadline"] is None and msg["status"]["armed"]["armed_at"] is None
@@ -110,37 +110,37 @@ def test_times_a_clock_cannot_show_are_cleared():
 
 
 def test_a_good_sample_passes_unchanged():
-    report = protocol.Report()
-    assert protocol.clean(sample(), report) == sample() and report.count == 0
+    report = wire.Report()
+    assert wire.clean(sample(), report) == sample() and report.count == 0
 
 
 def test_rows_are_capped_with_an_and_n_more_count():
     rows = [[1000 + i, 0, i, 0, 1, 0] for i in range(50000)]
-    capped = protocol.cap_procs(sample(procs=list(rows)))
-    assert len(capped["procs"]) == protocol.MAX_PROC_ROWS
-    assert capped["procs_more"] == 50000 - protocol.MAX_PROC_ROWS
-    assert capped["procs"][0][2] == 49999  # the biggest users of GPU memory are kept
+    kept, more = wire.cap_procs([{"pid": r[0], "gpu_mem": r[2]} for r in rows])
+    assert len(kept) == wire.MAX_PROC_ROWS and more == 50000 - wire.MAX_PROC_ROWS
+    assert kept[0]["gpu_mem"] == 49999  # the biggest users of GPU memory are kept
+    assert wire.cap_procs(kept[:3]) == (kept[:3], 0)  # under the bound: as is
     # a probe that does not cap is cut by the client to the same bound
-    report = protocol.Report()
-    msg = protocol.clean(sample(procs=rows[:2000]), report)
-    assert len(msg["procs"]) == protocol.MAX_PROC_ROWS and report.count == 1
+    report = wire.Report()
+    msg = wire.clean(sample(procs=rows[:2000]), report)
+    assert len(msg["procs"]) == wire.MAX_PROC_ROWS and report.count == 1
 
 
 def test_nesting_beyond_the_bound_is_cut_not_followed():
     deep = "leaf"
     for _ in range(200):
         deep = {"d": deep}
-    report = protocol.Report()
-    msg = protocol.clean({"type": "reply", "id": 1, "facts": deep}, report)
-    assert depth(msg) <= protocol.MAX_DEPTH + 1 and report.count == 1
+    report = wire.Report()
+    msg = wire.clean({"type": "reply", "id": 1, "facts": deep}, report)
+    assert depth(msg) <= wire.MAX_DEPTH + 1 and report.count == 1
 
 
 def test_readers_of_rows_tolerate_cleared_values():
     row = [5, 0, None, None, None, None]
-    assert protocol.proc_dict(row)["kind"] == "C"
-    assert protocol.idle_inputs({"gpus": [[None] * 11], "procs": [row], "procs_more": 3}) == ([None], 4)
-    assert protocol.throttle_names(None) == [] and protocol.throttle_names("0x4") == []
-    assert protocol.throttle_names(4) == ["power cap"]
+    assert wire.proc_dict(row)["kind"] == "C"
+    assert wire.idle_inputs({"gpus": [[None] * 11], "procs": [row], "procs_more": 3}) == ([None], 4)
+    assert wire.throttle_names(None) == [] and wire.throttle_names("0x4") == []
+    assert wire.throttle_names(4) == ["power cap"]
 
 
 def test_the_notice_is_one_plain_sentence():
@@ -165,15 +165,15 @@ class Writer:
 async def started_client(pushed):
     reader, writer = asyncio.StreamReader(), Writer()
     client = ProbeClient(reader, writer, on_push=pushed.append)
-    reader.feed_data(protocol.encode(protocol.hello("probe", "0.1.0", ["samples"], pid=1)))
+    reader.feed_data(wire.encode(wire.hello("probe", "0.1.0", ["samples"], pid=1)))
     await client.start()
     return client, reader, writer
 
 
 async def ping(client, reader, writer):
-    task = asyncio.ensure_future(client.request(protocol.PING))
+    task = asyncio.ensure_future(client.request(wire.PING))
     await asyncio.sleep(0)
-    reader.feed_data(protocol.encode({"type": "reply", "id": writer.lines[-1]["id"], "t": 1.0}))
+    reader.feed_data(wire.encode({"type": "reply", "id": writer.lines[-1]["id"], "t": 1.0}))
     return await asyncio.wait_for(task, 2)
 
 
@@ -181,7 +181,7 @@ async def test_a_deeply_nested_line_is_skipped_and_the_link_stays():
     pushed = []
     client, reader, writer = await started_client(pushed)
     reader.feed_data(b'{"type":"sample","seq":1,"t":1,"host":' + b"[" * 50000 + b"\n")
-    reader.feed_data(protocol.encode(sample(gpus=[[float("nan")] + [1] * 10])))
+    reader.feed_data(wire.encode(sample(gpus=[[float("nan")] + [1] * 10])))
     assert (await ping(client, reader, writer))["t"] == 1.0
     assert not client.closed.is_set()
     assert client.skipped == 1 and client.cleaned.count == 0  # encode() wrote null, not NaN
@@ -200,7 +200,7 @@ json_value = st.recursive(json_leaf, lambda kids: st.one_of(
 field_names = st.sampled_from(["gpus", "procs", "host", "jobs", "dl", "procs_more", "inventory",
                                "sample", "proc_meta", "gpu_error", "id", "seq", "t", "status"])
 message = st.fixed_dictionaries(
-    {"type": st.sampled_from(sorted(protocol.PUSH_TYPES | protocol.REPLY_TYPES | {"hello", "x"}))},
+    {"type": st.sampled_from(sorted(wire.PUSH_TYPES | wire.REPLY_TYPES | {"hello", "x"}))},
     optional={"id": json_value, "seq": st.one_of(st.integers(-2, 10 ** 20), json_value),
               "t": json_value}).flatmap(
     lambda base: st.dictionaries(field_names, json_value, max_size=6).map(
@@ -232,23 +232,23 @@ def finite_everywhere(value):
 
 
 def check_line(line):
-    report = protocol.Report()
+    report = wire.Report()
     try:
-        msg = protocol.decode_clean(line, report)
-    except protocol.ProtocolError:
+        msg = wire.decode_clean(line, report)
+    except wire.ProtocolError:
         return None
     assert finite_everywhere(msg)
-    assert depth(msg) <= protocol.MAX_DEPTH + 1
+    assert depth(msg) <= wire.MAX_DEPTH + 1
     if msg["type"] == "sample":
         for row in msg["gpus"]:
-            assert len(row) == len(protocol.GPU_FIELDS)
+            assert len(row) == len(wire.GPU_FIELDS)
             assert row[0] is None or 0 <= row[0] <= 100
         for row in msg["procs"]:
-            assert isinstance(row[0], int) and len(row) == len(protocol.PROC_FIELDS)
-            protocol.proc_dict(row)
-        protocol.idle_inputs(msg)
+            assert isinstance(row[0], int) and len(row) == len(wire.PROC_FIELDS)
+            wire.proc_dict(row)
+        wire.idle_inputs(msg)
         for row in msg["gpus"]:
-            protocol.throttle_names(protocol.gpu_dict(row)["throttle"])
+            wire.throttle_names(wire.gpu_dict(row)["throttle"])
     return msg
 
 
@@ -295,7 +295,7 @@ def test_hostile_streams_never_break_the_client(lines):
     ({"type": "tmux_new", "name": "job", "env": ["A=1"]}, "tmux_new.env: expected an object"),
 ])
 def test_bad_request_parameters_are_refused_with_a_reason(msg, problem):
-    assert problem in protocol.check_request(msg)
+    assert problem in wire.check_request(msg)
 
 
 @pytest.mark.parametrize("msg", [
@@ -307,12 +307,12 @@ def test_bad_request_parameters_are_refused_with_a_reason(msg, problem):
     {"type": "ping"}, {"type": "snapshot"}, {"type": "subscribe", "since_seq": 0},
 ])
 def test_the_requests_gputui_sends_pass(msg):
-    assert protocol.check_request(msg) is None
+    assert wire.check_request(msg) is None
 
 
 async def test_the_client_refuses_to_send_a_bad_request():
     client, reader, writer = await started_client([])
     sent = len(writer.lines)
     with pytest.raises(Exception, match="bad kill request"):
-        await client.request(protocol.KILL, pid="12")
+        await client.request(wire.KILL, pid="12")
     assert len(writer.lines) == sent

@@ -1,7 +1,7 @@
 """GPU backends. Each produces the same thing:
 
 ``inventory()`` -> {"backend", "driver", "cuda_driver", "gpus": [static dict per GPU]}
-``sample()``    -> (gpus: [dynamic dict per GPU, keys of protocol.GPU_FIELDS],
+``sample()``    -> (gpus: [dynamic dict per GPU, keys of wire.GPU_FIELDS],
                     procs: [{"pid", "gpu", "gpu_mem", "kind"}])
 
 A backend raises ``BackendError`` when the GPU data cannot be read this tick (an NVML

@@ -3,7 +3,7 @@
 import collections
 import math
 
-from remote_probe.autostop import all_idle
+from remote_probe.wire import all_idle
 
 GRANULARITY_SECONDS = {"second": 1, "minute": 60, "hour": 3600}
 BUDGET_LEVELS = (0.5, 0.8, 1.0)

@@ -6,7 +6,7 @@ import dataclasses
 import time
 from typing import Optional
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core import billing, providers
 from tui.core.config import HostConfig
 from tui.core.ledger import Ledger, LedgerError
@@ -83,7 +83,7 @@ class BillingClock:
     def on_sample(self, sample):
         if sample.get("gpu_error"):
             return  # unknown is not idle
-        utils, compute = protocol.idle_inputs(sample)
+        utils, compute = wire.idle_inputs(sample)
         self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
         self.idle.add(sample["t"], self.idle_now)
 

@@ -10,7 +10,7 @@ the protocol's schemas (types and ranges held); values of fields the schema leav
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.model import (
     Disk,
     GpuFacts,
@@ -30,28 +30,24 @@ from tui.core.model import (
 )
 
 
-def _col(fields: Sequence[str], name: str) -> int:
-    return list(fields).index(name)
-
-
-# Column positions, looked up by name once (the wire package will name them itself).
-GPU_UTIL = _col(protocol.GPU_FIELDS, "util")
-GPU_MEM_UTIL = _col(protocol.GPU_FIELDS, "mem_util")
-GPU_MEM_USED = _col(protocol.GPU_FIELDS, "mem_used")
-GPU_TEMP = _col(protocol.GPU_FIELDS, "temp")
-GPU_POWER = _col(protocol.GPU_FIELDS, "power")
-GPU_CLOCK_SM = _col(protocol.GPU_FIELDS, "clock_sm")
-GPU_CLOCK_MEM = _col(protocol.GPU_FIELDS, "clock_mem")
-GPU_PSTATE = _col(protocol.GPU_FIELDS, "pstate")
-GPU_FAN = _col(protocol.GPU_FIELDS, "fan")
-GPU_THROTTLE = _col(protocol.GPU_FIELDS, "throttle")
-GPU_ECC = _col(protocol.GPU_FIELDS, "ecc_errors")
-PROC_PID = _col(protocol.PROC_FIELDS, "pid")
-PROC_GPU = _col(protocol.PROC_FIELDS, "gpu")
-PROC_GPU_MEM = _col(protocol.PROC_FIELDS, "gpu_mem")
-PROC_CPU = _col(protocol.PROC_FIELDS, "cpu")
-PROC_RSS = _col(protocol.PROC_FIELDS, "rss")
-PROC_FLAGS = _col(protocol.PROC_FIELDS, "flags")
+# Column positions, by the wire's own names.
+GPU_UTIL = wire.GpuCol.UTIL
+GPU_MEM_UTIL = wire.GpuCol.MEM_UTIL
+GPU_MEM_USED = wire.GpuCol.MEM_USED
+GPU_TEMP = wire.GpuCol.TEMP
+GPU_POWER = wire.GpuCol.POWER
+GPU_CLOCK_SM = wire.GpuCol.CLOCK_SM
+GPU_CLOCK_MEM = wire.GpuCol.CLOCK_MEM
+GPU_PSTATE = wire.GpuCol.PSTATE
+GPU_FAN = wire.GpuCol.FAN
+GPU_THROTTLE = wire.GpuCol.THROTTLE
+GPU_ECC = wire.GpuCol.ECC_ERRORS
+PROC_PID = wire.ProcCol.PID
+PROC_GPU = wire.ProcCol.GPU
+PROC_GPU_MEM = wire.ProcCol.GPU_MEM
+PROC_CPU = wire.ProcCol.CPU
+PROC_RSS = wire.ProcCol.RSS
+PROC_FLAGS = wire.ProcCol.FLAGS
 
 
 # -- values of open fields ----------------------------------------------------------------
@@ -101,7 +97,7 @@ def gpu_live(row: Sequence[Any]) -> GpuLive:
         power=_num(_cell(row, GPU_POWER)), clock_sm=_num(_cell(row, GPU_CLOCK_SM)),
         clock_mem=_num(_cell(row, GPU_CLOCK_MEM)), pstate=_int(_cell(row, GPU_PSTATE)),
         fan=_num(_cell(row, GPU_FAN)), throttle=throttle, ecc_errors=_int(_cell(row, GPU_ECC)),
-        throttle_reasons=tuple(protocol.throttle_names(throttle)))
+        throttle_reasons=tuple(wire.throttle_names(throttle)))
 
 
 def proc_usage(row: Sequence[Any]) -> Optional[ProcUsage]:
@@ -110,10 +106,10 @@ def proc_usage(row: Sequence[Any]) -> Optional[ProcUsage]:
     if pid is None:
         return None
     flags = _int(_cell(row, PROC_FLAGS)) or 0
-    kind = "G" if flags & protocol.PROC_GRAPHICS else ("?" if flags & protocol.PROC_FD_ONLY else "C")
+    kind = "G" if flags & wire.PROC_GRAPHICS else ("?" if flags & wire.PROC_FD_ONLY else "C")
     return ProcUsage(pid=pid, gpu=_int(_cell(row, PROC_GPU)), gpu_mem=_num(_cell(row, PROC_GPU_MEM)),
                      cpu=_num(_cell(row, PROC_CPU)), rss=_num(_cell(row, PROC_RSS)),
-                     local=not flags & protocol.PROC_HOST_PID, kind=kind)
+                     local=not flags & wire.PROC_HOST_PID, kind=kind)
 
 
 def proc_usages(rows: Iterable[Sequence[Any]]) -> Tuple[ProcUsage, ...]:
@@ -123,9 +119,9 @@ def proc_usages(rows: Iterable[Sequence[Any]]) -> Tuple[ProcUsage, ...]:
 
 def proc_flags(p: ProcUsage) -> int:
     """The wire's flag bits of a process (the status document reports them as sent)."""
-    flags = 0 if p.local else protocol.PROC_HOST_PID
-    return flags | (protocol.PROC_GRAPHICS if p.kind == "G" else
-                    protocol.PROC_FD_ONLY if p.kind == "?" else 0)
+    flags = 0 if p.local else wire.PROC_HOST_PID
+    return flags | (wire.PROC_GRAPHICS if p.kind == "G" else
+                    wire.PROC_FD_ONLY if p.kind == "?" else 0)
 
 
 def proc_meta(d: Mapping[str, Any]) -> Optional[ProcMeta]:
@@ -246,7 +242,7 @@ def sample(msg: Mapping[str, Any]) -> Sample:
         found = (loader_stats(d) for d in _dicts(msg.get("dl")))
         dl = tuple(s for s in found if s is not None)
     more = _int(msg.get("procs_more")) or 0
-    utils, compute = protocol.idle_inputs(_idle_view(gpu_rows, msg))
+    utils, compute = wire.idle_inputs(_idle_view(gpu_rows, msg))
     return Sample(seq=_int(msg.get("seq")) or 0, t=_num(msg.get("t")), gpus=gpus, procs=procs,
                   procs_more=more, host=host(msg.get("host")), gpu_error=error, loaders=dl,
                   idle_utils=tuple(_num(u) for u in utils), compute_procs=compute)

@@ -4,7 +4,7 @@
 import os
 import time
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core import checklist
 from tui.core.billing import format_money
 from tui.core.i18n import _
@@ -53,7 +53,7 @@ class Release:
             params["temp_dirs"] = list(self.cfg.temp_dirs)
         if self.cfg.cache_dirs:
             params["cache_dirs"] = list(self.cfg.cache_dirs)
-        reply = await self.session.request(protocol.CHECKLIST, timeout=120, **params)
+        reply = await self.session.request(wire.CHECKLIST, timeout=120, **params)
         self.facts = reply["facts"]
         return self.facts
 
@@ -80,7 +80,7 @@ class Release:
         todo = self.to_download()
         if not todo:
             return []
-        shas = (await self.session.request(protocol.SHA256, timeout=600,
+        shas = (await self.session.request(wire.SHA256, timeout=600,
                                            paths=[s["path"] for s in todo]))["sha256"]
         if free_space_problem(self.base, todo):
             todo.sort(key=lambda s: s["size"])  # as many whole files as fit
@@ -117,14 +117,14 @@ class Release:
         here = [s for s in self.statuses if s["state"] == "same"]
         if not here:
             return []
-        shas = (await self.session.request(protocol.SHA256, timeout=600,
+        shas = (await self.session.request(wire.SHA256, timeout=600,
                                            paths=[s["path"] for s in here]))["sha256"]
         bad = [s["path"] for s in here if _local_sha(s["local"]) != shas.get(s["path"])]
         self.corrupt = set(bad)
         return bad
 
     async def capture_env(self):
-        reply = await self.session.request(protocol.ENV_CAPTURE, timeout=300,
+        reply = await self.session.request(wire.ENV_CAPTURE, timeout=300,
                                            **({"python": self.cfg.python} if self.cfg.python else {}))
         env_dir = os.path.join(self.base, "env")
         os.makedirs(env_dir, exist_ok=True)
@@ -158,7 +158,7 @@ class Release:
     async def kill(self, pid):
         if self.kill_refused():
             raise PermissionError(self.kill_refused())
-        return (await self.session.request(protocol.KILL, timeout=30, pid=pid))["result"]
+        return (await self.session.request(wire.KILL, timeout=30, pid=pid))["result"]
 
     def temp_paths(self):
         return [t["path"] for t in (self.facts or {}).get("temp") or []
@@ -168,7 +168,7 @@ class Release:
         if self.delete_refused():
             raise PermissionError(self.delete_refused())
         allowed = self.temp_paths()
-        return (await self.session.request(protocol.DELETE, timeout=120, paths=paths,
+        return (await self.session.request(wire.DELETE, timeout=120, paths=paths,
                                            allowed=allowed))["deleted"]
 
     async def release(self):
@@ -176,7 +176,7 @@ class Release:
         if not command:
             raise RuntimeError(_("no release command known for %s: set release_command in the config")
                                % self.host)
-        return await self.session.request(protocol.RELEASE, timeout=180, command=command)
+        return await self.session.request(wire.RELEASE, timeout=180, command=command)
 
     def summary(self, items):
         return {i.key: {"verdict": i.verdict, "reason": i.reason, "waived": i.waived} for i in items}

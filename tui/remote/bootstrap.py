@@ -18,14 +18,18 @@ import re
 import secrets
 import shlex
 
-from remote_probe import protocol
-from remote_probe.attach import EXIT_USAGE
-from remote_probe.protocol import (
+from remote_probe import wire
+from remote_probe.wire import (
+    EXIT_COMMAND_NOT_FOUND,
     EXIT_DAEMON_UNREACHABLE,
     EXIT_NO_PYTHON,
+    EXIT_NO_WRITABLE_DIR,
     EXIT_PROBE_CRASHED,
     EXIT_PROBE_MISSING,
+    EXIT_PYTHON_NOT_FOUND,
     EXIT_PYTHON_TOO_OLD,
+    EXIT_UPLOAD_FAILED,
+    EXIT_USAGE,
 )
 from tui.core.i18n import _
 
@@ -33,10 +37,6 @@ DEFAULT_REMOTE_DIR = ".cache/gputui"
 # Non-interactive SSH shells often miss conda's PATH; these are common places.
 PYTHON_CANDIDATES = ("python3", "python", "/usr/bin/python3", "/usr/local/bin/python3",
                      "/opt/conda/bin/python3", "/root/miniconda3/bin/python3")
-# Between the bootstrap and the client only: the python the user named is not there.
-EXIT_PYTHON_NOT_FOUND = 95
-EXIT_UPLOAD_FAILED = 94
-EXIT_NO_WRITABLE_DIR = 93
 
 # Reads exactly N bytes (raw, or base64 text when a terminal mangles raw bytes) from
 # stdin, checks the sha256 and renames into place: a cut upload never leaves a probe.
@@ -166,7 +166,7 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
     return SCRIPT.format(
         tag=shlex.quote(tag), explicit=explicit,
         candidates=" ".join(shlex.quote(c) for c in candidates),
-        major=protocol.MIN_PYTHON[0], minor=protocol.MIN_PYTHON[1],
+        major=wire.MIN_PYTHON[0], minor=wire.MIN_PYTHON[1],
         too_old=EXIT_PYTHON_TOO_OLD, no_python=EXIT_NO_PYTHON, missing=EXIT_PROBE_MISSING,
         no_dir=EXIT_NO_WRITABLE_DIR, upload_failed=EXIT_UPLOAD_FAILED,
         dir=remote_dir_expr(remote_dir),
@@ -227,11 +227,11 @@ def explain_exit(code, stderr=""):
     last = detail[-1] if detail else ""
     if code == EXIT_NO_PYTHON:
         return (_("No python3 on the box: the probe needs Python %d.%d+ "
-                  "(install python3, e.g. `apt install python3`)") % protocol.MIN_PYTHON)
+                  "(install python3, e.g. `apt install python3`)") % wire.MIN_PYTHON)
     if code == EXIT_PYTHON_TOO_OLD:
         return (_("The box's Python is too old (%s); the probe needs Python %d.%d+")
                 % (last.replace("gputui: ", "").replace(" is too old", "") or "unknown",
-                   *protocol.MIN_PYTHON))
+                   *wire.MIN_PYTHON))
     if code == EXIT_PYTHON_NOT_FOUND:
         return (_("The python you named with --remote-python: %s. Give a python3 that exists "
                   "on the box (e.g. `which python3` there)") % last.replace("gputui: ", ""))
@@ -246,17 +246,17 @@ def explain_exit(code, stderr=""):
         return _("The probe is not deployed on the box")
     if code == EXIT_PROBE_CRASHED:
         return _("The probe crashed on the box: %s") % (last or _("no output"))
-    if code == protocol.EXIT_DAEMON_IN_USE:
+    if code == wire.EXIT_DAEMON_IN_USE:
         return _("Left the box's probe daemon running: %s") % (
             last.replace("gputui probe: ", "") or _("another live session uses it"))
     if code == EXIT_DAEMON_UNREACHABLE:
         return _("The probe daemon on the box could not be reached: %s") % (last or _("no output"))
-    if code == 127:
+    if code == EXIT_COMMAND_NOT_FOUND:
         return _("The box could not run the probe command: %s") % (last or "command not found")
     return _("The probe exited with status %s%s") % (code, ": " + last if last else "")
 
 
 # Exit codes after which waiting and reconnecting cannot help.
-FATAL_EXITS = frozenset({EXIT_NO_PYTHON, EXIT_PYTHON_TOO_OLD, EXIT_PROBE_CRASHED, 127,
-                         EXIT_PYTHON_NOT_FOUND, EXIT_NO_WRITABLE_DIR, EXIT_UPLOAD_FAILED,
-                         EXIT_USAGE})
+FATAL_EXITS = frozenset({EXIT_NO_PYTHON, EXIT_PYTHON_TOO_OLD, EXIT_PROBE_CRASHED,
+                         EXIT_COMMAND_NOT_FOUND, EXIT_PYTHON_NOT_FOUND, EXIT_NO_WRITABLE_DIR,
+                         EXIT_UPLOAD_FAILED, EXIT_USAGE})

@@ -7,7 +7,7 @@ import logging
 import time
 from typing import List, Optional
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.fleet import FleetBox, FleetHost
 from tui.core.i18n import _
 from tui.core.model import ConnState
@@ -35,7 +35,7 @@ class FleetSession(RemoteSession):
         # The daemon sends the whole backlog right after the subscribe reply; a ping answered
         # after it means the backlog is in, so the idle streak is judged on full history.
         try:
-            await self.request(protocol.PING, timeout=15)
+            await self.request(wire.PING, timeout=15)
             self.box.backlog_in = True
             self.box.on_change(self.box)
         except REQUEST_ERRORS as exc:

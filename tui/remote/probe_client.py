@@ -1,7 +1,7 @@
 """The client end of the probe protocol, over any line stream (an SSH exec channel).
 
 Replies are matched to requests by id; pushed messages go to a callback. Every line
-passes the protocol boundary (``protocol.decode_clean``): a malformed, oversized or
+passes the protocol boundary (``wire.decode_clean``): a malformed, oversized or
 too-deeply nested line is logged, counted and skipped; values of the wrong type, not
 finite or out of range are cleared to None and counted. The connection goes on, and
 ``take_notice()`` hands the UI one sentence about it, once.
@@ -12,7 +12,7 @@ import itertools
 import logging
 import time
 
-from remote_probe import __version__, protocol
+from remote_probe import __version__, wire
 from tui.core.i18n import _, ngettext
 
 log = logging.getLogger("gputui.client")
@@ -47,10 +47,10 @@ def hello_in_noise(line):
     if at <= 0:
         return None
     try:
-        msg = protocol.decode_clean(line[at:])
-    except protocol.ProtocolError:
+        msg = wire.decode_clean(line[at:])
+    except wire.ProtocolError:
         return None
-    return msg if msg["type"] == protocol.HELLO else None
+    return msg if msg["type"] == wire.HELLO else None
 
 
 class ProbeClient:
@@ -61,7 +61,7 @@ class ProbeClient:
         self.pending = {}
         self.hello = None
         self.skipped = 0  # lines dropped whole
-        self.cleaned = protocol.Report()  # values cleared or cut inside kept messages
+        self.cleaned = wire.Report()  # values cleared or cut inside kept messages
         self.last_error = None
         self.last_skip = None  # why the last dropped line was dropped
         self._noticed = False
@@ -81,8 +81,8 @@ class ProbeClient:
             if not line:
                 raise ProbeError("the probe closed the channel before saying hello")
             try:
-                msg = protocol.decode_clean(line, self.cleaned)
-            except protocol.ProtocolError as exc:
+                msg = wire.decode_clean(line, self.cleaned)
+            except wire.ProtocolError as exc:
                 if not noise:
                     raise ProbeError("not a gputui probe: %s" % exc)
                 # e.g. a noisy .bashrc printing a banner: skip until the hello
@@ -90,20 +90,20 @@ class ProbeClient:
                 if msg is None:
                     self._skip(line, exc)
                     continue
-            if msg["type"] == protocol.HELLO:
+            if msg["type"] == wire.HELLO:
                 break
-            if msg["type"] == protocol.ERROR and msg.get("id") is None:
+            if msg["type"] == wire.ERROR and msg.get("id") is None:
                 code = msg.get("exit")
                 raise ProbeStartError(str(msg.get("error") or "the probe could not start"),
                                       code if isinstance(code, int) else None)
             if not noise:
                 raise ProbeError("not a gputui probe: %s before its hello" % msg["type"])
             self._skip(line, "expected hello first")
-        problem = protocol.check_compatible(msg)
+        problem = wire.check_compatible(msg)
         if problem:
             raise IncompatibleProbe(problem)
         self.hello = msg
-        self._write(protocol.hello("gputui", __version__, ("samples", "backfill")))
+        self._write(wire.hello("gputui", __version__, ("samples", "backfill")))
         self._reader_task = asyncio.ensure_future(self._read_loop())
         return msg
 
@@ -127,7 +127,7 @@ class ProbeClient:
         return text
 
     def _write(self, msg):
-        self.writer.write(protocol.encode(msg))
+        self.writer.write(wire.encode(msg))
 
     async def _read_loop(self):
         try:
@@ -136,19 +136,19 @@ class ProbeClient:
                 if not line:
                     break
                 try:
-                    msg = protocol.decode_clean(line, self.cleaned)
-                except protocol.ProtocolError as exc:
+                    msg = wire.decode_clean(line, self.cleaned)
+                except wire.ProtocolError as exc:
                     self._skip(line, exc)
                     continue
                 kind = msg["type"]
                 rid = msg.get("id")
-                if kind in protocol.REPLY_TYPES and _hashable(rid) and rid in self.pending:
+                if kind in wire.REPLY_TYPES and _hashable(rid) and rid in self.pending:
                     fut = self.pending.pop(rid)
                     if not fut.done():
                         fut.set_result(msg)
-                elif kind == protocol.REPLY:
+                elif kind == wire.REPLY:
                     log.info("a reply to no open request (id %.40r): late, dropped", rid)
-                elif kind == protocol.ERROR:
+                elif kind == wire.ERROR:
                     self.last_error = msg.get("error")
                     log.warning("probe error: %s", msg.get("error"))
                 else:
@@ -172,7 +172,7 @@ class ProbeClient:
             raise ProbeError("connection to the probe was lost")
         msg = {"type": kind}
         msg.update(params)
-        problem = protocol.check_request(msg)
+        problem = wire.check_request(msg)
         if problem:  # the box would refuse it too: say so without a round trip
             raise ProbeError(problem)
         rid = next(self.ids)
@@ -184,7 +184,7 @@ class ProbeClient:
             reply = await asyncio.wait_for(fut, timeout)
         finally:
             self.pending.pop(rid, None)
-        if reply["type"] == protocol.ERROR:
+        if reply["type"] == wire.ERROR:
             raise ProbeError(reply.get("error") or "request %s failed" % kind)
         return reply
 

@@ -17,8 +17,7 @@ from typing import Awaitable, Callable, Optional
 
 import asyncssh
 
-from remote_probe import protocol
-from remote_probe.paths import config_key
+from remote_probe import wire
 from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.core.model import ConnState
@@ -133,7 +132,7 @@ class RemoteSession:
 
     def _on_push(self, msg):
         kind = msg["type"]
-        if kind == protocol.SAMPLE:
+        if kind == wire.SAMPLE:
             if msg["seq"] <= self.last_seq:
                 return  # already have it (backlog overlap after a reconnect)
             self.last_seq = msg["seq"]
@@ -143,11 +142,11 @@ class RemoteSession:
                 self._notice(notice)
             if msg.get("jobs"):
                 self.listener.on_jobs(msg["jobs"])
-        elif kind == protocol.PROC_META:
+        elif kind == wire.PROC_META:
             self.listener.on_proc_meta(msg["procs"])
-        elif kind == protocol.AUTOSTOP:
+        elif kind == wire.AUTOSTOP:
             self.listener.on_autostop(msg["status"], event=msg.get("event"))
-        elif kind == protocol.INVENTORY:
+        elif kind == wire.INVENTORY:
             self.inventory = msg
             self.listener.on_inventory(msg)
 
@@ -198,7 +197,7 @@ class RemoteSession:
             return None
         try:
             started = await transports.start_direct(
-                self.conn, entry["socket"], config_key(self.simulate), on_push=self._on_push,
+                self.conn, entry["socket"], wire.config_key(self.simulate), on_push=self._on_push,
                 remote_dir=entry["remote_dir"], notes=entry["notes"])
         except transports.DirectRefused as exc:
             log.info("the box does not open socket channels (%s); using a command", exc)
@@ -319,7 +318,7 @@ class RemoteSession:
                 self.last_seq = 0
                 self.daemon_id = daemon_id
             t0 = time.monotonic()
-            reply = await self.client.request(protocol.SUBSCRIBE, since_seq=self.last_seq)
+            reply = await self.client.request(wire.SUBSCRIBE, since_seq=self.last_seq)
             self._note_rtt(t0)
             self.inventory = reply.get("inventory")
             if self.inventory:
@@ -345,7 +344,7 @@ class RemoteSession:
             await asyncio.sleep(PING_EVERY)
             t0 = time.monotonic()
             try:
-                await self.client.request(protocol.PING, timeout=2 * ssh.KEEPALIVE_INTERVAL)
+                await self.client.request(wire.PING, timeout=2 * ssh.KEEPALIVE_INTERVAL)
             except (ProbeError, asyncio.TimeoutError):
                 log.info("ping failed; dropping the connection")
                 self.conn.close()
@@ -364,12 +363,12 @@ class RemoteSession:
     async def fresh_snapshot(self):
         """A snapshot whose sample is complete. The daemon's first tick already carries a CPU
         figure; an older daemon's may not, so look again briefly (up to 3 s)."""
-        reply = await self.client.request(protocol.SNAPSHOT)
+        reply = await self.client.request(wire.SNAPSHOT)
         for _attempt in range(12):
             if (reply.get("sample") or {}).get("host", {}).get("cpu") is not None:
                 break
             await asyncio.sleep(0.25)
-            reply = await self.client.request(protocol.SNAPSHOT)
+            reply = await self.client.request(wire.SNAPSHOT)
         return reply
 
     async def request(self, kind, wait_live=READY_WAIT, **params):
@@ -455,7 +454,7 @@ class RemoteSession:
         self._retry_now.set()
         if stop_daemon and self.client is not None and not self.client.closed.is_set():
             try:
-                await self.client.request(protocol.SHUTDOWN, timeout=5)
+                await self.client.request(wire.SHUTDOWN, timeout=5)
             except (ProbeError, asyncio.TimeoutError):
                 pass
         if self.client is not None:
@@ -484,7 +483,7 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
         reply["transport"] = session.transport_name
         reply["notices"] = list(session.notices)
         if preflight is not None:
-            facts = await session.client.request(protocol.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
+            facts = await session.client.request(wire.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
                                                  **preflight)
             reply["preflight"] = facts["facts"]
         return reply

@@ -27,7 +27,7 @@ from typing import List, Optional
 
 import asyncssh
 
-from remote_probe import filexfer, protocol
+from remote_probe import wire
 from tui.core.i18n import N_, _
 from tui.remote import bootstrap, ssh
 from tui.remote.probe_client import (
@@ -274,7 +274,7 @@ async def _attach(transport, process, reader, plan, on_push, notes, took, rdir):
         # A daemon of another protocol answered: ask it to stop (every version honours
         # "shutdown"), so the redeployed probe starts a fresh one instead of meeting it again.
         try:
-            await send(process.stdin, protocol.encode({"type": protocol.SHUTDOWN, "id": "redeploy"}))
+            await send(process.stdin, wire.encode({"type": wire.SHUTDOWN, "id": "redeploy"}))
             await asyncio.wait_for(process.wait(), 5)
         except (EndedEarly, asyncio.TimeoutError, asyncssh.Error, OSError):
             pass
@@ -489,7 +489,7 @@ class _ProbeFile:
 
     async def _chunk(self, gate, offset, size):
         async with gate:
-            reply = await self.files._request(filexfer.FILE_READ, timeout=60, path=self.path,
+            reply = await self.files._request(wire.FILE_READ, timeout=60, path=self.path,
                                               offset=offset, size=size)
         data = reply.get("data")
         if not isinstance(data, str):

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
@@ -275,10 +275,10 @@ class GputuiApp(Translated, App):
 
     async def autostop_request(self, what, **params):
         """Arm or disarm the probe's autostop; failures go to the worker error handler."""
-        kind = protocol.AUTOSTOP_ARM if what == "arm" else protocol.AUTOSTOP_DISARM
+        kind = wire.AUTOSTOP_ARM if what == "arm" else wire.AUTOSTOP_DISARM
         reply = await self.session.request(kind, **params)
         self.autostop_changed(reply.get("autostop"))
-        if kind == protocol.AUTOSTOP_ARM:
+        if kind == wire.AUTOSTOP_ARM:
             self.notify(_("Autostop armed on %s") % self.host_key, timeout=8, markup=False)
 
     # -- preflight -----------------------------------------------------------------
@@ -302,7 +302,7 @@ class GputuiApp(Translated, App):
         from tui.core.report import doctor_request
         # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs
         busy = any(r.kind == "C" for r in self.state.proc_rows())
-        reply = await self.session.request(protocol.PREFLIGHT, timeout=240,
+        reply = await self.session.request(wire.PREFLIGHT, timeout=240,
                                            **doctor_request(self.host_cfg, smoke and not busy))
         dyn = dict(enumerate(self.state.gpus))
         self.preflight_checks = run_checks(reply["facts"], self.host_cfg, self.billing.preset, dyn)

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static
 
-from remote_probe import protocol
+from remote_probe import wire
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
@@ -210,7 +210,7 @@ class TmuxScreen(Translated, Screen):
             self.query_one("#preview", Static).update(Text(_("(no pane)"), style="dim"))
             return
         try:
-            reply = await self.app.session.request(protocol.TMUX_CAPTURE, pane=self.selected, lines=300)
+            reply = await self.app.session.request(wire.TMUX_CAPTURE, pane=self.selected, lines=300)
         except REQUEST_ERRORS as exc:  # shown in the preview: it is the preview's content
             self.query_one("#preview", Static).update(box_text(_("preview unavailable: %s") % exc, style="dim"))
             return
@@ -241,7 +241,7 @@ class TmuxScreen(Translated, Screen):
 
     async def reload(self):
         try:
-            reply = await self.app.session.request(protocol.TMUX_LIST)
+            reply = await self.app.session.request(wire.TMUX_LIST)
         except REQUEST_ERRORS:  # the next sample brings the list anyway
             return
         jobs = dict(self.app.state.jobs or {})
@@ -253,7 +253,7 @@ class TmuxScreen(Translated, Screen):
     async def action_new_job(self):
         answer = await self.app.push_screen_wait(JobScreen())
         if answer:
-            reply = await self._request(protocol.TMUX_NEW, done=_("Started %s") % answer["name"],
+            reply = await self._request(wire.TMUX_NEW, done=_("Started %s") % answer["name"],
                                         dlhook=True, **answer)
             if reply:
                 self.selected = reply.get("pane")
@@ -275,14 +275,14 @@ class TmuxScreen(Translated, Screen):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
                 _("Send Ctrl-C to pane %s of session '%s'?") % (self.selected, s["name"]))):
-            await self._request(protocol.TMUX_INTERRUPT, done=_("Ctrl-C sent"), pane=self.selected)
+            await self._request(wire.TMUX_INTERRUPT, done=_("Ctrl-C sent"), pane=self.selected)
 
     @background('Kill session', group="tmux-action")
     async def action_kill(self):
         s = self._session_of(self.selected)
         if s and await self.app.push_screen_wait(ConfirmScreen(
                 _("Kill tmux session '%s' and everything running in it?") % s["name"])):
-            await self._request(protocol.TMUX_KILL, done=_("Killed %s") % s["name"], session=s["id"])
+            await self._request(wire.TMUX_KILL, done=_("Killed %s") % s["name"], session=s["id"])
 
     @background('Rename', group="tmux-action")
     async def action_rename(self):
@@ -291,7 +291,7 @@ class TmuxScreen(Translated, Screen):
             return
         answer = await self.app.push_screen_wait(JobScreen(N_("Rename session"), name=s["name"], rename=True))
         if answer:
-            await self._request(protocol.TMUX_RENAME, done=_("Renamed to %s") % answer["name"],
+            await self._request(wire.TMUX_RENAME, done=_("Renamed to %s") % answer["name"],
                                 session=s["id"], name=answer["name"])
 
     @background('Move into tmux', group="tmux-action")
@@ -304,7 +304,7 @@ class TmuxScreen(Translated, Screen):
         if await self.app.push_screen_wait(ConfirmScreen(
                 _("Move pid %d (`%s`) into a new tmux session with reptyr? reptyr attaches with "
                   "ptrace; the job keeps running, now safe from disconnects.") % (pid, jobs[0]["cmd"][:50]))):
-            await self._request(protocol.TMUX_NEW, done=_("Moving pid %d into tmux") % pid,
+            await self._request(wire.TMUX_NEW, done=_("Moving pid %d into tmux") % pid,
                                 name="moved-%d" % pid, command="reptyr %d" % pid)
 
     @background('Install tmux', group="tmux-action")
@@ -315,4 +315,4 @@ class TmuxScreen(Translated, Screen):
         if await self.app.push_screen_wait(ConfirmScreen(
                 _("Run `%s` on the box?") % " ".join(install["argv"]))):
             self.app.notify(_("Installing tmux…"), timeout=5)
-            await self._request(protocol.TMUX_INSTALL, done=_("tmux installed"))
+            await self._request(wire.TMUX_INSTALL, done=_("tmux installed"))

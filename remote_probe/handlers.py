@@ -1,0 +1,288 @@
+"""The daemon's requests: one function per request type, registered in HANDLERS.
+
+Like sshuttle's server.py: a table, not a class with seventeen methods. Each handler is
+``async def on_x(daemon, client, msg)`` and returns the reply's fields, server.NO_REPLY
+(it answered itself) or raises server.RequestError; server.dispatch() turns all of them,
+and any bug, into an answer. Parameters were already held to wire.schema's
+REQUEST_SCHEMAS; the checks here are the second line. Slow or destructive work runs off
+the event loop. Destructive requests only arrive after the user confirmed them in the app
+and enabled them for the host in the config; the probe still checks the arguments.
+"""
+
+import asyncio
+import functools
+import os
+import time
+
+from . import filexfer, tmux, wire
+from .dlhook import dlhook_env
+from .server import NO_REPLY, RequestError, request_id
+
+HANDLERS = {}
+
+
+def handles(*kinds):
+    def register(fn):
+        for kind in kinds:
+            HANDLERS[kind] = fn
+        return fn
+    return register
+
+
+def bound(daemon):
+    """The dispatch table of one daemon: request type -> handler(client, msg)."""
+    return {kind: functools.partial(fn, daemon) for kind, fn in HANDLERS.items()}
+
+
+def strings(msg, key):
+    value = msg.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RequestError("%s: expected a list of strings" % key)
+    return value
+
+
+def in_use_message(config, sessions):
+    return ("the probe daemon on this box runs %s (gputui %s) for %d other live session%s; "
+            "it was left running. Close the other session, or use another --remote-dir."
+            % (config.get("backend"), config.get("version"), sessions, "" if sessions == 1 else "s"))
+
+
+async def off_loop(work, pool=None):
+    """Run `work` in a thread; the errors it may raise for a bad request become the answer."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, work)
+    except (ValueError, TypeError, OSError) as exc:
+        raise RequestError(str(exc))
+
+
+# ---------------------------------------------------------------- session
+@handles(wire.HELLO)
+async def on_hello(daemon, client, msg):
+    problem = wire.check_compatible(msg)
+    if problem:
+        raise RequestError(problem)
+    return NO_REPLY  # a compatible client's hello needs no answer
+
+
+@handles(wire.PING)
+async def on_ping(daemon, client, msg):
+    return {"t": time.time()}
+
+
+@handles(wire.SNAPSHOT)
+async def on_snapshot(daemon, client, msg):
+    latest = daemon.latest or {}
+    pids = wire.proc_pids(latest)
+    sample = daemon.latest
+    if sample is not None and "disks" not in sample.get("host", {}):
+        sample = dict(sample, host=dict(sample.get("host", {}),
+                                        disks=daemon.inventory.get("disks", [])))
+    # a one-shot answer deserves a fresh scan, not one up to JOBS_EVERY ticks old
+    jobs = await asyncio.get_running_loop().run_in_executor(
+        daemon.tmux_pool, daemon.scan_jobs, list(pids))
+    daemon.jobs = jobs
+    return {"inventory": daemon.inventory, "sample": sample,
+            "proc_meta": daemon.sampler.proc_meta(pids), "jobs": jobs,
+            "autostop": daemon.autostop.status()}
+
+
+@handles(wire.SUBSCRIBE)
+async def on_subscribe(daemon, client, msg):
+    # No await before the backlog is queued and the flag set: no tick can slip between.
+    since = msg.get("since_seq") or 0
+    if not wire.is_int(since):
+        since = 0
+    backlog = daemon.history.backlog(since, daemon.seq)
+    daemon.server.send_reply(client, {
+        "type": wire.REPLY, "id": request_id(msg), "inventory": daemon.inventory,
+        "backlog": len(backlog), "last_seq": daemon.seq,
+        "first_seq": daemon.history.first_seq(), "autostop": daemon.autostop.status(),
+        "autostop_events": daemon.autostop.events(), "jobs": daemon.jobs})
+    daemon.send_meta(client, wire.proc_pids(daemon.latest or {}))
+    for line in backlog:
+        daemon.server.send(client, line=line)
+    client.subscribed = True
+    return NO_REPLY
+
+
+@handles(wire.UNSUBSCRIBE)
+async def on_unsubscribe(daemon, client, msg):
+    client.subscribed = False
+    return {}
+
+
+@handles(wire.SHUTDOWN)
+async def on_shutdown(daemon, client, msg):
+    others = [c for c in daemon.server.subscribers() if c is not client]
+    if others and msg.get("only_if_unused"):
+        # A client with other settings wants its own daemon: not while sessions use
+        # this one (two laptops would replace each other's daemon in a loop).
+        config = wire.config_key(daemon.simulate)
+        raise RequestError(in_use_message(config, len(others)), in_use=len(others), config=config)
+    daemon.stop_event.set()  # first: a client that hangs up at once still stops us
+    daemon.server.send_reply(client, {"type": wire.REPLY, "id": request_id(msg), "stopping": True})
+    try:
+        await client.writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    return NO_REPLY
+
+
+# ---------------------------------------------------------------- autostop
+@handles(wire.AUTOSTOP_ARM)
+async def on_autostop_arm(daemon, client, msg):
+    try:
+        status = daemon.autostop.arm(
+            msg.get("command"), idle_seconds=msg.get("idle_seconds"),
+            deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
+            threshold=msg.get("threshold", 5.0))
+    except (ValueError, TypeError, OSError) as exc:
+        raise RequestError(str(exc))
+    return {"autostop": status}
+
+
+@handles(wire.AUTOSTOP_DISARM)
+async def on_autostop_disarm(daemon, client, msg):
+    reason = msg.get("reason") if isinstance(msg.get("reason"), str) else None
+    return {"autostop": daemon.autostop.disarm(reason or "cancelled from gputui")}
+
+
+@handles(wire.AUTOSTOP_STATUS)
+async def on_autostop_status(daemon, client, msg):
+    return {"autostop": daemon.autostop.status(), "events": daemon.autostop.events()}
+
+
+@handles(wire.RELEASE)
+async def on_release(daemon, client, msg):
+    from . import autostop
+    command = msg.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise RequestError("no release command")
+
+    def work():
+        daemon.autostop.log("release", command=command)
+        code, output = autostop.run_release(command)
+        daemon.autostop.log("released", command=command, exit=code, output=output[-2000:])
+        return {"exit": code, "output": output[-4000:]}
+    return await off_loop(work)
+
+
+# ---------------------------------------------------------------- doctor, checklist
+@handles(wire.PREFLIGHT)
+async def on_preflight(daemon, client, msg):
+    """Slow (a matmul per GPU): runs in its own thread, the connection stays live."""
+    from . import preflight
+    urls = msg.get("urls")
+    if not (isinstance(urls, list) and all(isinstance(u, str) for u in urls)):
+        urls = list(preflight.DEFAULT_URLS)
+    python = msg.get("python") if isinstance(msg.get("python"), str) else None
+    loop = asyncio.get_running_loop()
+    facts = await loop.run_in_executor(
+        None, lambda: preflight.collect(python, bool(msg.get("smoke", True)), urls))
+    facts["inventory"] = daemon.inventory
+    return {"facts": facts}
+
+
+@handles(wire.CHECKLIST)
+async def on_checklist(daemon, client, msg):
+    from . import checklist
+    temp = strings(msg, "temp_dirs") if "temp_dirs" in msg else None
+    caches = strings(msg, "cache_dirs") if "cache_dirs" in msg else None
+    roots, paths = strings(msg, "roots") or None, strings(msg, "artifact_paths")
+    return {"facts": await off_loop(lambda: checklist.collect(roots, paths, temp, caches))}
+
+
+@handles(wire.SHA256)
+async def on_sha256(daemon, client, msg):
+    from . import checklist
+    paths = strings(msg, "paths")
+    return {"sha256": await off_loop(lambda: {p: checklist.sha256_of(p) for p in paths})}
+
+
+@handles(wire.KILL)
+async def on_kill(daemon, client, msg):
+    from . import checklist
+    pid = msg.get("pid")
+    if not wire.is_int(pid) or pid <= 1 or pid in daemon.sampler.own_pids:
+        raise RequestError("refusing to kill pid %r" % (pid,))
+    return {"result": await off_loop(lambda: checklist.kill(pid))}
+
+
+@handles(wire.DELETE)
+async def on_delete(daemon, client, msg):
+    from . import checklist
+    paths, allowed = strings(msg, "paths"), strings(msg, "allowed")
+    return {"deleted": await off_loop(lambda: checklist.delete(paths, allowed))}
+
+
+@handles(wire.ENV_CAPTURE)
+async def on_env_capture(daemon, client, msg):
+    from . import checklist
+    python = msg.get("python") if isinstance(msg.get("python"), str) else None
+    return await off_loop(lambda: checklist.env_capture(python))
+
+
+@handles(wire.FILE_READ)
+async def on_file_read(daemon, client, msg):
+    # Over a direct-streamlocal channel there is no attach bridge to answer file reads
+    # (see filexfer), so the daemon answers them the same way.
+    reply = await off_loop(lambda: filexfer.handle(msg))
+    if reply["type"] == wire.ERROR:
+        raise RequestError(reply["error"])
+    return {k: v for k, v in reply.items() if k not in ("type", "id")}
+
+
+# ---------------------------------------------------------------- tmux
+def _text(msg, key):
+    value = msg.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError("%s: expected a non-empty string" % key)
+    return value
+
+
+def _tmux_work(daemon, kind, msg):
+    if kind == wire.TMUX_LIST:
+        return {"tmux": tmux.status()}
+    if kind == wire.TMUX_CAPTURE:
+        lines = msg.get("lines")
+        lines = lines if wire.is_int(lines) and 0 < lines <= 100000 else 300
+        return {"text": tmux.capture(_text(msg, "pane"), lines)}
+    if kind == wire.TMUX_NEW:
+        env = msg.get("env") if isinstance(msg.get("env"), dict) else {}
+        env = {k: v for k, v in env.items() if isinstance(v, str)}
+        if msg.get("dlhook"):
+            env.update(dlhook_env(daemon.state_dir, os.environ.get("PYTHONPATH")))
+        command = msg.get("command") if isinstance(msg.get("command"), str) else ""
+        cwd = msg.get("cwd") if isinstance(msg.get("cwd"), str) else None
+        return tmux.new_job(_text(msg, "name"), command, cwd, env)
+    if kind == wire.TMUX_INTERRUPT:
+        tmux.interrupt(_text(msg, "pane"))
+    elif kind == wire.TMUX_KILL:
+        tmux.kill_session(_text(msg, "session"))
+    elif kind == wire.TMUX_RENAME:
+        tmux.rename_session(_text(msg, "session"), _text(msg, "name"))
+    elif kind == wire.TMUX_INSTALL:
+        return {"output": tmux.install()}
+    return {}
+
+
+@handles(*wire.TMUX_REQUESTS)
+async def on_tmux(daemon, client, msg):
+    """tmux requests run off the event loop: a slow tmux must not stall sampling.
+    Installing tmux (apt, up to 600 s) has its own thread, so scans go on meanwhile."""
+    kind = msg["type"]
+
+    def work_then_rescan():
+        result = _tmux_work(daemon, kind, msg)
+        if kind != wire.TMUX_CAPTURE and kind != wire.TMUX_LIST:
+            daemon.rescan_jobs()  # the change shows in the next sample, not ticks later
+        return result
+
+    pool = daemon.install_pool if kind == wire.TMUX_INSTALL else daemon.tmux_pool
+    try:
+        result = await asyncio.get_running_loop().run_in_executor(pool, work_then_rescan)
+    except tmux.TmuxMissing as exc:
+        raise RequestError(str(exc), install=exc.install)
+    except (tmux.TmuxError, ValueError, TypeError) as exc:
+        raise RequestError(str(exc))
+    return result or {}

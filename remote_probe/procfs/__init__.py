@@ -1,0 +1,34 @@
+"""Host and process metrics read straight from /proc and statvfs (no psutil on the box).
+
+Parsers take text so they can be unit-tested against recorded files; the meters keep
+the previous reading to turn counters into rates. By what they read:
+
+- reader:    read_text and the /proc constants
+- system:    CPU, memory, load, the cgroup CPU limit, boot time and id
+- disks:     mounts and their usage
+- network:   interface throughput
+- processes: per-pid stats (ProcTable), /proc kept across scans (ProcIndex, ProcScan),
+             holders of /dev/nvidiaN
+- instance:  PID 1 (the instance start, its environ) and provider facts
+"""
+
+from .reader import CLK_TCK, PAGE_MIB, PROC, read_text
+from .system import (CpuMeter, boot_id, boot_time, cgroup_cpu_limit, cpu_busy_idle, parse_loadavg,
+                     parse_meminfo, parse_proc_stat)
+from .disks import (DiskMeter, PSEUDO_FS, SKIP_MOUNT_PREFIXES, disk_usage, parse_mounts)
+from .network import NetMeter, parse_net_dev
+from .processes import (LIST_BUDGET, NVIDIA_DEV, ProcIndex, ProcScan, ProcTable, REFRESH_EVERY,
+                        YOUNG_SECONDS, list_pids, list_proc, listing_due, nvidia_fd_holders,
+                        parse_pid_stat, parse_pid_stat_full, parse_status_fields, parse_status_uid,
+                        pid_start, pids_to_read, read_cmdline, start_epoch, user_name)
+from .instance import (PROVIDER_ENV, PROVIDER_PATHS, parse_environ, pid1_start, provider_facts)
+
+__all__ = [
+    "CLK_TCK", "CpuMeter", "DiskMeter", "LIST_BUDGET", "NVIDIA_DEV", "NetMeter", "PAGE_MIB",
+    "PROC", "PROVIDER_ENV", "PROVIDER_PATHS", "PSEUDO_FS", "ProcIndex", "ProcScan", "ProcTable",
+    "REFRESH_EVERY", "SKIP_MOUNT_PREFIXES", "YOUNG_SECONDS", "boot_id", "boot_time",
+    "cgroup_cpu_limit", "cpu_busy_idle", "disk_usage", "list_pids", "list_proc", "listing_due",
+    "nvidia_fd_holders", "parse_environ", "parse_loadavg", "parse_meminfo", "parse_mounts",
+    "parse_net_dev", "parse_pid_stat", "parse_pid_stat_full", "parse_proc_stat",
+    "parse_status_fields", "parse_status_uid", "pid1_start", "pid_start", "pids_to_read",
+    "provider_facts", "read_cmdline", "read_text", "start_epoch", "user_name"]

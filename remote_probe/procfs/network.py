@@ -1,0 +1,36 @@
+"""Network throughput from /proc/net/dev counters."""
+
+import time
+
+from .reader import PROC, read_text
+
+
+def parse_net_dev(text):
+    """-> (rx_bytes, tx_bytes) summed over interfaces other than loopback."""
+    rx = tx = 0
+    for line in text.splitlines()[2:]:
+        name, _, rest = line.partition(":")
+        name = name.strip()
+        if not rest or name == "lo":
+            continue
+        parts = rest.split()
+        if len(parts) >= 9:
+            rx += int(parts[0])
+            tx += int(parts[8])
+    return rx, tx
+
+
+class NetMeter:
+    def __init__(self, path=PROC + "/net/dev"):
+        self.path = path
+        self.prev = None
+
+    def read(self, now=None):
+        now = time.monotonic() if now is None else now
+        rx, tx = parse_net_dev(read_text(self.path))
+        prev, self.prev = self.prev, (now, rx, tx)
+        if prev is None or now <= prev[0]:
+            return {"rx_bps": None, "tx_bps": None}
+        dt = now - prev[0]
+        return {"rx_bps": max(0, int((rx - prev[1]) / dt)),
+                "tx_bps": max(0, int((tx - prev[2]) / dt))}
