@@ -7,10 +7,9 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
 from textual.widgets import (
-    Button,
     DataTable,
     Footer,
     Input,
@@ -29,15 +28,17 @@ from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text, join
-from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.translate import Translated
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
 
-class TypeToConfirm(Translated, ModalScreen):
+class TypeToConfirm(FormScreen):
     """Release: shows the command and wants the host name typed."""
 
+    OK_ID = "go"
+    CANCELLED = False
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
@@ -59,28 +60,14 @@ class TypeToConfirm(Translated, ModalScreen):
             text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
             yield Static(text, id="what")
             yield Input(id="confirm-name")
-            with Horizontal():
-                yield Button(_("Release"), id="go", variant="error")
-                yield Button(_("Cancel (esc)"), id="cancel")
+            yield from self.form_buttons(_("Release"), ok_variant="error")
 
-    def on_input_submitted(self, _e):
-        self._go()
-
-    def on_button_pressed(self, event):
-        if event.button.id == "go":
-            self._go()
-        else:
-            self.dismiss(False)
-
-    def _go(self):
+    def submit(self) -> None:
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
             self.query_one("#what", Static).update(box_text(_("The name does not match %r.") % self.host,
                                                             style="bold red"))
-
-    def action_cancel(self):
-        self.dismiss(False)
 
 
 class ReleaseScreen(Translated, Screen):

@@ -8,8 +8,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from remote_probe import protocol
 from tui.core.boxtext import visible
@@ -19,7 +19,7 @@ from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import ansi_text, box_text, plain
-from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.translate import Translated
 
 PREVIEW_EVERY = 1.0
@@ -36,7 +36,7 @@ def default_hand_off(app, argv):
         return subprocess.call(argv)
 
 
-class JobScreen(Translated, ModalScreen):
+class JobScreen(FormScreen):
     """New job: name, working directory, command."""
 
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="job.cancel")]
@@ -64,36 +64,22 @@ class JobScreen(Translated, ModalScreen):
                 yield Label(_("Command (runs detached; survives any disconnect):"))
                 yield Input(value=command, id="command", placeholder="python train.py --epochs 90")
             yield Static(id="error")
-            with Horizontal():
-                yield Button(_("OK"), id="ok", variant="primary")
-                yield Button(_("Cancel (esc)"), id="cancel")
+            yield from self.form_buttons(_("OK"))
 
-    def on_input_submitted(self, _event):
-        self._ok()
-
-    def on_button_pressed(self, event):
-        if event.button.id == "ok":
-            self._ok()
-        else:
-            self.dismiss(None)
-
-    def _ok(self):
+    def submit(self) -> None:
         name, problem = safe_session_name(self.query_one("#name", Input).value)
         if problem:
-            self.query_one("#error", Static).update(_(problem))
+            self.error(_(problem))
             return
         if self.rename:
             self.dismiss({"name": name})
             return
         command = self.query_one("#command", Input).value.strip()
         if not command:
-            self.query_one("#error", Static).update(_("what should the job run?"))
+            self.error(_("what should the job run?"))
             return
         self.dismiss({"name": name, "cwd": self.query_one("#cwd", Input).value.strip() or "~",
                       "command": command})
-
-    def action_cancel(self):
-        self.dismiss(None)
 
 
 class TmuxScreen(Translated, Screen):
