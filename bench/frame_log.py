@@ -55,8 +55,8 @@ def _install_wrappers() -> None:
         if log:
             with open(log + ".view", "a") as f:
                 f.write("%.6f %.6f\n" % (t0 - _received["t"], time.time() - t0))
-    _AppListener.on_sample = timed_on_sample
-    DashboardScreen.refresh_view = timed_refresh_view
+    setattr(_AppListener, "on_sample", timed_on_sample)
+    setattr(DashboardScreen, "refresh_view", timed_refresh_view)
 
 
 class FrameLogDriver(LinuxDriver):

@@ -9,7 +9,7 @@ background work, the terminal hand-off."""
 import gc
 import logging
 import time
-from typing import Any, Callable, Iterable, List, Optional, Set
+from typing import Any, Callable, Iterable, List, Optional, Set, cast
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -272,7 +272,7 @@ class GputuiApp(CockpitApp):
 
     @property
     def dashboard(self) -> DashboardScreen:
-        return self.default_screen
+        return cast(DashboardScreen, self.default_screen)
 
     def dashboard_of(self, box: BoxContext) -> Optional[DashboardScreen]:
         return self.dashboard if box is self.box else None

@@ -6,7 +6,7 @@ one-box app uses, so going back to the fleet reconnects nothing."""
 
 import asyncio
 import logging
-from typing import Any, List, Optional, Set
+from typing import Any, List, Optional, Set, cast
 
 from textual.binding import Binding
 from textual.screen import Screen
@@ -57,10 +57,14 @@ class FleetApp(CockpitApp):
     async def ask_trust(self, exc: Any) -> bool:
         """An unknown host key, asked in a dialog. The fleet's sessions run as plain tasks,
         not workers, so this waits on the dialog's callback instead of push_screen_wait."""
-        answer = asyncio.get_running_loop().create_future()
+        answer: "asyncio.Future[bool]" = asyncio.get_running_loop().create_future()
+
+        def answered(ok: Optional[bool]) -> None:
+            if not answer.done():
+                answer.set_result(bool(ok))
         self.push_screen(
             HostKeyScreen(exc.label, exc.algorithm, exc.fingerprint, exc.known_hosts_file),
-            callback=lambda ok: answer.done() or answer.set_result(bool(ok)))
+            callback=answered)
         return await answer
 
     # -- screens -------------------------------------------------------------------------
@@ -69,7 +73,7 @@ class FleetApp(CockpitApp):
 
     @property
     def fleet_screen(self) -> FleetScreen:
-        return self.default_screen
+        return cast(FleetScreen, self.default_screen)
 
     def dashboard_of(self, box: BoxContext) -> Optional[DashboardScreen]:
         dashboard = self._dashboard

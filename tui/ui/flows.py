@@ -6,7 +6,7 @@ call the same ones for the box they show (issue 19).
 background action (tui.ui.background), which turns their failures into one notice."""
 
 import time
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, cast
 
 from rich.text import Text
 
@@ -20,7 +20,14 @@ from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
 
 if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
     from tui.ui.app import CockpitApp
+
+
+def cockpit(node: "DOMNode") -> "CockpitApp":
+    """The running app of a screen, as the flows need it (Textual types `node.app` as App)."""
+    return cast("CockpitApp", node.app)
 
 
 # -- screens of a box ----------------------------------------------------------------------

@@ -177,13 +177,13 @@ class DashboardScreen(Translated, Screen):
 
     # -- actions -----------------------------------------------------------------
     def action_release(self) -> None:
-        flows.open_release(self.app, self.box)
+        flows.open_release(flows.cockpit(self), self.box)
 
     def action_doctor(self) -> None:
-        flows.open_doctor(self.app, self.box)
+        flows.open_doctor(flows.cockpit(self), self.box)
 
     def action_tmux(self) -> None:
-        flows.open_tmux(self.app, self.box)
+        flows.open_tmux(flows.cockpit(self), self.box)
 
     def action_cycle_sort(self) -> None:
         self.box.state.cycle_sort()
@@ -199,17 +199,17 @@ class DashboardScreen(Translated, Screen):
         self.refresh_view()
 
     def action_retry(self) -> None:
-        self.app.reconnect(self.box)
+        flows.cockpit(self).reconnect(self.box)
 
     @background("nvitop", group="dialog")
     async def action_nvitop(self) -> None:
-        await flows.open_nvitop(self.app, self.box)
+        await flows.open_nvitop(flows.cockpit(self), self.box)
 
     @background("Rate", group="dialog")
     async def action_rate(self) -> None:
-        if await flows.ask_rate(self.app, self.box):
+        if await flows.ask_rate(flows.cockpit(self), self.box):
             self.refresh_billing()
 
     @background("Autostop", group="dialog")
     async def action_autostop(self) -> None:
-        await flows.arm_or_cancel_autostop(self.app, self.box)
+        await flows.arm_or_cancel_autostop(flows.cockpit(self), self.box)

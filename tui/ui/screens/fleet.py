@@ -4,7 +4,7 @@ It is handed the fleet it shows, displays its rows (tui.core.fleet.BoxRow) and h
 selected box to the same flows the dashboard uses (tui.ui.flows); every cell is a rich Text
 built here, so box text is never parsed as markup."""
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,6 +23,7 @@ from tui.ui.translate import Translated
 
 if TYPE_CHECKING:
     from tui.remote.fleet import Fleet
+    from tui.ui.fleet_app import FleetApp
 
 # Titles are translated when the table is built (the language may change after import).
 COLUMNS = (("host", N_("HOST")), ("state", N_("STATE")), ("gpus", N_("GPUS util · VRAM")),
@@ -131,8 +132,8 @@ class FleetScreen(Translated, Screen):
         super().__init__(id="fleet")
         self.fleet = fleet
         self.sort_key = "cost"
-        self.order = []  # hosts in table order
-        self._shown = {}  # host -> cells on screen: only changed cells are redrawn
+        self.order: List[str] = []  # hosts in table order
+        self._shown: Dict[str, list] = {}  # host -> cells on screen: only changed cells are redrawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-header")
@@ -192,24 +193,24 @@ class FleetScreen(Translated, Screen):
     def action_open(self) -> None:
         box = self._box()
         if box is not None:
-            self.app.open_dashboard(box)
+            cast("FleetApp", self.app).open_dashboard(box)
 
     def action_release(self) -> None:
         box = self._box()
         if box is not None:
-            flows.open_release(self.app, box)
+            flows.open_release(flows.cockpit(self), box)
 
     @background("Autostop", group="dialog")
     async def action_autostop(self) -> None:
         box = self._box()
         if box is not None:
-            await flows.arm_or_cancel_autostop(self.app, box)
+            await flows.arm_or_cancel_autostop(flows.cockpit(self), box)
 
     @background("nvitop", group="dialog")
     async def action_nvitop(self) -> None:
         box = self._box()
         if box is not None:
-            await flows.open_nvitop(self.app, box)
+            await flows.open_nvitop(flows.cockpit(self), box)
 
     def action_sort(self) -> None:
         self.sort_key = fleet.next_sort(self.sort_key)

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from tui.core.billing import next_clock_time
 from tui.core.boxtext import visible
@@ -27,8 +28,8 @@ class FormScreen(Translated, ModalScreen):
     OK_ID: ClassVar[str] = "ok"  # the OK button's id
     CANCELLED: ClassVar[Any] = None  # what cancelling dismisses with
 
-    def form_buttons(self, ok: str, ok_variant: str = "primary",
-                     cancel_variant: str = "default") -> Iterator[Widget]:
+    def form_buttons(self, ok: str, ok_variant: ButtonVariant = "primary",
+                     cancel_variant: ButtonVariant = "default") -> Iterator[Widget]:
         with Horizontal():
             yield Button(ok, id=self.OK_ID, variant=ok_variant)
             yield Button(_("Cancel (esc)"), id="cancel", variant=cancel_variant)

@@ -190,7 +190,7 @@ class ReleaseScreen(Translated, Screen):
 
     # -- actions -----------------------------------------------------------------
     def action_tmux(self) -> None:
-        flows.open_tmux(self.app, self.box)
+        flows.open_tmux(flows.cockpit(self), self.box)
 
     @background('Checklist', group="release")
     async def action_recheck(self):
