@@ -246,8 +246,11 @@ class GputuiApp(CockpitApp):
                  session: Optional[RemoteSession] = None, remote_python: Optional[str] = None,
                  config: Optional[Config] = None, ledger: Optional[Ledger] = None) -> None:
         config = config if config is not None else Config.load()
+        # config and ledger key: the alias or user@host:port (a pasted command lands on the same row)
+        host = getattr(target, "key", None) or target.host
+        host_cfg = config.host(host)
         super().__init__(config)
-        self.startup_notices.extend(config.problems)  # after keymap(): its problems too
+        self.startup_notices.extend(config.problems)  # after host() and keymap(): their problems
         if ledger is None:
             try:
                 ledger = Ledger()
@@ -256,9 +259,7 @@ class GputuiApp(CockpitApp):
                 self.startup_notices.append(_("Ledger unavailable: %s") % exc)
         if ledger is not None and ledger.notice:
             self.startup_notices.append(ledger.notice)
-        # config and ledger key: the alias or user@host:port (a pasted command lands on the same row)
-        host = getattr(target, "key", None) or target.host
-        self.box = single_box(host, config.host(host), ledger, label=host_label or target.host)
+        self.box = single_box(host, host_cfg, ledger, label=host_label or target.host)
         self._session: RemoteSession = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python,
