@@ -16,6 +16,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -107,7 +108,10 @@ def extra_processes(n):
 
 
 def measure(repo, scenario, extra, seconds):
-    env = dict(os.environ, TERM="xterm-256color", PYTHONPATH=repo)
+    from frame_log import frame_log_env
+    frames = tempfile.mktemp(prefix="gputui-frames-")
+    # the frame log (bench/frame_log.py) counts the samples that reached the screen
+    env = frame_log_env(dict(os.environ, TERM="xterm-256color", PYTHONPATH=repo), frames)
     env.pop("TMUX", None)
     server = subprocess.Popen([sys.executable, "-c", DEMO_SERVER, REPO], stdout=subprocess.PIPE,
                               text=True, env=dict(os.environ))
@@ -133,11 +137,14 @@ def measure(repo, scenario, extra, seconds):
         time.sleep(seconds)
         a1, h1, f1, t1 = cpu_seconds(app_pid), cpu_seconds(htop_pid), cpu_seconds(floor_pid), time.time()
         wall = t1 - t0
+        drawn = [float(line.split()[0]) for line in open(frames)] if os.path.exists(frames) else []
+        drawn = [t for t in drawn if t0 <= t <= t1]
         return {"scenario": scenario, "extra_processes": extra,
                 "app_cpu_pct": 100 * (a1 - a0) / wall, "htop_cpu_pct": 100 * (h1 - h0) / wall,
                 "floor_cpu_pct": 100 * (f1 - f0) / wall,
                 "app_rss_mb": rss_mb(app_pid), "htop_rss_mb": rss_mb(htop_pid),
-                "floor_rss_mb": rss_mb(floor_pid)}
+                "floor_rss_mb": rss_mb(floor_pid),
+                "samples_drawn_per_s": len(drawn) / wall}
     finally:
         for pid in (app_pid, htop_pid, floor_pid):
             if pid:
@@ -158,6 +165,9 @@ def measure(repo, scenario, extra, seconds):
         terminate(remote_dir)
         server.send_signal(signal.SIGINT)
         server.wait(10)
+        for path in (frames, frames + ".view"):
+            if os.path.exists(path):
+                os.unlink(path)
 
 
 def main():
@@ -171,10 +181,12 @@ def main():
         r = measure(os.path.abspath(args.repo), scenario, extra, args.seconds)
         rows.append(r)
         print("%-7s +%4d procs  app CPU %5.2f%% (htop %5.2f%%, floor %4.2f%%) = %4.1fx htop (target "
-              "<= 2.5x)   app RSS %5.1f MB (htop %4.1f MB, floor %4.1f MB; target <= 45)" % (
+              "<= 2.5x)   app RSS %5.1f MB (htop %4.1f MB, floor %4.1f MB; target <= 45)   "
+              "%.2f samples drawn/s" % (
                   r["scenario"], r["extra_processes"], r["app_cpu_pct"], r["htop_cpu_pct"],
                   r["floor_cpu_pct"], r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]),
-                  r["app_rss_mb"], r["htop_rss_mb"], r["floor_rss_mb"]), flush=True)
+                  r["app_rss_mb"], r["htop_rss_mb"], r["floor_rss_mb"], r["samples_drawn_per_s"]),
+              flush=True)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
 

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from remote_probe import wire  # noqa: E402
 from tui.core.config import Config  # noqa: E402
 from tui.remote import ssh  # noqa: E402
-from tui.ui.app import GputuiApp, _AppListener  # noqa: E402
+from tui.ui.app import GputuiApp, StateChanged, _AppListener  # noqa: E402
 
 INVENTORY = {"type": "inventory", "backend": "sim", "driver": "550.54.15", "cuda_driver": "12.4",
              "gpus": [{"index": i, "name": "NVIDIA H100 80GB HBM3", "mem_total": 81559,
@@ -68,7 +68,7 @@ async def run(n, samples):
             msg = wire.decode_clean(line.decode() if isinstance(line, bytes) else line)
             t0 = time.perf_counter()
             listener.on_sample(msg)
-            app.state_changed()
+            app.state_changed(StateChanged(app.box))
             await pilot.pause()  # messages handled, widgets refreshed, the screen composed
             frames.append((time.perf_counter() - t0) * 1000)
             if seq == 10:

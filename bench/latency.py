@@ -3,9 +3,9 @@
     python bench/latency.py [--seconds 30]
 
 `gputui connect` runs on a real pseudo-terminal (160x50) against the demo box (a separate
-process: embedded SSH server + simulator). In bench mode (GPUTUI_FRAME_LOG) the app logs the
-wall time of the first frame it writes to the terminal after each new sample, with that
-sample's tick time from the probe (same machine, same clock). Printed as the ratio to the
+process: embedded SSH server + simulator). The frame log (bench/frame_log.py, plugged in as
+the app's Textual driver) records the wall time of the first frame it writes to the terminal
+after each new sample, with that sample's tick time from the probe (same machine, same clock). Printed as the ratio to the
 50 ms target, for 2 and 8 GPUs and with 2,000 extra processes on the box."""
 
 import argparse
@@ -20,6 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from app_cost import DEMO_SERVER, REPO, SCREENS, extra_processes, spawn_pty  # noqa: E402
+from frame_log import frame_log_env  # noqa: E402
 
 TARGET_MS = 50.0
 
@@ -31,7 +32,7 @@ def pct(values, q):
 
 def measure(scenario, extra, seconds):
     log = tempfile.mktemp(prefix="gputui-frames-")
-    env = dict(os.environ, TERM="xterm-256color", PYTHONPATH=REPO, GPUTUI_FRAME_LOG=log)
+    env = frame_log_env(dict(os.environ, TERM="xterm-256color", PYTHONPATH=REPO), log)
     env.pop("TMUX", None)
     server = subprocess.Popen([sys.executable, "-c", DEMO_SERVER, REPO], stdout=subprocess.PIPE, text=True)
     info = json.loads(server.stdout.readline())
@@ -59,13 +60,14 @@ def measure(scenario, extra, seconds):
             os.waitpid(app, 0)
         for p in sleepers:
             p.kill()
-        sys.path.insert(0, REPO)
+        sys.path.insert(0, REPO)  # noqa: the daemon's own stop, from the repo under test
         from remote_probe.daemon import terminate
         terminate(os.path.join(info["dir"], "home", ".cache", "gputui"))
         server.send_signal(signal.SIGINT)
         server.wait(10)
-        if os.path.exists(log):
-            os.unlink(log)
+        for path in (log, log + ".view"):
+            if os.path.exists(path):
+                os.unlink(path)
 
 
 def main():

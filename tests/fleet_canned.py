@@ -6,6 +6,7 @@ from remote_probe import wire
 from tui.core.config import Config
 from tui.core.fleet import FleetHost
 from tui.remote.fleet import Fleet
+from tui.ui.box_context import BoxContext
 from tui.ui.fleet_app import FleetApp
 
 from .snapshot_app import NOW, FakeSession
@@ -23,7 +24,7 @@ def canned_fleet_app():
     hosts["l40s-last-week"] = {"rate": 7.2}
     config = Config({"defaults": {"idle_alarm_minutes": 1}, "hosts": hosts})
     fleet_hosts = [FleetHost(h) for h in HOSTS] + [FleetHost("l40s-last-week", True, RELEASED)]
-    fleet = Fleet(fleet_hosts, config, ledger=None, clock=lambda: NOW)
+    fleet = Fleet(fleet_hosts, config, ledger=None, clock=lambda: NOW, make_box=BoxContext)
     for host, session in fleet.sessions.items():
         fleet.sessions[host] = FakeSession(session.target)
     app = FleetApp(config=config, fleet=fleet)

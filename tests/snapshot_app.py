@@ -71,8 +71,8 @@ def canned_app(gpus=2, language=None):
     app = GputuiApp(target, host_label="snapbox", config=config, ledger=None,
                     session=FakeSession(target))
     app._preflight_started = True  # no background preflight toast in the picture
-    app.billing.clock = lambda: NOW
-    app.state.clock = lambda: NOW
+    app.box.billing.clock = lambda: NOW
+    app.box.state.clock = lambda: NOW
     app.feed = lambda: feed(app, gpus)
     return app
 

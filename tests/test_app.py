@@ -26,7 +26,7 @@ async def wait_for(pilot, cond, timeout=20.0):
 
 
 def daemon_pid_of(app):
-    return app.session.client.hello["pid"] if app.session.client else None
+    return app.box.session.client.hello["pid"] if app.box.session.client else None
 
 
 def alive(pid):
@@ -47,7 +47,7 @@ async def demo_box():
 async def test_demo_dashboard_shows_gpus_processes_and_host(demo_box):
     app = GputuiApp(demo_box.target(), simulate="a100x2", host_label="demo", stop_daemon_on_exit=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 3)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 3)
         await pilot.pause(0.2)
         text = str(app.query_one(GpuPanel).render())
         assert text.count("A100-SXM4-80GB") == 2 and "/80.0G" in text and "/400W" in text
@@ -61,12 +61,12 @@ async def test_demo_dashboard_shows_gpus_processes_and_host(demo_box):
         host = str(app.query_one("#host").render())
         assert "CPU" in host and "RAM" in host and "Disks" in host
         # The history graph moves: a new sample lands in the card's history.
-        before = list(app.state.gpu_history[0])
-        n = app.state.samples_seen
-        await wait_for(pilot, lambda: app.state.samples_seen > n)
-        assert list(app.state.gpu_history[0]) != before
+        before = list(app.box.state.gpu_history[0])
+        n = app.box.state.samples_seen
+        await wait_for(pilot, lambda: app.box.state.samples_seen > n)
+        assert list(app.box.state.gpu_history[0]) != before
         pid = daemon_pid_of(app)
-        jobs = [r.pid for r in app.state.proc_rows()]
+        jobs = [r.pid for r in app.box.state.proc_rows()]
         await pilot.press("q")
     # The demo leaves no process behind.
     await asyncio.sleep(1.0)
@@ -76,15 +76,15 @@ async def test_demo_dashboard_shows_gpus_processes_and_host(demo_box):
 async def test_sorting_help_and_palette(demo_box):
     app = GputuiApp(demo_box.target(), simulate="a100x2", stop_daemon_on_exit=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 2)
-        assert app.state.sort_key == "gpu_mem" and app.state.sort_reverse
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 2)
+        assert app.box.state.sort_key == "gpu_mem" and app.box.state.sort_reverse
         table = app.query_one(ProcessTable)
-        mems = [app.state.proc_rows()[i].gpu_mem for i in range(2)]
+        mems = [app.box.state.proc_rows()[i].gpu_mem for i in range(2)]
         assert mems == sorted(mems, reverse=True)
         await pilot.press("s")
-        assert app.state.sort_key == "cpu"
+        assert app.box.state.sort_key == "cpu"
         await pilot.press("S")
-        assert not app.state.sort_reverse
+        assert not app.box.state.sort_reverse
         assert "CPU% ▲" in str(table.columns["cpu"].label)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
@@ -101,7 +101,7 @@ async def test_sorting_help_and_palette(demo_box):
 async def test_cpu_only_box_shows_the_reason(demo_box):
     app = GputuiApp(demo_box.target(), simulate="cpu-only", stop_daemon_on_exit=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
         await pilot.pause(0.1)
         notice = str(app.query_one("#notice").render())
         assert "No GPU data" in notice and "CPU-only" in notice
@@ -124,7 +124,7 @@ async def test_unknown_host_key_dialog_trust(untrusted_sshbox):
         fingerprint = os.popen("ssh-keygen -lf %s.pub" % box.host_key).read().split()[1]
         assert fingerprint in shown
         await pilot.press("y")
-        await wait_for(pilot, lambda: app.state.conn_state == LIVE)
+        await wait_for(pilot, lambda: app.box.state.conn_state == LIVE)
         assert "[127.0.0.1]:%d ssh-ed25519" % box.port in box.known_hosts.read_text()
         await pilot.press("q")
 
@@ -135,7 +135,7 @@ async def test_unknown_host_key_dialog_refuse(untrusted_sshbox):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
         await pilot.press("n")
-        await wait_for(pilot, lambda: app.state.conn_state == FAILED)
+        await wait_for(pilot, lambda: app.box.state.conn_state == FAILED)
         await pilot.pause(0.1)
         notice = str(app.query_one("#notice").render())
         assert "not trusted" in notice and "r: try again" in notice
@@ -150,7 +150,7 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
     cfg.write_text("Host deadbox\n  HostName 127.0.0.1\n  Port %d\n" % free_port())
     app = GputuiApp(ssh.Target.parse("deadbox", ssh_config=str(cfg)))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.state.conn_state == "reconnecting")
+        await wait_for(pilot, lambda: app.box.state.conn_state == "reconnecting")
         await pilot.pause(0.1)
         notice = str(app.query_one("#notice").render())
         assert "Connection refused" in notice and "attempt 1" in notice and "r: retry now" in notice
@@ -158,7 +158,7 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
         status = str(app.query_one("#status").render())
         assert "reconnecting — attempt 1, next in" in status
         await pilot.press("r")  # retry now: a second attempt happens at once
-        await wait_for(pilot, lambda: "attempt 2" in app.state.conn_detail, timeout=5)
+        await wait_for(pilot, lambda: "attempt 2" in app.box.state.conn_detail, timeout=5)
         await pilot.press("q")
 
 
@@ -177,7 +177,7 @@ async def test_rate_dialog_sets_the_meter_and_remembers_the_rate(demo_box, tmp_p
     from tui.ui.screens.modals import RateScreen
     app, path = app_with(demo_box, "idle", tmp_path, {})
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
         assert "No rate set" in str(app.query_one("#billing").render())
         await pilot.press("b")
         await wait_for(pilot, lambda: isinstance(app.screen, RateScreen))
@@ -196,7 +196,7 @@ async def test_rate_dialog_sets_the_meter_and_remembers_the_rate(demo_box, tmp_p
 async def test_autostop_is_opt_in_per_host(demo_box, tmp_path):
     app, path = app_with(demo_box, "idle", tmp_path, {})
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
         await pilot.press("a")
         await pilot.pause(0.2)
         texts = [n.message for n in app._notifications]
@@ -212,12 +212,12 @@ async def test_arming_autostop_shows_the_command_and_fires_on_the_box(demo_box, 
         "release_command": "touch %s" % marker, "rate": 1.0,
         "autostop": {"allowed": True, "idle_minutes": 0.05, "grace_seconds": 1}}})
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, AutostopScreen))
         assert "touch %s" % marker in str(app.screen.query_one("#what").render())
         await pilot.click("#arm")
-        await wait_for(pilot, lambda: (app.autostop or {}).get("armed") is not None)
+        await wait_for(pilot, lambda: (app.box.autostop or {}).get("armed") is not None)
         assert "autostop armed" in str(app.query_one("#billing").render())
         await wait_for(pilot, lambda: marker.exists(), timeout=15)
         await wait_for(pilot, lambda: any("Autostop ran" in n.message for n in app._notifications))
@@ -231,7 +231,7 @@ async def test_budget_warning_rings_and_notifies(demo_box, tmp_path):
     bells = []
     app.bell = lambda: bells.append(1)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
         await pilot.pause(1.5)
         texts = [n.message for n in app._notifications]
         assert any("Budget: 100% of ¥0.01" in t for t in texts)
@@ -244,7 +244,7 @@ async def test_preflight_runs_after_connect_and_on_d(demo_box, tmp_path):
     app, _ = app_with(demo_box, "a100x2", tmp_path, {demo_box.target().host: {
         "gpus": 4, "net_check_urls": ["http://127.0.0.1:9/"]}})
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.preflight_checks is not None, timeout=60)
+        await wait_for(pilot, lambda: app.box.preflight_checks is not None, timeout=60)
         assert any(n.message.startswith("Preflight:") for n in app._notifications)
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, DoctorScreen))

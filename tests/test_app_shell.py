@@ -84,7 +84,7 @@ async def test_release_pressed_before_the_session_is_live_waits_for_it(tmp_path)
             app = demo_app(box, "a100x2")
             async with app.run_test(size=(120, 40)) as pilot:
                 await pilot.press("R")  # at once: the probe is not deployed yet
-                assert app.session.state != "live"
+                assert app.box.session.state != "live"
                 await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items,
                                timeout=60)
                 head = str(app.screen.query_one("#rel-head").render())
@@ -110,7 +110,7 @@ async def test_a_stale_dashboard_with_processes_draws(tmp_path):
                             "procs": [wire.proc_row({"pid": 4242, "gpu": 0, "kind": "C", "gpu_mem": 900,
                                                      "local": True})]})
         await pilot.pause(0.3)
-        assert app.state.conn_state != "live"
+        assert app.box.state.conn_state != "live"
         assert app.query_one("#body").has_class("stale")
         assert app.query_one(ProcessTable).row_count == 1
         app.save_screenshot(path=str(tmp_path))  # a full render of the dimmed screen
@@ -120,9 +120,10 @@ async def test_a_stale_dashboard_with_processes_draws(tmp_path):
 async def test_a_sample_landing_while_the_app_quits_is_not_a_crash(tmp_path):
     """The session keeps feeding samples until its channel closes; one that lands after the
     screens are gone must not turn `q` into a crash report."""
+    from tui.ui.app import StateChanged
     app = dead_box_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.dashboard.ready)
-    app.state_changed()  # what a late StateChanged does
+    app.state_changed(StateChanged(app.box))  # what a late StateChanged does
     app.tick()
     assert app.crash is None

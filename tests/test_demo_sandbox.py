@@ -45,7 +45,7 @@ async def test_release_screen_lists_and_writes_only_inside_the_demo(demo_box, is
         with local_dirs_inside(demo_box.dir):
             app = demo_app(demo_box, "a100x2")
             async with app.run_test(size=(160, 45)) as pilot:
-                await wait_for(pilot, lambda: app.state.samples_seen >= 1, timeout=30)
+                await wait_for(pilot, lambda: app.box.state.samples_seen >= 1, timeout=30)
                 await pilot.press("R")
                 await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items,
                                timeout=60)
@@ -106,10 +106,10 @@ async def test_attach_in_the_demo_reaches_its_own_tmux_and_returns_on_detach(dem
     with local_dirs_inside(demo_box.dir):
         app = demo_app(demo_box, "idle")
         async with app.run_test(size=(160, 45)) as pilot:
-            await wait_for(pilot, lambda: app.state.samples_seen >= 1, timeout=30)
-            reply = await app.session.request(wire.TMUX_NEW, name="train", cwd="~",
+            await wait_for(pilot, lambda: app.box.state.samples_seen >= 1, timeout=30)
+            reply = await app.box.session.request(wire.TMUX_NEW, name="train", cwd="~",
                                               command="echo demo-job-output; sleep 60")
-            argv = app.attach_argv(reply["session"])
+            argv = app.box.attach_argv(reply["session"])
             await app.action_quit()
     assert demo_box.tmux_socket() in argv
     env = dict(os.environ, TERM="xterm", TMUX="/tmp/someone-elses-tmux,1,0")  # as inside tmux

@@ -81,8 +81,8 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
     app = GputuiApp(ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config), simulate="adopt",
                     remote_dir=sshbox.remote_dir, config=Config.load(str(cfg_path)), ledger=ledger)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 2 and app.state.proc_rows())
-        await wait_for(pilot, lambda: app.state.tmux_sessions())
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 2 and app.box.state.proc_rows())
+        await wait_for(pilot, lambda: app.box.state.tmux_sessions())
         await pilot.press("R")
         await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items, timeout=60)
         screen = app.screen
@@ -103,7 +103,7 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         await pilot.press("k")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(pilot, lambda: not app.state.proc_rows(), timeout=20)
+        await wait_for(pilot, lambda: not app.box.state.proc_rows(), timeout=20)
         # fix: download (g) with progress; verified by sha256
         await pilot.press("g")
         await wait_for(pilot, lambda: items_by_key(screen)["artifacts"].verdict == "pass", timeout=60)
@@ -122,7 +122,7 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         assert not (tmp / "dataset.tar.partial").exists()
         # fix: the code, through gputui's new-job action (commit and push in tmux)
         from remote_probe import wire
-        await app.session.request(wire.TMUX_NEW, name="push", cwd=str(code), command=(
+        await app.box.session.request(wire.TMUX_NEW, name="push", cwd=str(code), command=(
             "git -c user.name=t -c user.email=t@x commit -qam v2 && git remote add origin %s && "
             "git push -q origin HEAD:main" % bare))
         await wait_for(pilot, lambda: subprocess.run(["git", "-C", str(bare), "log", "--oneline", "--all"],

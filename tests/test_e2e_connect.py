@@ -230,7 +230,7 @@ async def test_app_asks_for_an_encrypted_keys_passphrase_in_a_dialog(user_world)
         assert field.password
         field.value = "dialog-phrase"
         await pilot.press("enter")
-        while app.state.conn_state != LIVE:
+        while app.box.state.conn_state != LIVE:
             assert loop.time() < end
             await pilot.pause(0.05)
         await pilot.press("q")
@@ -292,7 +292,7 @@ async def test_app_trust_dialog_names_the_jump_host(jump_pair):
         shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
         assert "jump host jumpbox (127.0.0.1:%d)" % jump.port in shown
         await pilot.press("y")
-        while app.state.conn_state != LIVE:
+        while app.box.state.conn_state != LIVE:
             assert loop.time() < end
             await pilot.pause(0.05)
         await pilot.press("q")

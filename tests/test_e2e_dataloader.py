@@ -23,8 +23,8 @@ async def test_new_job_reports_dataloader_stats_and_a_diagnosis(sshbox, tmp_path
         await start_job_like_a_user(app, pilot, "starved", str(tmp_path),
                                     "%s train.py 0.01 0 0.002 60" % sys.executable)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.state.dl and any(
-            (s.wait_fraction or 0) > 0.5 for s in app.state.dl.values()), timeout=60)
+        await wait_for(pilot, lambda: app.box.state.dl and any(
+            (s.wait_fraction or 0) > 0.5 for s in app.box.state.dl.values()), timeout=60)
         await pilot.pause(1.2)
         panel = app.query_one("#loaders", LoaderPanel)
         assert panel.has_class("shown")

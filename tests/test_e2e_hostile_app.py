@@ -48,8 +48,8 @@ async def test_dashboard_tmux_and_release_screens_with_a_hostile_box(sshbox, tmp
                     ledger=Ledger(str(tmp_path / "l.db")))
     try:
         async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await wait_for(pilot, lambda: app.state.samples_seen >= 2 and app.state.unprotected()
-                           and app.state.tmux_sessions(), timeout=30)
+            await wait_for(pilot, lambda: app.box.state.samples_seen >= 2 and app.box.state.unprotected()
+                           and app.box.state.tmux_sessions(), timeout=30)
             await pilot.pause(0.5)
             # dashboard: the Hydra-style override and the click-link are text; escapes are shown
             screen = painted(app)

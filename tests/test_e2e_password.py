@@ -140,13 +140,13 @@ async def test_app_asks_in_a_masked_dialog_and_reconnects_without_asking(pw_box,
         await pilot.press("enter")
         await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")
-        await _wait(pilot, lambda: app.state.conn_state == LIVE)
+        await _wait(pilot, lambda: app.box.state.conn_state == LIVE)
         # a dropped link reconnects with the remembered password, no dialog
-        app.session.conn.close()
-        await _wait(pilot, lambda: app.state.conn_state != LIVE)
-        await _wait(pilot, lambda: app.state.conn_state == LIVE)
+        app.box.session.conn.close()
+        await _wait(pilot, lambda: app.box.state.conn_state != LIVE)
+        await _wait(pilot, lambda: app.box.state.conn_state == LIVE)
         assert not isinstance(app.screen, PasswordScreen)
-        assert app.session.connects >= 2
+        assert app.box.session.connects >= 2
         await pilot.press("q")
     assert Config.load().host(pw_box.dest).key_install_declined
     for root, _dirs, files in os.walk(os.path.dirname(os.environ["GPUTUI_CONFIG_DIR"])):
@@ -160,8 +160,8 @@ async def test_app_cancelled_password_stops_instead_of_retrying(pw_box, laptop):
     async with app.run_test(size=(160, 45)) as pilot:
         await _wait(pilot, lambda: dialog_ready(app))
         await pilot.press("escape")
-        await _wait(pilot, lambda: app.state.conn_state == FAILED)
-        assert "Authentication failed" in app.state.conn_detail
+        await _wait(pilot, lambda: app.box.state.conn_state == FAILED)
+        assert "Authentication failed" in app.box.state.conn_detail
         await pilot.press("q")
 
 
@@ -189,5 +189,5 @@ async def test_app_keyboard_interactive_dialog(kbd_box, tmp_path, monkeypatch):
         await pilot.press("enter")
         await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")
-        await _wait(pilot, lambda: app.state.conn_state == LIVE)
+        await _wait(pilot, lambda: app.box.state.conn_state == LIVE)
         await pilot.press("q")

@@ -189,7 +189,7 @@ async def test_app_dashboard_over_the_terminal_names_the_transport(pty_only_box)
     app = GputuiApp(target(pty_only_box), simulate="a100x2", remote_dir=pty_only_box.remote_dir,
                     stop_daemon_on_exit=True)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_pilot(pilot, lambda: app.state.samples_seen >= 3, timeout=60)
+        await wait_pilot(pilot, lambda: app.box.state.samples_seen >= 3, timeout=60)
         await pilot.pause(0.2)
         assert str(app.query_one(GpuPanel).render()).count("A100-SXM4-80GB") == 2
         status = str(app.query_one("#status").render())

@@ -39,7 +39,7 @@ def make_app(box, scenario, tmp_path):
 
 async def start_job_like_a_user(app, pilot, name, cwd, command):
     """t, n, fill the form, OK: gputui's new-job action, as a user drives it."""
-    await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+    await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
     await pilot.press("t")
     await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))
     await pilot.press("n")
@@ -56,23 +56,23 @@ async def test_job_survives_ten_ssh_drops_and_the_samples_have_no_gap(sshbox, tm
     async with app.run_test(size=SIZE) as pilot:
         await start_job_like_a_user(app, pilot, "train run ☃", str(tmp_path),
                                     "python3 -c 'import time\nwhile True: print(time.time(), flush=True); time.sleep(0.5)'")
-        await wait_for(pilot, lambda: any(s["name"] == "train run ☃" for s in app.state.tmux_sessions()))
-        job_pid = app.state.tmux_sessions()[0]["windows"][0]["panes"][0]["pid"]
-        start_seq = app.state.seqs[-1]
+        await wait_for(pilot, lambda: any(s["name"] == "train run ☃" for s in app.box.state.tmux_sessions()))
+        job_pid = app.box.state.tmux_sessions()[0]["windows"][0]["panes"][0]["pid"]
+        start_seq = app.box.state.seqs[-1]
         drops = 0
         for _ in range(10):
-            await wait_for(pilot, lambda: app.session.state == session_mod.LIVE)
-            n = app.state.samples_seen
-            await wait_for(pilot, lambda: app.state.samples_seen > n)
+            await wait_for(pilot, lambda: app.box.session.state == session_mod.LIVE)
+            n = app.box.state.samples_seen
+            await wait_for(pilot, lambda: app.box.state.samples_seen > n)
             for pid in sshbox.session_pids():
                 os.kill(pid, 9)
             drops += 1
-            await wait_for(pilot, lambda: app.session.state != session_mod.LIVE, timeout=10)
+            await wait_for(pilot, lambda: app.box.session.state != session_mod.LIVE, timeout=10)
         # gputui reconnects by itself, without a key press
-        await wait_for(pilot, lambda: app.session.state == session_mod.LIVE, timeout=20)
-        n = app.state.samples_seen
-        await wait_for(pilot, lambda: app.state.samples_seen > n + 1)
-        seqs = [s for s in app.state.seqs if s >= start_seq]
+        await wait_for(pilot, lambda: app.box.session.state == session_mod.LIVE, timeout=20)
+        n = app.box.state.samples_seen
+        await wait_for(pilot, lambda: app.box.state.samples_seen > n + 1)
+        seqs = [s for s in app.box.state.seqs if s >= start_seq]
         os.kill(job_pid, 0)  # the job's shell is still alive...
         assert "train run ☃" in tmux(sshbox, "ls").stdout  # ...in its tmux session
         panes = tmux(sshbox, "list-panes", "-a", "-F", "#{pane_current_command}").stdout.split()
@@ -120,11 +120,11 @@ async def test_tmux_panel_preview_interrupt_kill_rename(sshbox, tmp_path):
     tmux(sshbox, "new-session", "-d", "-s", "other", "sleep 300")
     app = make_app(sshbox, "idle", tmp_path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: len(app.state.tmux_sessions()) == 2)
+        await wait_for(pilot, lambda: len(app.box.state.tmux_sessions()) == 2)
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))
         screen = app.screen
-        screen.selected = [w["panes"][0]["id"] for s in app.state.tmux_sessions()
+        screen.selected = [w["panes"][0]["id"] for s in app.box.state.tmux_sessions()
                            if s["name"] == "it's \"mine\"" for w in s["windows"]][0]
         await wait_for(pilot, lambda: "MARK-42" in screen.preview_text)
         # Ctrl-C goes to the selected pane only (after confirming)
@@ -160,17 +160,17 @@ async def test_attach_hands_off_the_terminal_and_comes_back(sshbox, tmp_path):
 
     app.hand_off_terminal = fake_hand_off
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app.state.tmux_sessions()) == 1)
+        await wait_for(pilot, lambda: len(app.box.state.tmux_sessions()) == 1)
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))
         await pilot.press("enter")
         await wait_for(pilot, lambda: calls)
-        sid = app.state.tmux_sessions()[0]["id"]
+        sid = app.box.state.tmux_sessions()[0]["id"]
         assert calls[0] == ["ssh", "-t", "-F", sshbox.ssh_config, "--", "testbox",
                             "tmux attach-session -t '%s'" % sid]
         # the app is back and live after the hand-off
-        n = app.state.samples_seen
-        await wait_for(pilot, lambda: app.state.samples_seen > n)
+        n = app.box.state.samples_seen
+        await wait_for(pilot, lambda: app.box.state.samples_seen > n)
         assert isinstance(app.screen, TmuxScreen)
         await pilot.press("escape", "q")
 
@@ -183,7 +183,7 @@ async def test_tmux_missing_on_the_box_is_explained(monkeypatch, tmp_path):
         app = GputuiApp(box.target(), simulate="idle", stop_daemon_on_exit=True,
                         config=Config.load(str(tmp_path / "none.toml")), ledger=Ledger(str(tmp_path / "l.db")))
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.state.tmux_error() is not None)
+            await wait_for(pilot, lambda: app.box.state.tmux_error() is not None)
             await pilot.press("t")
             await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))
             await pilot.pause(0.2)

@@ -56,7 +56,7 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         table.move_cursor(row=screen.order.index("busy"))
         await pilot.press("enter")
         assert await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), 5)
-        assert app.state.host_label == "busy" and app.session.target.host == "busy"
+        assert app.screen.box.label == "busy" and app.screen.box.session.target.host == "busy"
         panel = lambda: str(app.screen.query_one("#gpus").render())  # noqa: E731
         assert await wait_for(pilot, lambda: panel().count("A100") >= 2, 10), panel()
         await pilot.press("escape")
@@ -77,7 +77,7 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         from tui.ui.screens.release import ReleaseScreen
         await pilot.press("R")
         assert await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen), 5)
-        assert app.host_key == "busy"
+        assert app.screen.box.host == "busy"
         await pilot.press("escape")
         assert await wait_for(pilot, lambda: app.screen is screen, 5)
         # the released box has no dashboard: a notice, not a crash

@@ -127,10 +127,10 @@ def values(doc):
 
 def box_words(app):
     """Words that come from the box or its config (names, commands, paths): shown as they are."""
-    st = app.state
-    data = [st.sample, st.inventory, st.jobs, st.host_label, app.host_key,
+    st = app.box.state
+    data = [st.sample, st.inventory, st.jobs, st.host_label, app.box.host,
             [vars(r) for r in st.proc_rows()], app.config.path,
-            app.billing.preset.name, app.billing.preset.release_command or ""]
+            app.box.billing.preset.name, app.box.billing.preset.release_command or ""]
     return set(re.findall(WORD, " ".join(values(data))))
 
 
@@ -148,7 +148,7 @@ async def test_main_screens_in_chinese(size, zh_recorded):
         with local_dirs_inside(b.dir):
             app = demo_app(b, "a100x2")
             async with app.run_test(size=size) as pilot:
-                await wait_for(pilot, lambda: app.state.samples_seen >= 2 and app.state.proc_rows(),
+                await wait_for(pilot, lambda: app.box.state.samples_seen >= 2 and app.box.state.proc_rows(),
                                timeout=30)
                 await pilot.pause(0.5)
                 shown = {}
@@ -165,7 +165,7 @@ async def test_main_screens_in_chinese(size, zh_recorded):
                 shown["tmux"] = screen_text(app)
                 await pilot.press("escape")
                 await pilot.press("d")
-                await wait_for(pilot, lambda: app.preflight_checks is not None and
+                await wait_for(pilot, lambda: app.box.preflight_checks is not None and
                                not app.screen.query_one("#doctor-busy").display, timeout=60)
                 shown["doctor"] = screen_text(app)
                 await pilot.press("escape")

@@ -59,15 +59,15 @@ async def test_dashboard_fits(scenario, size):
         with local_dirs_inside(b.dir):
             app = demo_app(b, scenario)
             async with app.run_test(size=size) as pilot:
-                await wait_for(pilot, lambda: app.state.samples_seen >= 2 and (
-                    scenario == "idle" or app.state.proc_rows()), timeout=30)
+                await wait_for(pilot, lambda: app.box.state.samples_seen >= 2 and (
+                    scenario == "idle" or app.box.state.proc_rows()), timeout=30)
                 await pilot.pause(0.5)
                 width, height = size
                 header = str(app.query_one("#status").render())
                 assert "live" in header and "¥" in header  # state and money always visible
                 panel = app.query_one(GpuPanel)
                 text = str(panel.render())
-                n = len(app.state.gpus)
+                n = len(app.box.state.gpus)
                 lines = text.split("\n")
                 assert all(len(line) <= panel.content_region.width for line in lines), text
                 assert ("%2d " % (n - 1)) in text  # the last GPU is drawn, not cut off
@@ -117,7 +117,7 @@ async def test_dashboard_fits_in_chinese(scenario, size):
         with local_dirs_inside(b.dir):
             app = demo_app(b, scenario)
             async with app.run_test(size=size) as pilot:
-                await wait_for(pilot, lambda: app.state.samples_seen >= 2 and app.state.proc_rows(),
+                await wait_for(pilot, lambda: app.box.state.samples_seen >= 2 and app.box.state.proc_rows(),
                                timeout=30)
                 await pilot.pause(0.5)
                 width, height = size

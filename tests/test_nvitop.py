@@ -110,19 +110,19 @@ async def test_dashboard_flow_asks_then_hands_off(sshbox, tmp_path):
     """open_nvitop in the real app: not installed -> the exact command is shown and "n"
     installs nothing; once installed -> the terminal goes to `ssh -t HOST ... nvitop`."""
     from tui.ui.app import GputuiApp
-    from tui.ui.nvitop import open_nvitop
+    from tui.ui.flows import open_nvitop
     from tui.ui.screens.modals import ConfirmScreen
     target = ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config)
     app = GputuiApp(target, simulate="idle", remote_dir=sshbox.remote_dir, stop_daemon_on_exit=True)
-    app.host_cfg.python = sys.executable
+    app.box.cfg.python = sys.executable
     handed = []
     app.hand_off_terminal = lambda _app, argv: handed.append(argv) or 0
     async with app.run_test(size=(140, 45)) as pilot:
         for _ in range(300):
-            if app.session.state == "live":
+            if app.box.session.state == "live":
                 break
             await pilot.pause(0.1)
-        worker = app.run_worker(open_nvitop(app))
+        worker = app.run_worker(open_nvitop(app, app.box))
         for _ in range(100):
             if isinstance(app.screen, ConfirmScreen):
                 break
@@ -134,9 +134,9 @@ async def test_dashboard_flow_asks_then_hands_off(sshbox, tmp_path):
         assert handed == [] and not os.path.exists(os.path.join(sshbox.remote_dir, "nvitop"))
         wheels = tmp_path / "wheels"
         fake_nvitop_wheel(str(wheels))
-        ok, said = await install_nvitop(app.session, sys.executable, find_links=str(wheels), no_index=True)
+        ok, said = await install_nvitop(app.box.session, sys.executable, find_links=str(wheels), no_index=True)
         assert ok, said
-        worker = app.run_worker(open_nvitop(app))
+        worker = app.run_worker(open_nvitop(app, app.box))
         await worker.wait()
         assert len(handed) == 1 and handed[0][:2] == ["ssh", "-t"] and "testbox" in handed[0]
         assert "-m nvitop" in handed[0][-1]

@@ -27,7 +27,7 @@ async def test_enter_on_the_host_key_dialog_does_not_trust(untrusted_sshbox):
         await pilot.pause(0.1)
         assert app.screen.focused is not None and app.screen.focused.id == "no"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.state.conn_state == FAILED)
+        await wait_for(pilot, lambda: app.box.state.conn_state == FAILED)
         assert box.known_hosts.read_text() == ""
         assert not os.path.exists(box.remote_dir)
         await pilot.press("q")
@@ -46,10 +46,10 @@ async def test_a_crash_exits_non_zero_with_one_line_and_the_log(demo, capsys, is
         raise RuntimeError("bad name x[/]\x1b[2J from the box")
     with pytest.raises(RuntimeError):
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.state.samples_seen >= 1)
+            await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
             app.call_later(boom)
             await pilot.pause(0.5)
-    await app.session.close(stop_daemon=True)
+    await app.box.session.close(stop_daemon=True)
     assert isinstance(app.crash, RuntimeError)
     assert app.crash_log and app.crash_log.startswith(str(isolated_dirs))
     logged = open(app.crash_log).read()
@@ -67,7 +67,7 @@ async def test_a_nan_rate_in_the_config_is_reported_not_a_crash(demo, tmp_path):
     host = demo.target().host
     app, _ = app_with(demo, "idle", tmp_path, {host: {"rate": float("nan"), "budget_day": -1}})
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.state.samples_seen >= 2)
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 2)
         await pilot.pause(0.3)
         messages = " ".join(n.message for n in app._notifications)
         assert "rate: nan is not a finite number" in messages and "budget_day" in messages

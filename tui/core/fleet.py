@@ -351,8 +351,8 @@ class FleetBox:
         self.state = DashboardState(self.host, clock=clock)
         self.billing = BillingClock(self.host, host_cfg, ledger, clock=clock)
         self.streak = IdleStreak()
-        self.autostop = None
-        self.preflight_checks = None
+        self.autostop: Optional[dict] = None  # the probe's autostop status
+        self.preflight_checks: Optional[list] = None  # the last preflight's checks, if one ran
         self.session_state = ConnState.CONNECTING
         self.detail = ""
         self.connects = 0

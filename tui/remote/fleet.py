@@ -5,7 +5,7 @@ tui.core.fleet.FleetBox."""
 import asyncio
 import logging
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from remote_probe import wire
 from tui.core.fleet import FleetBox, FleetHost
@@ -45,7 +45,8 @@ class FleetSession(RemoteSession):
 class Fleet:
     def __init__(self, hosts: List[FleetHost], config, ledger=None, ssh_config=None,
                  concurrency=CONCURRENT_CONNECTS, ask_trust=None, remote_python=None,
-                 on_change=None, clock=time.time, asker_for=None):
+                 on_change=None, clock=time.time, asker_for=None,
+                 make_box: Callable[..., FleetBox] = FleetBox):
         self.config = config
         self.gate = asyncio.Semaphore(concurrency)
         self.boxes: List[FleetBox] = []
@@ -54,7 +55,7 @@ class Fleet:
         self._persist_from = 0
         for h in hosts:
             cfg = config.host(h.host)
-            box = FleetBox(h, cfg, ledger, clock=clock, on_change=on_change)
+            box = make_box(h, cfg, ledger, clock=clock, on_change=on_change)  # the UI's BoxContext
             self.boxes.append(box)
             if h.released:
                 continue
@@ -132,7 +133,7 @@ class Fleet:
 
 
 def open_fleet(hosts=None, ssh_config=None, remote_python=None, ask_trust=None, on_change=None,
-               config=None, ledger=None, asker_for=None):
+               config=None, ledger=None, asker_for=None, make_box=FleetBox):
     """The Fleet of `hosts` (or the default fleet: open ledger sessions + config hosts),
     with the ledger and config it reads, plus notices for the user (config/ledger problems)."""
     from tui.core.config import Config
@@ -151,7 +152,7 @@ def open_fleet(hosts=None, ssh_config=None, remote_python=None, ask_trust=None, 
     names = [h for h in (config.data.get("hosts") or {}) if isinstance(h, str)]
     fleet = Fleet(fleet_hosts(rows, names, hosts), config, ledger, ssh_config=ssh_config,
                   ask_trust=ask_trust, remote_python=remote_python, on_change=on_change,
-                  asker_for=asker_for)
+                  asker_for=asker_for, make_box=make_box)
     notices.extend(config.problems)
     return fleet, notices
 

@@ -1,6 +1,6 @@
 """One way to run an action in the background and one place its failure goes.
 
-Actions raise; the decorator hands any failure to `GputuiApp.report_failure`, which shows one
+Actions raise; the decorator hands any failure to `CockpitApp.report_failure`, which shows one
 notice (plain text, never markup) and writes a log line. So no action holds its own
 `try: ... except Exception`. (Textual's Worker.StateChanged does not bubble from screens to the
 app, so a handler on the app alone would miss every screen's workers.)"""

@@ -41,7 +41,7 @@ def demo_app(box, scenario):
                     stop_daemon_on_exit=True,
                     config=demo_config(os.path.join(box.dir, "config.toml"), box.home),
                     ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
-    app.attach_argv = box.attach_argv
+    app.box.attach_argv = box.attach_argv
     return app
 
 
@@ -71,6 +71,6 @@ async def run_demo(scenario="a100x2"):
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
         if app is not None:
-            await app.session.close(stop_daemon=True)
+            await app.box.session.close(stop_daemon=True)
         await box.stop()
     return app

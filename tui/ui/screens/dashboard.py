@@ -1,6 +1,7 @@
 """The dashboard of one box: header, notices, GPUs, dataloaders, processes, billing, host.
 
-It only displays what the app's DashboardState holds and forwards keys to actions."""
+It is handed the box it shows (tui.ui.box_context.BoxContext), displays what the box's
+DashboardState holds and forwards keys to the flows (tui.ui.flows) for that box."""
 
 import time
 
@@ -11,18 +12,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tui.core import billing
-from tui.core.billing import format_money
-from tui.core.config import ConfigError
 from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.jobs import unprotected_advice
 from tui.core.layout import compact_loaders, gpu_plan, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
+from tui.ui import flows
 from tui.ui.background import background
+from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text
-from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
 from tui.ui.widgets.billing_panel import (
     BillingPanel,
     clock_text,
@@ -43,7 +42,7 @@ class DashboardScreen(Translated, Screen):
         Binding("s", "cycle_sort", N_("Sort"), id="sort", tooltip=N_("Sort processes by the next column")),
         Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order"),
                 show=False),
-        Binding("t", "app.tmux", "tmux", id="tmux",
+        Binding("t", "tmux", "tmux", id="tmux",
                 tooltip=N_("tmux sessions on the box: new job, attach, Ctrl-C, kill, rename")),
         Binding("d", "doctor", N_("Doctor"), id="doctor",
                 tooltip=N_("Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks")),
@@ -57,8 +56,9 @@ class DashboardScreen(Translated, Screen):
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
     ]
 
-    def __init__(self):
+    def __init__(self, box: BoxContext) -> None:
         super().__init__(id="dashboard")
+        self.box = box
         self.ready = False  # composed and mounted: the app's updates can land
         self.last_refresh = 0.0  # monotonic time of the last full refresh
 
@@ -92,7 +92,7 @@ class DashboardScreen(Translated, Screen):
     # -- display -----------------------------------------------------------------
     def refresh_view(self):
         self.last_refresh = time.monotonic()
-        st = self.app.state
+        st = self.box.state
         self.set_class(not right_column(self.size.width or 120), "narrow")
         self.refresh_status()
         self.refresh_notice()
@@ -107,30 +107,31 @@ class DashboardScreen(Translated, Screen):
         self.refresh_billing()
 
     def refresh_status(self):
-        app, st = self.app, self.app.state
+        box, st = self.box, self.box.state
+        session = box.session
         reconnect = None
-        if app.session.next_attempt_at is not None:
-            reconnect = (app.session.attempt, app.session.next_attempt_at - time.monotonic())
+        if session is not None and session.next_attempt_at is not None:
+            reconnect = (session.attempt, session.next_attempt_at - time.monotonic())
         text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
                              st.data_age(), st.inventory.get("driver"),
-                             st.inventory.get("cuda_driver"), app.billing.preset.name, reconnect,
-                             clock=clock_text(app.billing.figures()),
-                             transport=getattr(app.session, "transport_label", None),
+                             st.inventory.get("cuda_driver"), box.billing.preset.name, reconnect,
+                             clock=clock_text(box.billing.figures()),
+                             transport=getattr(session, "transport_label", None),
                              width=self.size.width or None)
         update_text(self.query_one("#status", StatusBar), text)
 
     def refresh_billing(self):
-        app = self.app
-        figures = app.billing.figures()
+        box = self.box
+        figures = box.billing.figures()
         if right_column(self.size.width or 120):
             update_text(self.query_one("#billing", BillingPanel),
-                        render_billing(figures, app.autostop, now=app.billing.clock()))
+                        render_billing(figures, box.autostop, now=box.billing.clock()))
         else:
             update_text(self.query_one("#summary", Static),
-                        render_summary(figures, app.autostop, app.state.host, self.size.width))
+                        render_summary(figures, box.autostop, box.state.host, self.size.width))
 
     def refresh_notice(self):
-        st = self.app.state
+        st = self.box.state
         notice = self.query_one("#notice", Static)
         text, kind = None, None
         if st.conn_state == FAILED:
@@ -151,7 +152,7 @@ class DashboardScreen(Translated, Screen):
         update_text(notice, box_text(text or ""))  # argv, errors from the box: text, not markup
 
     def refresh_gpus(self):
-        st = self.app.state
+        st = self.box.state
         panel = self.query_one("#gpus", GpuPanel)
         count = len(st.gpus)
         panel.display = count > 0
@@ -171,88 +172,40 @@ class DashboardScreen(Translated, Screen):
         return rows
 
     # -- actions -----------------------------------------------------------------
-    def action_release(self):
-        from tui.ui.screens.release import ReleaseScreen
-        self.app.push_screen(ReleaseScreen())
+    def action_release(self) -> None:
+        flows.open_release(flows.cockpit(self), self.box)
 
-    def action_doctor(self):
-        from tui.ui.screens.doctor import DoctorScreen
-        self.app.push_screen(DoctorScreen())
+    def action_doctor(self) -> None:
+        flows.open_doctor(flows.cockpit(self), self.box)
 
-    def action_cycle_sort(self):
-        self.app.state.cycle_sort()
+    def action_tmux(self) -> None:
+        flows.open_tmux(flows.cockpit(self), self.box)
+
+    def action_cycle_sort(self) -> None:
+        self.box.state.cycle_sort()
         self.refresh_view()
 
-    def action_reverse_sort(self):
-        self.app.state.sort_reverse = not self.app.state.sort_reverse
+    def action_reverse_sort(self) -> None:
+        self.box.state.sort_reverse = not self.box.state.sort_reverse
         self.refresh_view()
 
     @on(ProcessTable.SortRequested)
-    def sort_by_header(self, event):
-        self.app.state.sort_by(event.key)
+    def sort_by_header(self, event: ProcessTable.SortRequested) -> None:
+        self.box.state.sort_by(event.key)
         self.refresh_view()
 
-    def action_retry(self):
-        self.app.reconnect()
+    def action_retry(self) -> None:
+        flows.cockpit(self).reconnect(self.box)
 
     @background("nvitop", group="dialog")
-    async def action_nvitop(self):
-        from tui.ui.nvitop import open_nvitop
-        await open_nvitop(self.app)
+    async def action_nvitop(self) -> None:
+        await flows.open_nvitop(flows.cockpit(self), self.box)
 
     @background("Rate", group="dialog")
-    async def action_rate(self):
-        app = self.app
-        cfg = app.host_cfg
-        answer = await app.push_screen_wait(RateScreen(app.host_key, cfg.rate, cfg.currency,
-                                                       cfg.granularity))
-        if answer is None:
-            return
-        rate, currency, granularity = answer
-        app.billing.set_rate(rate, currency, granularity)
-        try:
-            app.config.set_host_values(app.host_key, rate=rate, currency=currency,
-                                       granularity=granularity)
-            app.notify(_("Rate %s/h saved for %s") % (format_money(rate, currency), app.host_key),
-                       markup=False)
-        except ConfigError as exc:  # the rate still applies; only saving it failed
-            app.notify(_("Rate used for this session only: %s") % exc, severity="warning",
-                       timeout=15, markup=False)
-        self.refresh_billing()
+    async def action_rate(self) -> None:
+        if await flows.ask_rate(flows.cockpit(self), self.box):
+            self.refresh_billing()
 
     @background("Autostop", group="dialog")
-    async def action_autostop(self):
-        app = self.app
-        auto = app.host_cfg.autostop
-        if app.autostop and app.autostop.get("armed"):
-            if await app.push_screen_wait(ConfirmScreen(_("Cancel autostop on %s?") % app.host_key)):
-                await app.autostop_request("disarm", reason="cancelled from gputui")
-            return
-        command = app.billing.preset.release_command
-        if not auto.allowed:
-            app.notify(_("Autostop is off for %s. It runs a command that stops the box, so it is "
-                         "opt-in: add `[hosts.\"%s\".autostop]` with `allowed = true` to %s")
-                       % (app.host_key, app.host_key, app.config.path), severity="warning",
-                       timeout=20, markup=False)
-            return
-        if not command:
-            app.notify(_("No release command known for %s (%s): set release_command in %s")
-                       % (app.host_key, app.billing.preset.name, app.config.path),
-                       severity="warning", timeout=20, markup=False)
-            return
-        answer = await app.push_screen_wait(AutostopScreen(
-            app.host_key, command, auto.idle_minutes, auto.max_hours, auto.grace_seconds,
-            stop_at=auto.deadline))
-        if answer is None:
-            return
-        deadlines = []
-        if answer["max_hours"]:
-            deadlines.append(time.time() + answer["max_hours"] * 3600)
-        if answer.get("stop_at"):
-            deadlines.append(billing.next_clock_time(answer["stop_at"], time.time()))
-        deadline = min(deadlines) if deadlines else None
-        idle = answer["idle_minutes"] * 60 if answer["idle_minutes"] is not None else None
-        threshold = (auto.idle_threshold if auto.idle_threshold is not None
-                     else app.host_cfg.idle_threshold)
-        await app.autostop_request("arm", command=command, idle_seconds=idle, deadline=deadline,
-                                   grace=auto.grace_seconds, threshold=threshold)
+    async def action_autostop(self) -> None:
+        await flows.arm_or_cancel_autostop(flows.cockpit(self), self.box)

@@ -1,4 +1,4 @@
-"""The preflight screen: is this box what you paid for?"""
+"""The preflight screen of one box: is this box what you paid for?"""
 
 from rich.text import Text
 from textual import on
@@ -10,8 +10,10 @@ from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import clip
 from tui.core.preflight import worst
-from tui.ui.translate import Translated
+from tui.ui import flows
 from tui.ui.background import background
+from tui.ui.box_context import BoxContext
+from tui.ui.translate import Translated
 from tui.ui.boxtext import box_text, join
 
 PRESS_D = N_(" — press d")
@@ -39,6 +41,11 @@ class DoctorScreen(Translated, Screen):
     DoctorScreen #doctor-detail { height: auto; max-height: 6; padding: 0 1; }
     """
 
+    def __init__(self, box: BoxContext) -> None:
+        super().__init__()
+        self.box = box
+        self.checks: list = []
+
     def compose(self) -> ComposeResult:
         yield Static(id="doctor-head")
         yield LoadingIndicator(id="doctor-busy")
@@ -49,9 +56,9 @@ class DoctorScreen(Translated, Screen):
     def on_mount(self):
         table = self.query_one("#checks", DataTable)
         table.add_columns("", _("CHECK"), _("RESULT"))
-        table.border_title = box_text(_("Preflight of %s") % self.app.state.host_label)
-        if self.app.preflight_checks is not None:
-            self.show(self.app.preflight_checks)
+        table.border_title = box_text(_("Preflight of %s") % self.box.label)
+        if self.box.preflight_checks is not None:
+            self.show(self.box.preflight_checks)
         else:
             self.action_rerun()
 
@@ -73,7 +80,7 @@ class DoctorScreen(Translated, Screen):
 
     def show_detail(self):
         table = self.query_one("#checks", DataTable)
-        checks = getattr(self, "checks", [])
+        checks = self.checks
         if checks and table.cursor_row is not None and table.cursor_row < len(checks):
             c = checks[table.cursor_row]
             self.query_one("#doctor-detail", Static).update(
@@ -89,7 +96,7 @@ class DoctorScreen(Translated, Screen):
         self.query_one("#doctor-head", Static).update(
             _("Checking the box: driver, torch build, a matmul on each GPU, disks, network… (up to a minute)"))
         try:
-            checks = await self.app.run_preflight(smoke=True)
+            checks = await flows.run_preflight(self.box, smoke=True)
         finally:
             self.query_one("#doctor-busy").display = False
         self.show(checks)

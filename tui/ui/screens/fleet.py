@@ -1,7 +1,10 @@
 """The fleet screen: one row per box, the forgotten-box alarm in the header.
 
-It displays FleetApp's rows (tui.core.fleet.BoxRow) and forwards keys; every cell is a
-rich Text built here, so box text is never parsed as markup."""
+It is handed the fleet it shows, displays its rows (tui.core.fleet.BoxRow) and hands the
+selected box to the same flows the dashboard uses (tui.ui.flows); every cell is a rich Text
+built here, so box text is never parsed as markup."""
+
+from typing import TYPE_CHECKING, Dict, List, Optional, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,9 +15,15 @@ from textual.widgets import DataTable, Footer, Static
 from tui.core import fleet
 from tui.core.billing import format_money
 from tui.core.i18n import N_, _, ngettext
+from tui.ui import flows
 from tui.ui.background import background
+from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text
 from tui.ui.translate import Translated
+
+if TYPE_CHECKING:
+    from tui.remote.fleet import Fleet
+    from tui.ui.fleet_app import FleetApp
 
 # Titles are translated when the table is built (the language may change after import).
 COLUMNS = (("host", N_("HOST")), ("state", N_("STATE")), ("gpus", N_("GPUS util · VRAM")),
@@ -119,11 +128,12 @@ class FleetScreen(Translated, Screen):
     FleetScreen DataTable { height: 1fr; }
     """
 
-    def __init__(self):
+    def __init__(self, fleet: "Fleet") -> None:
         super().__init__(id="fleet")
+        self.fleet = fleet
         self.sort_key = "cost"
-        self.order = []  # hosts in table order
-        self._shown = {}  # host -> cells on screen: only changed cells are redrawn
+        self.order: List[str] = []  # hosts in table order
+        self._shown: Dict[str, list] = {}  # host -> cells on screen: only changed cells are redrawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-header")
@@ -137,7 +147,7 @@ class FleetScreen(Translated, Screen):
         self.refresh_rows()
 
     def refresh_rows(self, rows=None):
-        rows = fleet.sort_rows(self.app.fleet.rows() if rows is None else rows, self.sort_key)
+        rows = fleet.sort_rows(self.fleet.rows() if rows is None else rows, self.sort_key)
         self.query_one("#fleet-header", Static).update(header_text(rows, self.sort_key))
         table = self.query_one(DataTable)
         order = [r.host for r in rows]
@@ -165,54 +175,48 @@ class FleetScreen(Translated, Screen):
             return None
         return self.order[table.cursor_row]
 
-    def _box(self):
+    def _box(self) -> Optional[BoxContext]:
+        """The selected box, if it is connected (a released or unresolvable one says so)."""
         host = self.selected_host()
         if host is None:
             return None
-        box = self.app.fleet.box(host)
-        if box is None or host not in self.app.fleet.sessions:
+        box = self.fleet.box(host)
+        if not isinstance(box, BoxContext) or box.session is None:
             self.app.notify(_("%s is not connected (released or not reachable by name)") % host,
                             severity="warning", markup=False)
             return None
         return box
 
-    def on_data_table_row_selected(self, _event):
+    def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
         self.action_open()
 
-    def action_open(self):
+    def action_open(self) -> None:
         box = self._box()
         if box is not None:
-            self.app.open_dashboard(box)
+            cast("FleetApp", self.app).open_dashboard(box)
 
-    def action_release(self):
-        from tui.ui.screens.release import ReleaseScreen
+    def action_release(self) -> None:
         box = self._box()
         if box is not None:
-            self.app.select_box(box)
-            self.app.push_screen(ReleaseScreen())
+            flows.open_release(flows.cockpit(self), box)
 
     @background("Autostop", group="dialog")
-    async def action_autostop(self):
-        from tui.ui.screens.dashboard import DashboardScreen
+    async def action_autostop(self) -> None:
         box = self._box()
         if box is not None:
-            self.app.select_box(box)
-            # the dashboard's own flow (opt-in check, dialog, arm/cancel): it only uses the app
-            await DashboardScreen.action_autostop.__wrapped__(self)
+            await flows.arm_or_cancel_autostop(flows.cockpit(self), box)
 
     @background("nvitop", group="dialog")
-    async def action_nvitop(self):
-        from tui.ui.nvitop import open_nvitop
+    async def action_nvitop(self) -> None:
         box = self._box()
         if box is not None:
-            self.app.select_box(box)
-            await open_nvitop(self.app)
+            await flows.open_nvitop(flows.cockpit(self), box)
 
-    def action_sort(self):
+    def action_sort(self) -> None:
         self.sort_key = fleet.next_sort(self.sort_key)
         self.refresh_rows()
 
-    def action_retry(self):
+    def action_retry(self) -> None:
         host = self.selected_host()
         if host:
-            self.app.fleet.restart(host)
+            self.fleet.restart(host)

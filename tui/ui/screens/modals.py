@@ -1,19 +1,62 @@
-"""Modal screens: help, host-key trust."""
+"""Modal screens: help, host-key trust, yes/no, and the OK/Cancel forms (rate, autostop,
+login answers; the tmux job and release dialogs elsewhere share FormScreen)."""
 
 import math
+from typing import Any, ClassVar, Iterator
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from tui.core.billing import next_clock_time
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.ui.boxtext import box_text
 from tui.ui.translate import Translated
+
+
+class FormScreen(Translated, ModalScreen):
+    """An OK/Cancel dialog: Enter in a field or the OK button submits, escape or Cancel
+    dismisses with CANCELLED. Subclasses compose their fields, end with form_buttons(), and
+    say in submit() what a valid form dismisses with (or show why not with error())."""
+
+    OK_ID: ClassVar[str] = "ok"  # the OK button's id
+    CANCELLED: ClassVar[Any] = None  # what cancelling dismisses with
+
+    def form_buttons(self, ok: str, ok_variant: ButtonVariant = "primary",
+                     cancel_variant: ButtonVariant = "default") -> Iterator[Widget]:
+        with Horizontal():
+            yield Button(ok, id=self.OK_ID, variant=ok_variant)
+            yield Button(_("Cancel (esc)"), id="cancel", variant=cancel_variant)
+
+    def submit(self) -> None:
+        raise NotImplementedError
+
+    def error(self, text: Any) -> None:
+        self.query_one("#error", Static).update(text)
+
+    # Textual calls a handler of every class along the MRO: the handlers live here only, and
+    # subclasses override the plain methods they call.
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.field_submitted(event.input)
+
+    def field_submitted(self, _field: Input) -> None:
+        """Enter in a field: submit the form (a subclass may move to the next field first)."""
+        self.submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == self.OK_ID:
+            self.submit()
+        else:
+            self.dismiss(self.CANCELLED)
+
+    def action_cancel(self) -> None:
+        self.dismiss(self.CANCELLED)
 
 
 class HelpScreen(Translated, ModalScreen[None]):
@@ -94,9 +137,10 @@ class HostKeyScreen(Translated, ModalScreen[bool]):
         self.dismiss(bool(yes))
 
 
-class RateScreen(Translated, ModalScreen):
+class RateScreen(FormScreen):
     """Enter what the box costs; remembered per host in the config."""
 
+    OK_ID = "save"
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="rate.cancel")]
     DEFAULT_CSS = """
     RateScreen { align: center middle; }
@@ -110,7 +154,7 @@ class RateScreen(Translated, ModalScreen):
         self.host, self.rate, self.currency, self.granularity = host, rate, currency, granularity
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input, Select
+        from textual.widgets import Select
         with Vertical():
             yield Label(Text(_("What does %s cost?") % self.host, style="bold"))
             yield Label(_("Price per hour for the whole box:"))
@@ -123,39 +167,26 @@ class RateScreen(Translated, ModalScreen):
                           (_("started hour (rounded up)"), "hour")],
                          value=self.granularity, allow_blank=False, id="granularity")
             yield Static(id="error")
-            with Horizontal():
-                yield Button(_("Save (enter)"), id="save", variant="primary")
-                yield Button(_("Cancel (esc)"), id="cancel")
+            yield from self.form_buttons(_("Save (enter)"))
 
-    def on_input_submitted(self, _event):
-        self._save()
-
-    def on_button_pressed(self, event):
-        if event.button.id == "save":
-            self._save()
-        else:
-            self.dismiss(None)
-
-    def _save(self):
-        from textual.widgets import Input, Select
+    def submit(self) -> None:
+        from textual.widgets import Select
         raw = self.query_one("#rate", Input).value.strip()
         try:
             rate = float(raw)
             if not math.isfinite(rate) or rate < 0:
                 raise ValueError
         except ValueError:
-            self.query_one("#error", Static).update(_("Enter a price like 2.58 (a number ≥ 0)."))
+            self.error(_("Enter a price like 2.58 (a number ≥ 0)."))
             return
         currency = self.query_one("#currency", Input).value.strip().upper() or "CNY"
         self.dismiss((rate, currency, self.query_one("#granularity", Select).value))
 
-    def action_cancel(self):
-        self.dismiss(None)
 
-
-class AutostopScreen(Translated, ModalScreen):
+class AutostopScreen(FormScreen):
     """Arm autostop: the conditions, and exactly which command will run on the box."""
 
+    OK_ID = "arm"
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="autostop.cancel")]
     DEFAULT_CSS = """
     AutostopScreen { align: center middle; }
@@ -170,7 +201,6 @@ class AutostopScreen(Translated, ModalScreen):
         self.idle_minutes, self.max_hours, self.grace = idle_minutes, max_hours, grace_seconds
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input
         with Vertical():
             yield Label(Text(_("Arm autostop on %s") % self.host, style="bold yellow"))
             yield Static(id="what", content=Text.assemble(
@@ -188,23 +218,10 @@ class AutostopScreen(Translated, ModalScreen):
             yield Label(_("Stop at (local time HH:MM, empty = none):"))
             yield Input(value=self.stop_at or "", id="stop_at", placeholder="07:00")
             yield Static(id="error")
-            with Horizontal():
-                yield Button(_("Arm"), id="arm", variant="warning")
-                yield Button(_("Cancel (esc)"), id="cancel", variant="primary")
+            # Enter in any field arms, like every other form in gputui
+            yield from self.form_buttons(_("Arm"), ok_variant="warning", cancel_variant="primary")
 
-    def on_button_pressed(self, event):
-        if event.button.id != "arm":
-            self.dismiss(None)
-            return
-        self.arm()
-
-    def on_input_submitted(self, _event):
-        """Enter in any field arms, like every other form in gputui."""
-        self.arm()
-
-    def arm(self):
-        from textual.widgets import Input
-
+    def submit(self) -> None:
         def number(widget_id):
             raw = self.query_one(widget_id, Input).value.strip()
             return float(raw) if raw else None
@@ -212,18 +229,15 @@ class AutostopScreen(Translated, ModalScreen):
         try:
             idle, hours = number("#idle"), number("#hours")
         except ValueError:
-            self.query_one("#error", Static).update(_("Enter numbers, or leave a field empty."))
+            self.error(_("Enter numbers, or leave a field empty."))
             return
         if stop_at and not _is_clock_time(stop_at):
-            self.query_one("#error", Static).update(_("Stop at: a time like 07:00."))
+            self.error(_("Stop at: a time like 07:00."))
             return
         if idle is None and hours is None and not stop_at:
-            self.query_one("#error", Static).update(_("Give an idle time, a deadline, or both."))
+            self.error(_("Give an idle time, a deadline, or both."))
             return
         self.dismiss({"idle_minutes": idle, "max_hours": hours, "stop_at": stop_at})
-
-    def action_cancel(self):
-        self.dismiss(None)
 
 
 class ConfirmScreen(Translated, ModalScreen[bool]):
@@ -260,7 +274,7 @@ def _is_clock_time(text):
 
 
 # -- logins (issue 9): password, keyboard-interactive, key passphrase -----------------------
-class PasswordScreen(Translated, ModalScreen):
+class PasswordScreen(FormScreen):
     """Masked answers to a login prompt, worded as the server words it.
 
     Dismisses with the list of answers, or None on cancel. Server text is data: shown as
@@ -283,8 +297,6 @@ class PasswordScreen(Translated, ModalScreen):
         self.prompts = list(prompts)  # [(text, echo)]
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input
-
         from tui.remote.asker import ssh_text
         with Vertical():
             yield Label(Text(ssh_text(self.title_text), style="bold yellow"))
@@ -295,31 +307,19 @@ class PasswordScreen(Translated, ModalScreen):
                 yield Input(password=not echo, id="answer-%d" % i)
             yield Static(Text(_("Kept in memory for reconnects of this run only; written nowhere."),
                               style="dim"))
-            with Horizontal():
-                yield Button(_("Log in (enter)"), id="ok", variant="primary")
-                yield Button(_("Cancel (esc)"), id="cancel")
+            yield from self.form_buttons(_("Log in (enter)"))
 
-    def on_input_submitted(self, event):
-        from textual.widgets import Input
+    def field_submitted(self, field: Input) -> None:
+        """Enter moves to the next answer; on the last one it logs in."""
         inputs = list(self.query(Input))
-        i = inputs.index(event.input)
+        i = inputs.index(field)
         if i + 1 < len(inputs):
             inputs[i + 1].focus()
         else:
-            self._done()
+            self.submit()
 
-    def on_button_pressed(self, event):
-        if event.button.id == "ok":
-            self._done()
-        else:
-            self.dismiss(None)
-
-    def _done(self):
-        from textual.widgets import Input
+    def submit(self) -> None:
         self.dismiss([w.value for w in self.query(Input)])
-
-    def action_cancel(self):
-        self.dismiss(None)
 
 
 from tui.remote.asker import PromptAsker  # noqa: E402 - kept with the login dialogs

@@ -1,15 +1,15 @@
-"""The Release screen: the shutdown checklist, its fixes, and the release itself."""
+"""The Release screen of one box: the shutdown checklist, its fixes, and the release itself."""
 
 import json
+from typing import Optional
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
 from textual.widgets import (
-    Button,
     DataTable,
     Footer,
     Input,
@@ -24,17 +24,21 @@ from tui.core.checklist import release_blockers, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
 from tui.core.release import Release
+from tui.ui import flows
 from tui.ui.background import background
+from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text, join
-from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.translate import Translated
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
 
-class TypeToConfirm(Translated, ModalScreen):
+class TypeToConfirm(FormScreen):
     """Release: shows the command and wants the host name typed."""
 
+    OK_ID = "go"
+    CANCELLED = False
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="release.cancel")]
     DEFAULT_CSS = """
     TypeToConfirm { align: center middle; }
@@ -56,28 +60,14 @@ class TypeToConfirm(Translated, ModalScreen):
             text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
             yield Static(text, id="what")
             yield Input(id="confirm-name")
-            with Horizontal():
-                yield Button(_("Release"), id="go", variant="error")
-                yield Button(_("Cancel (esc)"), id="cancel")
+            yield from self.form_buttons(_("Release"), ok_variant="error")
 
-    def on_input_submitted(self, _e):
-        self._go()
-
-    def on_button_pressed(self, event):
-        if event.button.id == "go":
-            self._go()
-        else:
-            self.dismiss(False)
-
-    def _go(self):
+    def submit(self) -> None:
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
             self.query_one("#what", Static).update(box_text(_("The name does not match %r.") % self.host,
                                                             style="bold red"))
-
-    def action_cancel(self):
-        self.dismiss(False)
 
 
 class ReleaseScreen(Translated, Screen):
@@ -92,7 +82,7 @@ class ReleaseScreen(Translated, Screen):
         Binding("k", "kill", N_("Kill"), id="rel.kill", tooltip=N_("Kill the GPU process of the selected item (confirm)")),
         Binding("x", "delete_temp", N_("Delete temp"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
         Binding("w", "waive", N_("Waive"), id="rel.waive", tooltip=N_("Accept the selected failing item knowingly (recorded)")),
-        Binding("t", "app.tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code"),
+        Binding("t", "tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code"),
                 show=False),
         Binding("R", "release", N_("Release"), id="rel.release", tooltip=N_("Run the provider's release command")),
         Binding("m", "manual", N_("Released by hand"), id="rel.manual",
@@ -108,9 +98,10 @@ class ReleaseScreen(Translated, Screen):
     ReleaseScreen LoadingIndicator { height: 2; }
     """
 
-    def __init__(self):
+    def __init__(self, box: BoxContext) -> None:
         super().__init__()
-        self.release = None
+        self.box = box
+        self.release: Optional[Release] = None
         self.items = []
         self.selected = None
 
@@ -130,10 +121,10 @@ class ReleaseScreen(Translated, Screen):
     def on_mount(self):
         table = self.query_one("#items", DataTable)
         table.add_columns("", _("CHECK"), _("RESULT"), _("FIX"))
-        table.border_title = box_text(_("Before releasing %s") % self.app.state.host_label)
-        app = self.app
-        self.release = Release(app.host_key, app.session, app.host_cfg, app.billing.preset,
-                               app.billing.session_key(app.state.inventory))
+        box = self.box
+        table.border_title = box_text(_("Before releasing %s") % box.label)
+        self.release = Release(box.host, box.session, box.cfg, box.billing.preset,
+                               box.billing.session_key(box.state.inventory))
         self.action_recheck()
         self.set_interval(2.0, self.refresh_items)  # jobs and VRAM follow the live samples
 
@@ -141,11 +132,11 @@ class ReleaseScreen(Translated, Screen):
     def refresh_items(self):
         if self.release is None or self.release.facts is None or self not in self.app.screen_stack:
             return
-        app = self.app
+        st = self.box.state
         procs = [{"pid": r.pid, "gpu": r.gpu, "gpu_mem": r.gpu_mem, "kind": r.kind, "cmd": r.cmd}
-                 for r in app.state.proc_rows()]
-        self.items = self.release.items(app.state.gpus, procs, app.state.tmux_sessions(),
-                                        app.autostop, app.billing.figures())
+                 for r in st.proc_rows()]
+        self.items = self.release.items(st.gpus, procs, st.tmux_sessions(),
+                                        self.box.autostop, self.box.billing.figures())
         table = self.query_one("#items", DataTable)
         row = table.cursor_row
         table.clear()
@@ -198,6 +189,9 @@ class ReleaseScreen(Translated, Screen):
             self.query_one("#rel-head", Static).update(box_text(text))
 
     # -- actions -----------------------------------------------------------------
+    def action_tmux(self) -> None:
+        flows.open_tmux(flows.cockpit(self), self.box)
+
     @background('Checklist', group="release")
     async def action_recheck(self):
         self.busy(True, _("Looking at the box: artifacts, repos, temp files…"))
@@ -259,7 +253,7 @@ class ReleaseScreen(Translated, Screen):
 
     @background('Kill', group="release")
     async def action_kill(self):
-        rows = [r for r in self.app.state.proc_rows() if r.local]
+        rows = [r for r in self.box.state.proc_rows() if r.local]
         if not rows:
             self.app.notify(_("No GPU process to kill"))
             return
@@ -317,10 +311,10 @@ class ReleaseScreen(Translated, Screen):
                             % ", ".join(blockers), severity="error", timeout=15, markup=False)
             return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
-        if not await self.app.push_screen_wait(TypeToConfirm(self.app.host_key, command, open_items)):
+        if not await self.app.push_screen_wait(TypeToConfirm(self.box.host, command, open_items)):
             return
         result = await self.release.release()
-        self.app.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
+        self.box.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
                                  checklist=json.dumps(self._summary()))
         self.app.notify(_("Release command exited with %s: %s") % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
                         severity="information" if result.get("exit") == 0 else "error", timeout=30)
@@ -328,7 +322,7 @@ class ReleaseScreen(Translated, Screen):
     @background('Close billing session', group="release")
     async def action_manual(self):
         if await self.app.push_screen_wait(ConfirmScreen(
-                _("Close the billing session of %s? (You release it in the provider console.)") % self.app.host_key)):
-            self.app.billing.persist(force=True, ended_how="released in the provider console",
+                _("Close the billing session of %s? (You release it in the provider console.)") % self.box.host)):
+            self.box.billing.persist(force=True, ended_how="released in the provider console",
                                      checklist=json.dumps(self._summary()))
             self.app.notify(_("Billing session closed"))

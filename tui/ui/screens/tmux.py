@@ -1,23 +1,25 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
 import subprocess
+from typing import Optional
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from remote_probe import wire
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
-from tui.remote.session import REQUEST_ERRORS
+from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
+from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import ansi_text, box_text, plain
-from tui.ui.screens.modals import ConfirmScreen
+from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.translate import Translated
 
 PREVIEW_EVERY = 1.0
@@ -34,7 +36,7 @@ def default_hand_off(app, argv):
         return subprocess.call(argv)
 
 
-class JobScreen(Translated, ModalScreen):
+class JobScreen(FormScreen):
     """New job: name, working directory, command."""
 
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), id="job.cancel")]
@@ -62,36 +64,22 @@ class JobScreen(Translated, ModalScreen):
                 yield Label(_("Command (runs detached; survives any disconnect):"))
                 yield Input(value=command, id="command", placeholder="python train.py --epochs 90")
             yield Static(id="error")
-            with Horizontal():
-                yield Button(_("OK"), id="ok", variant="primary")
-                yield Button(_("Cancel (esc)"), id="cancel")
+            yield from self.form_buttons(_("OK"))
 
-    def on_input_submitted(self, _event):
-        self._ok()
-
-    def on_button_pressed(self, event):
-        if event.button.id == "ok":
-            self._ok()
-        else:
-            self.dismiss(None)
-
-    def _ok(self):
+    def submit(self) -> None:
         name, problem = safe_session_name(self.query_one("#name", Input).value)
         if problem:
-            self.query_one("#error", Static).update(_(problem))
+            self.error(_(problem))
             return
         if self.rename:
             self.dismiss({"name": name})
             return
         command = self.query_one("#command", Input).value.strip()
         if not command:
-            self.query_one("#error", Static).update(_("what should the job run?"))
+            self.error(_("what should the job run?"))
             return
         self.dismiss({"name": name, "cwd": self.query_one("#cwd", Input).value.strip() or "~",
                       "command": command})
-
-    def action_cancel(self):
-        self.dismiss(None)
 
 
 class TmuxScreen(Translated, Screen):
@@ -115,10 +103,12 @@ class TmuxScreen(Translated, Screen):
     TmuxScreen #preview-box { width: 1fr; border: round $primary-darken-1; }
     """
 
-    def __init__(self):
+    def __init__(self, box: BoxContext) -> None:
         super().__init__()
-        self.selected = None  # pane id
+        self.box = box
+        self.selected: Optional[str] = None  # pane id
         self.preview_text = ""
+        self.jobs_shown = box.jobs_version  # the box's jobs report the table shows
 
     def compose(self) -> ComposeResult:
         yield Static(id="tmux-notice")
@@ -133,7 +123,7 @@ class TmuxScreen(Translated, Screen):
         table = self.query_one("#panes", DataTable)
         for key, title in COLUMNS:
             table.add_column(_(title), key=key)
-        table.border_title = box_text(_("tmux sessions on %s") % self.app.state.host_label)
+        table.border_title = box_text(_("tmux sessions on %s") % self.box.label)
         self.query_one("#preview-box").border_title = _("preview")
         self.refresh_panes()
         self.set_interval(PREVIEW_EVERY, self.refresh_preview)
@@ -144,10 +134,16 @@ class TmuxScreen(Translated, Screen):
         """False once the user left the screen while a request was still in flight."""
         return self in self.app.screen_stack
 
+    def jobs_changed(self) -> None:
+        """A new jobs report from the box: redraw the panes once per report."""
+        if self.jobs_shown != self.box.jobs_version:
+            self.jobs_shown = self.box.jobs_version
+            self.refresh_panes()
+
     def refresh_panes(self):
         if not self.is_open():
             return  # closed while a request was in flight
-        st = self.app.state
+        st = self.box.state
         table = self.query_one("#panes", DataTable)
         rows = pane_rows(st.tmux_sessions(), st.clock())
         table.clear()
@@ -167,7 +163,7 @@ class TmuxScreen(Translated, Screen):
         self.refresh_notice()
 
     def refresh_notice(self):
-        st = self.app.state
+        st = self.box.state
         t = Text()
         error = st.tmux_error()
         if error:
@@ -210,7 +206,7 @@ class TmuxScreen(Translated, Screen):
             self.query_one("#preview", Static).update(Text(_("(no pane)"), style="dim"))
             return
         try:
-            reply = await self.app.session.request(wire.TMUX_CAPTURE, pane=self.selected, lines=300)
+            reply = await self.box_session().request(wire.TMUX_CAPTURE, pane=self.selected, lines=300)
         except REQUEST_ERRORS as exc:  # shown in the preview: it is the preview's content
             self.query_one("#preview", Static).update(box_text(_("preview unavailable: %s") % exc, style="dim"))
             return
@@ -225,15 +221,20 @@ class TmuxScreen(Translated, Screen):
             box.call_after_refresh(box.scroll_end, animate=False)
 
     # -- actions -----------------------------------------------------------------
+    def box_session(self) -> RemoteSession:
+        # only a connected box's tmux panel opens (the fleet opens no screen of a released box)
+        assert self.box.session is not None
+        return self.box.session
+
     def _session_of(self, pane):
-        for s in self.app.state.tmux_sessions():
+        for s in self.box.state.tmux_sessions():
             for w in s["windows"]:
                 if any(p["id"] == pane for p in w["panes"]):
                     return s
         return None
 
     async def _request(self, kind, done=None, **params):
-        reply = await self.app.session.request(kind, **params)
+        reply = await self.box_session().request(kind, **params)
         if done:
             self.app.notify(done, timeout=5)
         await self.reload()
@@ -241,12 +242,12 @@ class TmuxScreen(Translated, Screen):
 
     async def reload(self):
         try:
-            reply = await self.app.session.request(wire.TMUX_LIST)
+            reply = await self.box_session().request(wire.TMUX_LIST)
         except REQUEST_ERRORS:  # the next sample brings the list anyway
             return
-        jobs = dict(self.app.state.jobs or {})
+        jobs = dict(self.box.state.jobs or {})
         jobs["tmux"] = reply["tmux"]
-        self.app.state.set_jobs(jobs)
+        self.box.state.set_jobs(jobs)
         self.refresh_panes()
 
     @background('New job', group="tmux-action")
@@ -264,7 +265,7 @@ class TmuxScreen(Translated, Screen):
         s = self._session_of(self.selected)
         if s is None:
             return
-        argv = self.app.attach_argv(s["id"])
+        argv = self.box.attach_argv(s["id"])
         code = self.app.hand_off_terminal(self.app, argv)
         if code not in (0, None):
             self.app.notify(_("`%s` exited with %s") % (" ".join(argv), code), severity="warning")
@@ -296,8 +297,8 @@ class TmuxScreen(Translated, Screen):
 
     @background('Move into tmux', group="tmux-action")
     async def action_move(self):
-        jobs = self.app.state.unprotected()
-        if not jobs or not (self.app.state.jobs or {}).get("reptyr"):
+        jobs = self.box.state.unprotected()
+        if not jobs or not (self.box.state.jobs or {}).get("reptyr"):
             self.app.notify(_("Nothing to move (no unprotected job, or reptyr is not on the box)"))
             return
         pid = jobs[0]["pid"]
@@ -309,7 +310,7 @@ class TmuxScreen(Translated, Screen):
 
     @background('Install tmux', group="tmux-action")
     async def action_install(self):
-        install = ((self.app.state.jobs or {}).get("tmux") or {}).get("install") or {}
+        install = ((self.box.state.jobs or {}).get("tmux") or {}).get("install") or {}
         if not install.get("argv") or not install.get("can_run"):
             return
         if await self.app.push_screen_wait(ConfirmScreen(

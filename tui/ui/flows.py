@@ -1,0 +1,186 @@
+"""What a key does to a box, as functions of (app, box): the dashboard and the fleet screen
+call the same ones for the box they show (issue 19).
+
+`app` is the running CockpitApp (dialogs, toasts, the terminal hand-off, the config file);
+`box` is the tui.ui.box_context.BoxContext acted on. Flows that wait on a dialog run from a
+background action (tui.ui.background), which turns their failures into one notice."""
+
+import time
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, cast
+
+from rich.text import Text
+
+from remote_probe import wire
+from tui.core import billing, nvitop
+from tui.core.billing import format_money
+from tui.core.config import ConfigError
+from tui.core.i18n import _
+from tui.remote.nvitop import install_nvitop, nvitop_present
+from tui.ui.box_context import BoxContext
+from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
+
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
+    from tui.ui.app import CockpitApp
+
+
+def cockpit(node: "DOMNode") -> "CockpitApp":
+    """The running app of a screen, as the flows need it (Textual types `node.app` as App)."""
+    return cast("CockpitApp", node.app)
+
+
+# -- screens of a box ----------------------------------------------------------------------
+def open_release(app: "CockpitApp", box: BoxContext) -> None:
+    from tui.ui.screens.release import ReleaseScreen
+    app.push_screen(ReleaseScreen(box))
+
+
+def open_doctor(app: "CockpitApp", box: BoxContext) -> None:
+    from tui.ui.screens.doctor import DoctorScreen
+    app.push_screen(DoctorScreen(box))
+
+
+def open_tmux(app: "CockpitApp", box: BoxContext) -> None:
+    from tui.ui.screens.tmux import TmuxScreen
+    app.push_screen(TmuxScreen(box))
+
+
+# -- autostop ------------------------------------------------------------------------------
+def autostop_changed(app: "CockpitApp", box: BoxContext, status: Optional[dict],
+                     event: Optional[dict] = None, events: Iterable[dict] = ()) -> None:
+    """A new autostop status for `box`; its countdown and firing reach the user once each."""
+    box.autostop = status
+    for e in ([event] if event else []) + list(events or []):
+        key = (box.host, e.get("event"), e.get("t"))
+        if key in app.shown_events:
+            continue
+        app.shown_events.add(key)
+        kind = e.get("event")
+        if kind == "grace":
+            app.bell()
+            app.notify(e.get("message", _("autostop countdown started")), severity="error",
+                       timeout=30, markup=False)
+        elif kind == "fired":
+            app.notify(_("Autostop ran `%s` (%s, exit %s)") % (
+                e.get("command"), e.get("reason"), e.get("exit")), severity="error",
+                timeout=60, markup=False)
+        elif kind == "disarmed" and event is not None:
+            app.notify(_("Autostop %s") % e.get("reason"), timeout=8, markup=False)
+    dashboard = app.dashboard_of(box)
+    if dashboard is not None and dashboard.ready:
+        dashboard.refresh_billing()
+
+
+async def autostop_request(app: "CockpitApp", box: BoxContext, what: str, **params: Any) -> None:
+    """Arm or disarm the probe's autostop; failures go to the worker error handler."""
+    assert box.session is not None
+    kind = wire.AUTOSTOP_ARM if what == "arm" else wire.AUTOSTOP_DISARM
+    reply = await box.session.request(kind, **params)
+    autostop_changed(app, box, reply.get("autostop"))
+    if kind == wire.AUTOSTOP_ARM:
+        app.notify(_("Autostop armed on %s") % box.host, timeout=8, markup=False)
+
+
+async def arm_or_cancel_autostop(app: "CockpitApp", box: BoxContext) -> None:
+    """`a`: cancel an armed autostop, or (opt-in per host) ask the conditions and arm it."""
+    auto = box.cfg.autostop
+    if box.autostop and box.autostop.get("armed"):
+        if await app.push_screen_wait(ConfirmScreen(_("Cancel autostop on %s?") % box.host)):
+            await autostop_request(app, box, "disarm", reason="cancelled from gputui")
+        return
+    command = box.billing.preset.release_command
+    if not auto.allowed:
+        app.notify(_("Autostop is off for %s. It runs a command that stops the box, so it is "
+                     "opt-in: add `[hosts.\"%s\".autostop]` with `allowed = true` to %s")
+                   % (box.host, box.host, app.config.path), severity="warning",
+                   timeout=20, markup=False)
+        return
+    if not command:
+        app.notify(_("No release command known for %s (%s): set release_command in %s")
+                   % (box.host, box.billing.preset.name, app.config.path),
+                   severity="warning", timeout=20, markup=False)
+        return
+    answer = await app.push_screen_wait(AutostopScreen(
+        box.host, command, auto.idle_minutes, auto.max_hours, auto.grace_seconds,
+        stop_at=auto.deadline))
+    if answer is None:
+        return
+    deadlines = []
+    if answer["max_hours"]:
+        deadlines.append(time.time() + answer["max_hours"] * 3600)
+    if answer.get("stop_at"):
+        deadlines.append(billing.next_clock_time(answer["stop_at"], time.time()))
+    deadline = min(deadlines) if deadlines else None
+    idle = answer["idle_minutes"] * 60 if answer["idle_minutes"] is not None else None
+    threshold = (auto.idle_threshold if auto.idle_threshold is not None
+                 else box.cfg.idle_threshold)
+    await autostop_request(app, box, "arm", command=command, idle_seconds=idle, deadline=deadline,
+                           grace=auto.grace_seconds, threshold=threshold)
+
+
+# -- rate ----------------------------------------------------------------------------------
+async def ask_rate(app: "CockpitApp", box: BoxContext) -> bool:
+    """`b`: ask what the box costs, apply it, save it in the config. -> whether a rate was set."""
+    cfg = box.cfg
+    answer = await app.push_screen_wait(RateScreen(box.host, cfg.rate, cfg.currency,
+                                                   cfg.granularity))
+    if answer is None:
+        return False
+    rate, currency, granularity = answer
+    box.billing.set_rate(rate, currency, granularity)
+    try:
+        app.config.set_host_values(box.host, rate=rate, currency=currency, granularity=granularity)
+        app.notify(_("Rate %s/h saved for %s") % (format_money(rate, currency), box.host),
+                   markup=False)
+    except ConfigError as exc:  # the rate still applies; only saving it failed
+        app.notify(_("Rate used for this session only: %s") % exc, severity="warning",
+                   timeout=15, markup=False)
+    return True
+
+
+# -- preflight -----------------------------------------------------------------------------
+async def run_preflight(box: BoxContext, smoke: bool = True) -> list:
+    """The preflight checks of `box`, kept on it for the doctor screen."""
+    from tui.core.preflight import run_checks
+    from tui.core.report import doctor_request
+    assert box.session is not None
+    # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs
+    busy = any(r.kind == "C" for r in box.state.proc_rows())
+    reply = await box.session.request(wire.PREFLIGHT, timeout=240,
+                                      **doctor_request(box.cfg, smoke and not busy))
+    dyn = dict(enumerate(box.state.gpus))
+    box.preflight_checks = run_checks(reply["facts"], box.cfg, box.billing.preset, dyn)
+    return box.preflight_checks
+
+
+# -- nvitop (`N`): on the box in the real terminal, installed on request into gputui's own
+# remote dir; the app suspends like tmux attach and comes back on exit. --------------------
+def install_question(host: str, command: str) -> Text:
+    """The confirmation text: what will run, where, and what it will not touch."""
+    return Text.assemble(
+        _("nvitop is not installed on %s.\n\nInstall it into gputui's own folder on the box? No "
+          "root, none of your environments change; removing gputui's folder removes it.") % host
+        + "\n\n",
+        ("$ " + command, "bold"))
+
+
+async def open_nvitop(app: "CockpitApp", box: BoxContext) -> Optional[List[str]]:
+    """The whole flow; run it from a background action (it waits on a dialog)."""
+    session, cfg = box.session, box.cfg
+    assert session is not None
+    python = cfg.python or "python3"
+    if not await nvitop_present(session, python):
+        command = nvitop.install_command(session.remote_dir, python, index_url=cfg.pip_index_url)
+        if not await app.push_screen_wait(ConfirmScreen(install_question(box.host, command))):
+            return None
+        app.notify(_("Installing nvitop on %s…") % box.host, timeout=10, markup=False)
+        ok, said = await install_nvitop(session, python, index_url=cfg.pip_index_url)
+        if not ok:
+            app.notify(said, severity="error", timeout=30, markup=False)
+            return None
+    argv = nvitop.terminal_argv(session.target, nvitop.run_command(session.remote_dir, python))
+    code = app.hand_off_terminal(app, argv)
+    if code not in (0, None):
+        app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
+    return argv
