@@ -138,18 +138,18 @@ def exit_signal_of(status, signal=None):
 
 
 def _sustained(samples, now, span, test):
-    """True when every sample in the last `span` seconds passes `test`, the samples
-    cover that span, and no gap between them exceeds SAMPLE_GAP_S."""
-    window = [s for s in samples if s[0] >= now - span]
-    if not window or window[0][0] > now - span + SAMPLE_GAP_S or now - window[-1][0] > SAMPLE_GAP_S:
+    """True when the samples cover the last `span` seconds (one at or before its start,
+    one within SAMPLE_GAP_S of now, no gap longer than SAMPLE_GAP_S between them) and
+    every one of them passes `test`."""
+    covering = [s for s in samples if s[0] <= now - span]
+    if not covering:
+        return False
+    window = [covering[-1]] + [s for s in samples if now - span < s[0] <= now]
+    if now - window[-1][0] > SAMPLE_GAP_S:
         return False
     for a, b in zip(window, window[1:]):
         if b[0] - a[0] > SAMPLE_GAP_S:
             return False
-    # The sample just before the window shows the state held from its start.
-    before = [s for s in samples if s[0] < now - span]
-    if before:
-        window = [before[-1]] + window
     return all(test(s) for s in window)
 
 
