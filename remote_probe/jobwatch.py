@@ -64,7 +64,7 @@ class JobFacts:
 
     def __init__(self, now, alive, exit_status=None, exit_signal=None, last_lines=(),
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
-                 last_write_t=None, started_t=None, uses_gpu=None):
+                 last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -77,6 +77,9 @@ class JobFacts:
         self.last_write_t = last_write_t
         self.started_t = started_t
         self.uses_gpu = uses_gpu
+        # How much the cgroup's oom_kill counter rose while the job ran (memory_oom_kills):
+        # the OOM killer's trace that needs no dmesg.
+        self.oom_kills = oom_kills
 
 
 class Verdict:
@@ -197,6 +200,9 @@ def classify(facts, hung_after=HUNG_AFTER_S):
         if status == 0 and sig is None:
             # A traceback printed earlier but handled: the exit status is the truth.
             return Verdict(FINISHED, "exit_0", _join("exit status 0", last), 0)
+        if facts.oom_kills and (sig in (None, 9)) and status != 0 and cause in (None, "oom_killed"):
+            return Verdict(CRASHED, "oom_killed", _join(
+                "killed by the kernel OOM killer (cgroup oom_kill +%d)" % facts.oom_kills, last), status)
         if sig is not None:
             name = SIGNALS.get(sig, "signal %d" % sig)
             if sig == 9 and cause in (None, "oom_killed"):
@@ -231,6 +237,29 @@ def classify(facts, hung_after=HUNG_AFTER_S):
 
 def _join(headline, lines):
     return "\n".join([headline] + [x for x in lines if x != headline])
+
+
+def parse_oom_kills(text):
+    """The oom_kill counter from a cgroup's memory.events (v2) or memory.oom_control (v1)."""
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "oom_kill" and parts[1].isdigit():
+            return int(parts[1])
+    return None
+
+
+def memory_oom_kills(paths=("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")):
+    """This box's (container's) OOM kill count, or None where the cgroup does not say.
+    The daemon samples it; a rise while a job died is the OOM killer's evidence."""
+    for path in paths:
+        try:
+            with open(path, "r") as f:
+                count = parse_oom_kills(f.read(4096))
+        except OSError:
+            continue
+        if count is not None:
+            return count
+    return None
 
 
 # ---- checkpoint guard --------------------------------------------------------------

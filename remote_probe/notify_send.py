@@ -469,7 +469,7 @@ def _build_pushplus(p, title, body, kind, now):
         template, content = "html", _text_to_html(body)
     else:
         raise NotifyURLError("pushplus:// ?format= must be html or text")
-    base = {"token": token, "title": title[:100] if title else body, "content": content,
+    base = {"token": token, "title": title[:100] if title else content, "content": content,
             "template": template, "channel": "wechat"}
     out = []
     for topic in p.path or [None]:

@@ -199,7 +199,8 @@ def parse_progress(text):
       scales it to the whole run ("Epoch 0" seen anywhere means epochs count from 0 and
       M is the last epoch's number, as Lightning prints it);
     - nested tqdm bars shown together (outer epochs bar above an inner batches bar) are
-      combined into one run fraction;
+      combined into one run fraction; a bar with a smaller total under the run's bar is
+      an evaluation pass and does not count;
     - else a plain "step N/M" / "epoch N/M" / "iter N of M" line;
     - a Trainer log dict ({'loss': ..., 'epoch': 1.23}) adds loss and epoch to the bar,
       and a final {'train_runtime': ...} marks the run done.
@@ -231,6 +232,10 @@ def parse_progress(text):
                 if (outer is not None and outer.total and bar.fraction is not None
                         and outer.total < (bar.total or 0) and outer.fraction < 1.0):
                     best = _nest(outer, bar)
+                elif outer is not None and outer.total and bar.total and outer.total > bar.total:
+                    # A short bar under the run's bar: an evaluation pass (HF Trainer's
+                    # eval loop), not the run itself.
+                    best = outer
             break
         plain = _plain(lines[i])
         if plain is not None:

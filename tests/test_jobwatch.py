@@ -60,6 +60,9 @@ def facts(**kw):
      "crashed", "segfault"),
     ("sigterm", facts(alive=False, exit_status=143, last_lines=["step 5/10"]), "crashed", "signal"),
     ("bare-nonzero", facts(alive=False, exit_status=2, last_lines=["usage: train.py [-h]"]), "crashed", "exit_status"),
+    ("cgroup-oom-kill", facts(alive=False, exit_status=None, last_lines=["step 9/10"], oom_kills=1),
+     "crashed", "oom_killed"),
+    ("cgroup-oom-but-exit-0", facts(alive=False, exit_status=0, last_lines=[], oom_kills=1), "finished", "exit_0"),
     ("exit-0", facts(alive=False, exit_status=0, last_lines=["Training complete."]), "finished", "exit_0"),
     ("exit-0-after-handled-tb", facts(alive=False, exit_status=0, last_lines=PLAIN_TB + ["retrying... done"]),
      "finished", "exit_0"),
@@ -137,6 +140,22 @@ def test_evidence_is_sanitized():
         "WANDB_API_KEY=abc123secret", "\x1b]0;evil\x07RuntimeError: CUDA error: illegal memory access"]))
     assert "abc123secret" not in v.evidence and "\x1b" not in v.evidence and "\x07" not in v.evidence
     assert v.cause == "cuda_error"
+
+
+@pytest.mark.parametrize("text,count", [
+    ("low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n", 2),
+    ("oom_kill_disable 0\nunder_oom 0\noom_kill 7\n", 7),
+    ("low 0\n", None), ("", None),
+])
+def test_parse_oom_kills(text, count):
+    assert jw.parse_oom_kills(text) == count
+
+
+def test_memory_oom_kills_reads_the_first_file_that_says(tmp_path):
+    v2 = tmp_path / "memory.events"
+    v2.write_text("oom 1\noom_kill 4\n")
+    assert jw.memory_oom_kills([str(tmp_path / "absent"), str(v2)]) == 4
+    assert jw.memory_oom_kills([str(tmp_path / "absent")]) is None
 
 
 # ---- checkpoint guard

@@ -147,12 +147,16 @@ def _key(item):
     return json.dumps(item, sort_keys=True, default=str)
 
 
-@pytest.mark.parametrize("body", BODIES, ids=["short", "traceback", "blanks"])
+MESSAGES = [(TITLE, BODIES[0]), (TITLE, BODIES[1]),
+            ("box <a100> & \"co\" 'x' 训练完成", BODIES[2]), ("", BODIES[0])]
+
+
+@pytest.mark.parametrize("title,body", MESSAGES, ids=["short", "traceback", "odd-title", "no-title"])
 @pytest.mark.parametrize("case,url", CASES, ids=[c[0] for c in CASES])
-def test_box_request_equals_apprise_request(case, url, body):
-    theirs = [normalise(*r, case="apprise:" + case) for r in apprise_requests(url, TITLE, body)]
+def test_box_request_equals_apprise_request(case, url, title, body):
+    theirs = [normalise(*r, case="apprise:" + case) for r in apprise_requests(url, title, body)]
     ours = [normalise(r.method, r.url, r.headers, r.body)
-            for r in notify_send.build_requests(url, TITLE, body, "info", now=NOW)]
+            for r in notify_send.build_requests(url, title, body, "info", now=NOW)]
     # Multi-target channels send one request per target; Apprise pops targets from the end.
     assert sorted(ours, key=_key) == sorted(theirs, key=_key)
 

@@ -33,6 +33,8 @@ LIGHTNING_TQDM = (
 LIGHTNING_ONE_BASED = "Epoch 3/10:  45%|████▌     | 450/1000 [01:30<01:50,  5.00it/s, loss=0.4]"
 COLOURED = (ESC + "[32m" + "train" + ESC + "[0m:  42%|" + ESC + "[36m████▏     " + ESC + "[0m"
             "| 420/1000 [01:23<01:55,  5.02it/s]" + ESC + "]0;title\x07")
+HF_EVAL = HF_TRAINER + (
+    "\n 60%|██████    | 30/50 [00:06<00:04,  4.95it/s]")
 NESTED = (
     "epochs:  30%|███       | 3/10 [15:00<35:00, 300.00s/it]\n"
     "batches:  50%|█████     | 500/1000 [02:30<02:30,  3.33it/s]"
@@ -56,6 +58,7 @@ NESTED = (
     ("cr-overwrites", "\r 10%|█ | 1/10 [00:01<00:09, 1.00it/s]\r 20%|██ | 2/10 [00:02<00:08, 1.00it/s]",
      dict(fraction=0.2, eta_seconds=8.0)),
     ("hf-trainer", HF_TRAINER, dict(fraction=0.4, eta_seconds=180.0, loss=0.6931, epoch=1.0)),
+    ("hf-eval-pass", HF_EVAL, dict(fraction=0.4, total=1500.0)),
     ("hf-done", HF_DONE, dict(fraction=1.0, eta_seconds=0.0, loss=0.41)),
     # Lightning counts epochs from 0 and prints the last epoch's number: epoch 2 of 10,
     # 45 % into it -> 24.5 % of the run; 7.55 epochs of 1000 batches at 5 it/s remain.
