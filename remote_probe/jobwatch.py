@@ -262,6 +262,39 @@ def memory_oom_kills(paths=("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memo
     return None
 
 
+def proc_chars_written(pid, proc="/proc"):
+    """Bytes a process has written so far (wchar in /proc/PID/io: files, pipes and the
+    terminal alike), or None where it cannot be read. A count that stops rising is "no
+    output and no file written" without scanning the disk."""
+    try:
+        with open("%s/%d/io" % (proc, pid), "r") as f:
+            for line in f.read(4096).splitlines():
+                if line.startswith("wchar:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class WriteWatch:
+    """When a job last wrote anything, from successive wchar readings of its processes."""
+
+    def __init__(self):
+        self.last = {}     # pid -> wchar
+        self.changed_t = None
+
+    def observe(self, t, counts):
+        """counts: {pid: wchar or None} for the job's processes now."""
+        for pid, count in counts.items():
+            if count is None:
+                continue
+            if self.last.get(pid) != count:
+                if pid in self.last or self.changed_t is None:
+                    self.changed_t = t
+                self.last[pid] = count
+        return self.changed_t
+
+
 # ---- checkpoint guard --------------------------------------------------------------
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".h5", ".keras", ".msgpack",
                        ".distcp", ".bin")

@@ -158,6 +158,24 @@ def test_memory_oom_kills_reads_the_first_file_that_says(tmp_path):
     assert jw.memory_oom_kills([str(tmp_path / "absent")]) is None
 
 
+def test_proc_chars_written_of_this_process(tmp_path):
+    before = jw.proc_chars_written(os.getpid())
+    assert isinstance(before, int)
+    with open(str(tmp_path / "f"), "wb") as f:
+        f.write(b"x" * 100000)
+    assert jw.proc_chars_written(os.getpid()) >= before + 100000
+    assert jw.proc_chars_written(2 ** 22 + 12345) is None
+
+
+def test_write_watch_notes_the_last_change():
+    w = jw.WriteWatch()
+    assert w.observe(0, {10: 500}) == 0
+    assert w.observe(5, {10: 500}) == 0
+    assert w.observe(10, {10: 800, 11: None}) == 10
+    assert w.observe(20, {10: 800, 12: 3}) == 10  # a new process's first reading is no write
+    assert w.observe(30, {10: 800, 12: 4}) == 30
+
+
 # ---- checkpoint guard
 
 def _touch(path, mtime):
