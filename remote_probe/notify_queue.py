@@ -219,6 +219,7 @@ class Outbox:
         _check_dir(os.path.join(directory, "queue"))
         self.channels = {}   # id -> url
         self.quiet = None
+        self.events = None
         self.sent_keys = {}
         self.sent_times = {}  # channel id -> [epoch seconds]
         self.last_errors = {}  # channel id -> reason of the last failure (no secrets)
@@ -233,6 +234,8 @@ class Outbox:
         urls = conf.get("urls") if isinstance(conf, dict) else None
         self.channels = {channel_id(u): u for u in urls or [] if isinstance(u, str)}
         self.quiet = conf.get("quiet") if isinstance(conf, dict) else None
+        events = conf.get("events") if isinstance(conf, dict) else None
+        self.events = events if isinstance(events, list) else None
         state = _load_json(self._path("state.json"), {})
         now = self.clock()
         self.sent_keys = prune_keys(dict(state.get("sent_keys") or {}), now)
@@ -262,11 +265,15 @@ class Outbox:
             pass
 
     # -- configuration (pushed by the laptop)
-    def configure(self, urls, quiet=None):
+    def configure(self, urls, quiet=None, events=None):
+        """The laptop's settings (tui/core/notify_settings.py NotifySettings.wire()):
+        channel URLs, quiet hours, and the event kinds wanted (None: all)."""
         urls = [u for u in urls if isinstance(u, str)]
-        _dump(self._path("channels.json"), {"urls": urls, "quiet": quiet})
+        events = list(events) if isinstance(events, (list, tuple)) else None
+        _dump(self._path("channels.json"), {"urls": urls, "quiet": quiet, "events": events})
         self.channels = {channel_id(u): u for u in urls}
         self.quiet = quiet
+        self.events = events
 
     # -- events
     def enqueue(self, kind, key, title, body):
@@ -274,6 +281,8 @@ class Outbox:
         is queued) already, or there is no channel."""
         now = self.clock()
         if not self.channels or key in self.sent_keys:
+            return False
+        if self.events is not None and kind not in self.events and kind != "test":
             return False
         if any(m["key"] == key for m in self.messages.values()):
             return False

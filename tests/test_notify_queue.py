@@ -323,3 +323,13 @@ def test_state_file_is_json(tmp_path):
     box.pump()
     state = json.loads((tmp_path / "notify" / "state.json").read_text())
     assert "k" in state["sent_keys"] and len(state["sent_times"][nq.channel_id(URL_A)]) == 1
+
+
+def test_event_filter_from_the_laptop_survives_restart(tmp_path):
+    clock, send = Clock(1000.0), Sender()
+    box = nq.Outbox(str(tmp_path / "notify"), send=send, clock=clock)
+    box.configure([URL_A], None, events=["crashed"])
+    assert not box.enqueue("finished", "f", "t", "b")
+    again = nq.Outbox(str(tmp_path / "notify"), send=send, clock=clock)
+    assert not again.enqueue("idle", "i", "t", "b")
+    assert again.enqueue("crashed", "c", "t", "b") and again.enqueue("test", "x", "t", "b")
