@@ -22,10 +22,14 @@ _NUM = r"(\d+(?:\.\d+)?)([kKMGTP]?)"
 _COUNT = r"\d+(?:\.\d+)?[kKMGTP]?"
 # tqdm's meter: "desc: 42%|███▏  | 420/1000 [01:23<01:55, 5.02it/s, loss=0.3]". The bar
 # may be any characters (ascii "###   ", unicode blocks); counts may be unit-scaled.
+# In a pane narrower than the bar, each redraw wraps and `capture-pane -J` joins the
+# remnants into one line: no part may run across "|", "[" or "]", and the last complete
+# meter on the line is the newest.
 _TQDM = re.compile(
-    r"(?:(?P<desc>.*?):?\s*)?(?P<pct>\d{1,3})%\|(?P<bar>[^|]*)\|\s*"
+    r"(?:(?P<desc>[^|\[\]]*?):?\s*)?(?P<pct>\d{1,3})%\|(?P<bar>[^|]*)\|\s*"
     r"(?P<n>" + _COUNT + r")\s*/\s*(?P<total>" + _COUNT + r")\s*"
-    r"\[(?P<elapsed>[\d:]+|\?)(?:<(?P<remaining>[\d:]+|\?))?(?:,\s*(?P<rate>[^,\]]*))?(?P<post>[^\]]*)\]")
+    r"\[(?P<elapsed>[\d:]+|\?)(?:<(?P<remaining>[\d:]+|\?))?(?:,\s*(?P<rate>[^,\]\[|]*))?"
+    r"(?P<post>[^\]\[|]*)\]")
 # Unknown total: "desc: 420it [01:23, 5.02it/s]"
 _TQDM_NOTOTAL = re.compile(
     r"(?:(?P<desc>.*?):\s*)?(?P<n>" + _COUNT + r")(?P<unit>[A-Za-z]*)\s+"
@@ -126,8 +130,13 @@ def parse_rate(text):
     return None, right
 
 
+def _label(desc):
+    return re.split(r",\s*|\]\s*", (desc or "").strip())[-1].strip()
+
+
 def _tqdm(line):
-    m = _TQDM.search(line)
+    found = list(_TQDM.finditer(line))
+    m = found[-1] if found else None
     if m:
         n = _count(m.group("n"))
         total = _count(m.group("total"))
@@ -140,7 +149,7 @@ def _tqdm(line):
         return Progress("tqdm", done=n, total=total, fraction=frac, rate=rate, unit=unit,
                         eta_seconds=parse_interval(m.group("remaining")),
                         elapsed_seconds=parse_interval(m.group("elapsed")),
-                        label=(m.group("desc") or "").strip())
+                        label=_label(m.group("desc")))
     m = _TQDM_NOTOTAL.search(line)
     if m and (m.group("rate") or "").strip():
         rate, unit = parse_rate(m.group("rate"))
@@ -279,7 +288,10 @@ class ProgressHistory:
             return
         if self.points and progress.fraction < self.points[-1][1] - 1e-9:
             self.points = []  # the run restarted (or a new bar): old points mislead
-        self.points.append((t, progress.fraction))
+        # Keep when each value was first seen: re-reading an unchanged line later would
+        # make the job look slower than it is.
+        if not self.points or progress.fraction > self.points[-1][1] + 1e-12:
+            self.points.append((t, progress.fraction))
         while self.points and self.points[0][0] < t - self.window:
             self.points.pop(0)
 
