@@ -1,7 +1,6 @@
 """Progress read from a real tmux pane (capture-pane, as the daemon does) while a real
 tqdm bar and a plain step printer run in it: fraction and ETA within 15 % of the truth."""
 
-import os
 import shlex
 import shutil
 import sys
