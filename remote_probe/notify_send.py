@@ -269,7 +269,9 @@ def _build_ntfy(p, title, body, kind, now):
     cloud = bool(re.search(r"ntfy\.sh", p.host or "", re.I))
     mode = (p.query.get("mode") or "").lower()
     if mode not in ("cloud", "private"):
-        mode = "cloud" if cloud or not (topics and _HOST_RE.match(p.host or "")) else "private"
+        # Apprise's rule: a host and a topic path make a server URL (ntfys://ntfy.sh/t
+        # included); a bare name is a topic on ntfy.sh.
+        mode = "private" if topics and _HOST_RE.match(p.host or "") else "cloud"
     if mode == "cloud":
         if not cloud and p.host:
             topics.insert(0, p.host)
