@@ -263,12 +263,15 @@ class SimBackend:
             limit = g.get("power_limit", 400)
             busy = util / 100.0
             throttle = 0x1 if util == 0 else (0x4 if g.get("power_capped") else 0)
+            # "util_reported": false — MIG slices and some vGPUs: NVML gives no utilization.
+            # "power_fraction" pins power (a hung NCCL job: util ~100 %, power near idle).
+            reported = g.get("util_reported", True)
             gpus.append({
-                "util": util,
-                "mem_util": int(util * 0.45),
+                "util": util if reported else None,
+                "mem_util": int(util * 0.45) if reported else None,
                 "mem_used": 0 if not mem_by_gpu.get(i) else mem_by_gpu[i] + 500,
                 "temp": int(34 + busy * 38 + _noise(i + 7, t)),
-                "power": int(limit * (0.15 + 0.8 * busy)),
+                "power": int(limit * g.get("power_fraction", 0.15 + 0.8 * busy)),
                 "clock_sm": g.get("clock_sm_max", 1410) if util else 210,
                 "clock_mem": g.get("clock_mem_max", 1593),
                 "pstate": 0,

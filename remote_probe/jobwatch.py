@@ -1,0 +1,397 @@
+"""What each job is doing, judged on the box: running / finished / crashed / hung /
+waiting, each with the evidence that decided it; and the checkpoint guard (the newest
+checkpoint-like file a job wrote, its age, stale or not).
+
+A job is a tmux pane, a GPU process or a long-running python process; the daemon
+gathers ``JobFacts`` for it (alive, exit status, last lines, its GPUs' utilization and
+power over time, VRAM held, when it last printed and last wrote a file) and calls
+``classify``. Pure functions; the thresholds are the named constants below.
+Stdlib only (the probe runs on Python 3.8).
+"""
+
+import os
+import re
+import stat
+
+# ---- thresholds (seconds, percent, fractions) -------------------------------------
+HUNG_AFTER_S = 600.0          # a hang signature must hold this long (configurable)
+HUNG_UTIL_PINNED = 95.0       # "util pinned": every sample at or above this...
+HUNG_POWER_FRACTION = 0.30    # ...while power stays at or below this share of the limit
+HUNG_VRAM_MIB = 256.0         # "VRAM held": the job's GPU memory at least this
+IDLE_UTIL = 0.0               # "0 % util" for the VRAM-held signature
+BUSY_UTIL = 5.0               # above this the GPU counts as in use (running, not waiting)
+SAMPLE_GAP_S = 30.0           # a gap longer than this in the samples breaks "sustained"
+CHECKPOINT_STALE_S = 3 * 3600.0  # no checkpoint newer than this while running: warn
+EVIDENCE_LINES = 6            # last lines kept as evidence
+EVIDENCE_LINE_CHARS = 200
+
+RUNNING, FINISHED, CRASHED, HUNG, WAITING = "running", "finished", "crashed", "hung", "waiting"
+STATES = (RUNNING, FINISHED, CRASHED, HUNG, WAITING)
+
+# Causes, most specific first: the first pattern found in the last lines names the cause.
+CRASH_PATTERNS = (
+    ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED"
+                            r"|cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory", re.I)),
+    ("nccl_timeout", re.compile(r"Watchdog caught collective operation timeout"
+                                r"|NCCL watchdog|collective operation timeout", re.I)),
+    ("nccl_error", re.compile(r"\bNCCL error\b|ncclInternalError|ncclSystemError|ncclUnhandledCudaError"
+                              r"|ncclRemoteError|NCCL communicator was aborted", re.I)),
+    ("cuda_error", re.compile(r"CUDA error:|device-side assert triggered|illegal memory access"
+                              r"|CUDA driver error|cudaErrorLaunchFailure", re.I)),
+    ("oom_killed", re.compile(r"^Killed$|Out of memory: Killed process|oom-kill", re.I)),
+    ("segfault", re.compile(r"Segmentation fault|SIGSEGV", re.I)),
+    ("traceback", re.compile(r"^Traceback \(most recent call last\):")),
+    ("child_failed", re.compile(r"ChildFailedError|torch\.distributed\.elastic.*failed", re.I)),
+)
+_INTERRUPTED = re.compile(r"^KeyboardInterrupt\b")
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\b(?::|$)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANSI = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_SECRETS = re.compile(r"(?i)\b([\w-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key)[\w-]*)"
+                      r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)")
+
+SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
+           9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+
+
+class JobFacts:
+    """What the daemon knows about one job at ``now``.
+
+    samples: [(t, util or None, power watts or None)] for the job's GPU(s), oldest first.
+    exit_status: the shell-style status (128+N for signal N) or None while alive/unknown.
+    exit_signal: the signal number when the box reports it separately (tmux pane_dead_signal).
+    """
+
+    def __init__(self, now, alive, exit_status=None, exit_signal=None, last_lines=(),
+                 samples=(), power_limit=None, vram_mib=None, last_output_t=None,
+                 last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0):
+        self.now = now
+        self.alive = alive
+        self.exit_status = exit_status
+        self.exit_signal = exit_signal
+        self.last_lines = list(last_lines)
+        self.samples = list(samples)
+        self.power_limit = power_limit
+        self.vram_mib = vram_mib
+        self.last_output_t = last_output_t
+        self.last_write_t = last_write_t
+        self.started_t = started_t
+        self.uses_gpu = uses_gpu
+        # How much the cgroup's oom_kill counter rose while the job ran (memory_oom_kills):
+        # the OOM killer's trace that needs no dmesg.
+        self.oom_kills = oom_kills
+
+
+class Verdict:
+    __slots__ = ("state", "cause", "evidence", "exit_status")
+
+    def __init__(self, state, cause, evidence, exit_status=None):
+        self.state = state
+        self.cause = cause
+        self.evidence = evidence
+        self.exit_status = exit_status
+
+    def as_dict(self):
+        return {"state": self.state, "cause": self.cause, "evidence": self.evidence,
+                "exit_status": self.exit_status}
+
+    def __repr__(self):
+        return "<Verdict %s %s>" % (self.state, self.cause)
+
+
+def sanitize_line(line):
+    """A box line made safe to show and send: escapes and control characters removed,
+    things that look like credentials masked, length capped."""
+    segments = [x for x in _ANSI.sub("", line).split("\r") if x.strip()]
+    line = _CONTROL.sub("", segments[-1] if segments else "")
+    line = _SECRETS.sub(lambda m: m.group(1) + m.group(2) + "****", line).rstrip()
+    if len(line) > EVIDENCE_LINE_CHARS:
+        line = line[:EVIDENCE_LINE_CHARS - 1] + "…"
+    return line
+
+
+def tail(lines, count=EVIDENCE_LINES):
+    clean = [sanitize_line(x) for x in lines]
+    clean = [x for x in clean if x.strip()]
+    return clean[-count:]
+
+
+def crash_cause(lines):
+    """(cause, line) from a job's last lines: the first CRASH_PATTERNS entry that matches
+    any line; for a plain traceback the exception line names it. (None, None) if none."""
+    clean = [sanitize_line(x) for x in lines]
+    for cause, pattern in CRASH_PATTERNS:
+        hits = [x for x in clean if pattern.search(x.strip())]
+        if not hits:
+            continue
+        if cause in ("traceback", "child_failed"):
+            exc = [x.strip() for x in clean if _EXCEPTION_LINE.match(x.strip())]
+            return cause, exc[-1] if exc else hits[-1].strip()
+        return cause, hits[-1].strip()
+    return None, None
+
+
+def exit_signal_of(status, signal=None):
+    """The signal that ended a job: tmux's separate signal, or the shell's 128+N status."""
+    if signal:
+        return signal
+    if status is not None and 128 < status < 160:
+        return status - 128
+    return None
+
+
+def _sustained(samples, now, span, test):
+    """True when the samples cover the last `span` seconds (one at or before its start,
+    one within SAMPLE_GAP_S of now, no gap longer than SAMPLE_GAP_S between them) and
+    every one of them passes `test`."""
+    covering = [s for s in samples if s[0] <= now - span]
+    if not covering:
+        return False
+    window = [covering[-1]] + [s for s in samples if now - span < s[0] <= now]
+    if now - window[-1][0] > SAMPLE_GAP_S:
+        return False
+    for a, b in zip(window, window[1:]):
+        if b[0] - a[0] > SAMPLE_GAP_S:
+            return False
+    return all(test(s) for s in window)
+
+
+def hang_signature(facts, hung_after=HUNG_AFTER_S):
+    """(cause, evidence) when a live job shows a hang signature sustained for
+    `hung_after` seconds, else (None, None).
+    - nccl_spin: utilization pinned ≥ HUNG_UTIL_PINNED with power ≤ HUNG_POWER_FRACTION of
+      the limit (a collective spinning on a peer that never answers).
+    - stalled: VRAM held (≥ HUNG_VRAM_MIB), utilization 0, no new output and no file
+      written for the whole time.
+    Unknown utilization (MIG slices, some vGPUs) never proves a hang."""
+    now = facts.now
+    limit = facts.power_limit
+    if limit:
+        def spin(s):
+            return (s[1] is not None and s[1] >= HUNG_UTIL_PINNED and s[2] is not None
+                    and s[2] <= HUNG_POWER_FRACTION * limit)
+        if _sustained(facts.samples, now, hung_after, spin):
+            recent = [s for s in facts.samples if s[0] >= now - hung_after]
+            top = max(s[2] for s in recent)
+            return "nccl_spin", ("GPU utilization ≥%d%% with power ≤%dW of %dW for %d min"
+                                 % (HUNG_UTIL_PINNED, round(top), round(limit), hung_after // 60))
+    known = [t for t in (facts.last_output_t, facts.last_write_t) if t is not None]
+    quiet_since = max(known) if known else facts.started_t
+    if (facts.vram_mib is not None and facts.vram_mib >= HUNG_VRAM_MIB
+            and quiet_since is not None and now - quiet_since >= hung_after
+            and _sustained(facts.samples, now, hung_after,
+                           lambda s: s[1] is not None and s[1] <= IDLE_UTIL)):
+        return "stalled", ("%d MiB of VRAM held at 0%% utilization, no output and no file "
+                           "written for %d min" % (facts.vram_mib, (now - quiet_since) // 60))
+    return None, None
+
+
+def classify(facts, hung_after=HUNG_AFTER_S):
+    """The job's state and its evidence (a short string of sanitized box text)."""
+    last = tail(facts.last_lines)
+    if not facts.alive:
+        status = facts.exit_status
+        sig = exit_signal_of(status, facts.exit_signal)
+        cause, line = crash_cause(facts.last_lines)
+        interrupted = sig == 2 or status == 130 or any(
+            _INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])
+        if interrupted and cause in (None, "traceback"):
+            return Verdict(FINISHED, "interrupted", _join("stopped with Ctrl-C", last), status)
+        if status == 0 and sig is None:
+            # A traceback printed earlier but handled: the exit status is the truth.
+            return Verdict(FINISHED, "exit_0", _join("exit status 0", last), 0)
+        if facts.oom_kills and (sig in (None, 9)) and status != 0 and cause in (None, "oom_killed"):
+            return Verdict(CRASHED, "oom_killed", _join(
+                "killed by the kernel OOM killer (cgroup oom_kill +%d)" % facts.oom_kills, last), status)
+        if sig is not None:
+            name = SIGNALS.get(sig, "signal %d" % sig)
+            if sig == 9 and cause in (None, "oom_killed"):
+                cause, line = "oom_killed", "killed by SIGKILL (exit 137): the kernel OOM killer or a kill -9"
+            elif cause is None:
+                cause, line = "signal", "killed by %s" % name
+            return Verdict(CRASHED, cause, _join(line, last), status)
+        if cause is not None:
+            return Verdict(CRASHED, cause, _join(line, last), status)
+        if status is not None:
+            return Verdict(CRASHED, "exit_status", _join("exit status %d" % status, last), status)
+        return Verdict(FINISHED, "exited", _join("exit status unknown", last), None)
+    cause, line = crash_cause(facts.last_lines[-EVIDENCE_LINES * 2:])
+    if cause == "nccl_timeout":
+        # The watchdog has spoken but the process lingers: it is hung now, not later.
+        return Verdict(HUNG, cause, _join(line, last))
+    cause, evidence = hang_signature(facts, hung_after)
+    if cause:
+        return Verdict(HUNG, cause, _join(evidence, last))
+    recent = [s for s in facts.samples if s[0] >= facts.now - SAMPLE_GAP_S]
+    utils = [s[1] for s in recent if s[1] is not None]
+    unknown = recent and not utils
+    if utils and max(utils) > BUSY_UTIL:
+        return Verdict(RUNNING, "gpu_busy", _join("GPU utilization %d%%" % max(utils), last))
+    if unknown and facts.uses_gpu:
+        return Verdict(RUNNING, "util_unknown",
+                       _join("GPU process present; utilization not reported (MIG/vGPU)", last))
+    if facts.uses_gpu and facts.last_output_t is not None and facts.now - facts.last_output_t < SAMPLE_GAP_S:
+        return Verdict(RUNNING, "output_moving", _join("printing, GPU idle for now", last))
+    return Verdict(WAITING, "no_gpu_use", _join("alive, not using a GPU", last))
+
+
+def _join(headline, lines):
+    return "\n".join([headline] + [x for x in lines if x != headline])
+
+
+def parse_oom_kills(text):
+    """The oom_kill counter from a cgroup's memory.events (v2) or memory.oom_control (v1)."""
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "oom_kill" and parts[1].isdigit():
+            return int(parts[1])
+    return None
+
+
+def memory_oom_kills(paths=("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")):
+    """This box's (container's) OOM kill count, or None where the cgroup does not say.
+    The daemon samples it; a rise while a job died is the OOM killer's evidence."""
+    for path in paths:
+        try:
+            with open(path, "r") as f:
+                count = parse_oom_kills(f.read(4096))
+        except OSError:
+            continue
+        if count is not None:
+            return count
+    return None
+
+
+def proc_chars_written(pid, proc="/proc"):
+    """Bytes a process has written so far (wchar in /proc/PID/io: files, pipes and the
+    terminal alike), or None where it cannot be read. A count that stops rising is "no
+    output and no file written" without scanning the disk."""
+    try:
+        with open("%s/%d/io" % (proc, pid), "r") as f:
+            for line in f.read(4096).splitlines():
+                if line.startswith("wchar:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class WriteWatch:
+    """When a job last wrote anything, from successive wchar readings of its processes."""
+
+    def __init__(self):
+        self.last = {}     # pid -> wchar
+        self.changed_t = None
+
+    def observe(self, t, counts):
+        """counts: {pid: wchar or None} for the job's processes now."""
+        for pid, count in counts.items():
+            if count is None:
+                continue
+            if self.last.get(pid) != count:
+                if pid in self.last or self.changed_t is None:
+                    self.changed_t = t
+                self.last[pid] = count
+        return self.changed_t
+
+
+# ---- checkpoint guard --------------------------------------------------------------
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".h5", ".keras", ".msgpack",
+                       ".distcp", ".bin")
+CHECKPOINT_DIR = re.compile(r"^(checkpoint[-_]\d+|ckpt[-_]?\d*|global_step\d+|step[-_]?\d+|epoch[-_=]?\d+)$", re.I)
+SKIP_DIRS = frozenset((".git", "__pycache__", "node_modules", ".venv", "venv", "site-packages",
+                       ".cache", "wandb", "mlruns", ".ipynb_checkpoints"))
+SCAN_MAX_DEPTH = 4
+SCAN_MAX_ENTRIES = 20000
+
+
+def _is_checkpoint_file(name):
+    lower = name.lower()
+    if not lower.endswith(CHECKPOINT_SUFFIXES):
+        return False
+    # ".bin" is too common; only model weights count (pytorch_model.bin, adapter_model.bin).
+    return not lower.endswith(".bin") or "model" in lower or "optim" in lower
+
+
+def newest_checkpoint(dirs, max_depth=SCAN_MAX_DEPTH, max_entries=SCAN_MAX_ENTRIES):
+    """(path, mtime) of the newest checkpoint-like file or checkpoint directory
+    (checkpoint-500/, global_step1000/: their newest file's time) under `dirs`; None if
+    there is none. Symlinks are not followed; the scan stops after max_entries."""
+    best = None
+    budget = [max_entries]
+
+    def consider(path, mtime):
+        nonlocal best
+        if best is None or mtime > best[1]:
+            best = (path, mtime)
+
+    def newest_inside(path):
+        newest = None
+        try:
+            with os.scandir(path) as it:
+                for entry in it:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        break
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(st.st_mode) and (newest is None or st.st_mtime > newest):
+                        newest = st.st_mtime
+        except OSError:
+            pass
+        return newest
+
+    def walk(path, depth):
+        if depth > max_depth or budget[0] < 0:
+            return
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:
+            return
+        for entry in entries:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if CHECKPOINT_DIR.match(entry.name):
+                    newest = newest_inside(entry.path)
+                    if newest is not None:
+                        consider(entry.path + "/", newest)
+                elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    walk(entry.path, depth + 1)
+            elif stat.S_ISREG(st.st_mode) and _is_checkpoint_file(entry.name):
+                consider(entry.path, st.st_mtime)
+
+    seen = set()
+    for d in dirs:
+        real = os.path.realpath(d)
+        if real in seen:
+            continue
+        seen.add(real)
+        walk(d, 0)
+    return best
+
+
+def checkpoint_status(newest, now, started_t=None, stale_after=CHECKPOINT_STALE_S,
+                      wiped_prefixes=()):
+    """The guard's verdict for a running job: dict with state "fresh" / "stale" /
+    "none_yet" / "none", the newest path and its age, and on_wiped_disk when it lies
+    under a path the provider wipes at release.
+    "stale": the newest checkpoint is older than stale_after. "none": the job has run
+    longer than stale_after and wrote none. "none_yet": it has not run that long."""
+    ran = None if started_t is None else now - started_t
+    if newest is None:
+        state = "none" if ran is not None and ran >= stale_after else "none_yet"
+        return {"state": state, "path": None, "age_seconds": None, "on_wiped_disk": False}
+    path, mtime = newest
+    age = max(0.0, now - mtime)
+    state = "stale" if age > stale_after and (ran is None or ran > stale_after) else "fresh"
+    wiped = any(path == p or path.startswith(p.rstrip("/") + "/") for p in wiped_prefixes)
+    return {"state": state, "path": path, "age_seconds": age, "on_wiped_disk": wiped}

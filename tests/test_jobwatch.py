@@ -1,0 +1,241 @@
+"""Job verdicts (running / finished / crashed / hung / waiting) with their evidence, and
+the checkpoint guard, table by table."""
+
+import os
+
+import pytest
+
+from remote_probe import jobwatch as jw
+
+NOW = 100000.0
+OOM = """\
+Epoch 3:  12%|█▏        | 120/1000 [00:31<03:48,  3.85it/s]
+Traceback (most recent call last):
+  File "/root/train.py", line 88, in <module>
+    loss.backward()
+  File "/usr/lib/python3/dist-packages/torch/_tensor.py", line 522, in backward
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.19 GiB is free.
+""".splitlines()
+NCCL_TIMEOUT = [
+    "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=4521, OpType=ALLREDUCE, NumelIn=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.",
+]
+NCCL_ERROR = [
+    "Traceback (most recent call last):",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+    "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+]
+PLAIN_TB = [
+    "Traceback (most recent call last):",
+    '  File "prep.py", line 3, in <module>',
+    "    open(path)",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/root/autodl-tmp/data.csv'",
+]
+CUDA_ASSERT = ["RuntimeError: CUDA error: device-side assert triggered",
+               "CUDA kernel errors might be asynchronously reported at some other API call"]
+CTRL_C = ["^CTraceback (most recent call last):", '  File "train.py", line 5', "KeyboardInterrupt"]
+
+
+def steady(util, power, span=900, step=5, end=NOW):
+    return [(end - span + i * step, util, power) for i in range(span // step + 1)]
+
+
+def facts(**kw):
+    base = dict(now=NOW, alive=True, power_limit=400.0, started_t=NOW - 7200)
+    base.update(kw)
+    return jw.JobFacts(**base)
+
+
+@pytest.mark.parametrize("name,f,state,cause", [
+    ("oom-traceback", facts(alive=False, exit_status=1, last_lines=OOM), "crashed", "cuda_oom"),
+    ("nccl-error", facts(alive=False, exit_status=1, last_lines=NCCL_ERROR), "crashed", "nccl_error"),
+    ("nccl-watchdog-dead", facts(alive=False, exit_status=134, last_lines=NCCL_TIMEOUT), "crashed", "nccl_timeout"),
+    ("nccl-watchdog-alive", facts(last_lines=NCCL_TIMEOUT, samples=steady(100, 80)), "hung", "nccl_timeout"),
+    ("plain-traceback", facts(alive=False, exit_status=1, last_lines=PLAIN_TB), "crashed", "traceback"),
+    ("cuda-assert", facts(alive=False, exit_status=1, last_lines=CUDA_ASSERT), "crashed", "cuda_error"),
+    ("exit-137", facts(alive=False, exit_status=137, last_lines=["step 10/100"]), "crashed", "oom_killed"),
+    ("bash-killed", facts(alive=False, exit_status=137, last_lines=["Killed"]), "crashed", "oom_killed"),
+    ("tmux-signal", facts(alive=False, exit_status=None, exit_signal=11, last_lines=[]), "crashed", "signal"),
+    ("segfault-text", facts(alive=False, exit_status=139, last_lines=["Segmentation fault (core dumped)"]),
+     "crashed", "segfault"),
+    ("sigterm", facts(alive=False, exit_status=143, last_lines=["step 5/10"]), "crashed", "signal"),
+    ("bare-nonzero", facts(alive=False, exit_status=2, last_lines=["usage: train.py [-h]"]), "crashed", "exit_status"),
+    ("cgroup-oom-kill", facts(alive=False, exit_status=None, last_lines=["step 9/10"], oom_kills=1),
+     "crashed", "oom_killed"),
+    ("cgroup-oom-but-exit-0", facts(alive=False, exit_status=0, last_lines=[], oom_kills=1), "finished", "exit_0"),
+    ("exit-0", facts(alive=False, exit_status=0, last_lines=["Training complete."]), "finished", "exit_0"),
+    ("exit-0-after-handled-tb", facts(alive=False, exit_status=0, last_lines=PLAIN_TB + ["retrying... done"]),
+     "finished", "exit_0"),
+    ("ctrl-c", facts(alive=False, exit_status=130, last_lines=CTRL_C), "finished", "interrupted"),
+    ("exit-unknown", facts(alive=False, exit_status=None, last_lines=["bye"]), "finished", "exited"),
+    ("hung-spin", facts(samples=steady(100, 70), vram_mib=60000, last_output_t=NOW - 5), "hung", "nccl_spin"),
+    ("hung-stalled", facts(samples=steady(0, 60), vram_mib=30000, last_output_t=NOW - 1200,
+                           last_write_t=NOW - 1500, uses_gpu=True), "hung", "stalled"),
+    ("busy-training", facts(samples=steady(97, 350), vram_mib=60000, uses_gpu=True), "running", "gpu_busy"),
+    ("spin-too-short", facts(samples=steady(100, 70, span=300), vram_mib=60000), "running", "gpu_busy"),
+    ("spin-with-gap", facts(samples=steady(100, 70, span=900, step=60), vram_mib=60000), "running", "gpu_busy"),
+    ("stalled-but-printing", facts(samples=steady(0, 60), vram_mib=30000, last_output_t=NOW - 3,
+                                   uses_gpu=True), "running", "output_moving"),
+    ("stalled-but-writing", facts(samples=steady(0, 60), vram_mib=30000, last_output_t=NOW - 1200,
+                                  last_write_t=NOW - 30, uses_gpu=True), "waiting", "no_gpu_use"),
+    ("mig-no-util", facts(samples=steady(None, None), vram_mib=9000, last_output_t=NOW - 3000,
+                          uses_gpu=True), "running", "util_unknown"),
+    ("cpu-preprocessing", facts(samples=steady(0, 60), vram_mib=None, uses_gpu=False,
+                                last_output_t=NOW - 2), "waiting", "no_gpu_use"),
+    ("no-samples", facts(samples=[], uses_gpu=False), "waiting", "no_gpu_use"),
+])
+def test_classify(name, f, state, cause):
+    v = jw.classify(f)
+    assert (v.state, v.cause) == (state, cause), v.evidence
+    assert v.evidence and "\n" not in v.evidence.split("\n")[0]
+
+
+def test_crash_evidence_names_the_cause_and_keeps_last_lines():
+    v = jw.classify(facts(alive=False, exit_status=1, last_lines=OOM))
+    first, *rest = v.evidence.split("\n")
+    assert first.startswith("torch.OutOfMemoryError: CUDA out of memory")
+    assert any("loss.backward()" in x for x in rest)
+    assert v.exit_status == 1
+    v = jw.classify(facts(alive=False, exit_status=1, last_lines=PLAIN_TB))
+    assert v.evidence.startswith("FileNotFoundError: [Errno 2]")
+
+
+def test_hung_threshold_is_configurable():
+    f = facts(samples=steady(100, 70, span=400), vram_mib=60000)
+    assert jw.classify(f).state == "running"
+    assert jw.classify(f, hung_after=300).state == "hung"
+
+
+def test_spin_needs_power_near_idle():
+    # Pinned utilization at real power is a busy job, not a hang.
+    f = facts(samples=steady(99, 0.8 * 400), vram_mib=60000)
+    assert jw.classify(f).state == "running"
+    at_threshold = facts(samples=steady(jw.HUNG_UTIL_PINNED, jw.HUNG_POWER_FRACTION * 400), vram_mib=1)
+    assert jw.classify(at_threshold).cause == "nccl_spin"
+    just_under = facts(samples=steady(jw.HUNG_UTIL_PINNED - 1, 60), vram_mib=1)
+    assert jw.classify(just_under).state == "running"
+
+
+def test_one_busy_sample_breaks_the_stall():
+    samples = steady(0, 60)
+    samples[len(samples) // 2] = (samples[len(samples) // 2][0], 60, 200)
+    f = facts(samples=samples, vram_mib=30000, last_output_t=NOW - 1200, uses_gpu=True)
+    assert jw.classify(f).state != "hung"
+
+
+@pytest.mark.parametrize("raw,clean", [
+    ("\x1b[31mError\x1b[0m: boom", "Error: boom"),
+    ("step 1\rstep 2\r", "step 2"),
+    ("bell\x07 and nul\x00", "bell and nul"),
+    ("HF_TOKEN=hf_abcdefgh123 python train.py", "HF_TOKEN=**** python train.py"),
+    ("--api-key sk-123 --password: 'p w'", "--api-key sk-123 --password: ****"),
+    ("x" * 500, "x" * 199 + "…"),
+])
+def test_sanitize_line(raw, clean):
+    assert jw.sanitize_line(raw) == clean
+
+
+def test_evidence_is_sanitized():
+    v = jw.classify(facts(alive=False, exit_status=1, last_lines=[
+        "WANDB_API_KEY=abc123secret", "\x1b]0;evil\x07RuntimeError: CUDA error: illegal memory access"]))
+    assert "abc123secret" not in v.evidence and "\x1b" not in v.evidence and "\x07" not in v.evidence
+    assert v.cause == "cuda_error"
+
+
+@pytest.mark.parametrize("text,count", [
+    ("low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n", 2),
+    ("oom_kill_disable 0\nunder_oom 0\noom_kill 7\n", 7),
+    ("low 0\n", None), ("", None),
+])
+def test_parse_oom_kills(text, count):
+    assert jw.parse_oom_kills(text) == count
+
+
+def test_memory_oom_kills_reads_the_first_file_that_says(tmp_path):
+    v2 = tmp_path / "memory.events"
+    v2.write_text("oom 1\noom_kill 4\n")
+    assert jw.memory_oom_kills([str(tmp_path / "absent"), str(v2)]) == 4
+    assert jw.memory_oom_kills([str(tmp_path / "absent")]) is None
+
+
+def test_proc_chars_written_of_this_process(tmp_path):
+    before = jw.proc_chars_written(os.getpid())
+    assert isinstance(before, int)
+    with open(str(tmp_path / "f"), "wb") as f:
+        f.write(b"x" * 100000)
+    assert jw.proc_chars_written(os.getpid()) >= before + 100000
+    assert jw.proc_chars_written(2 ** 22 + 12345) is None
+
+
+def test_write_watch_notes_the_last_change():
+    w = jw.WriteWatch()
+    assert w.observe(0, {10: 500}) == 0
+    assert w.observe(5, {10: 500}) == 0
+    assert w.observe(10, {10: 800, 11: None}) == 10
+    assert w.observe(20, {10: 800, 12: 3}) == 10  # a new process's first reading is no write
+    assert w.observe(30, {10: 800, 12: 4}) == 30
+
+
+# ---- checkpoint guard
+
+def _touch(path, mtime):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(b"x")
+    os.utime(path, (mtime, mtime))
+
+
+def test_newest_checkpoint_files_and_dirs(tmp_path):
+    run = tmp_path / "run"
+    _touch(str(run / "out" / "model_epoch3.pt"), NOW - 5000)
+    _touch(str(run / "out" / "last.ckpt"), NOW - 4000)
+    _touch(str(run / "hf" / "checkpoint-500" / "optimizer.pt"), NOW - 3000)
+    _touch(str(run / "hf" / "checkpoint-1000" / "trainer_state.json"), NOW - 100)
+    _touch(str(run / "logs" / "events.out.tfevents"), NOW - 1)  # not a checkpoint
+    _touch(str(run / "data" / "vocab.bin"), NOW - 2)  # a .bin that is no model
+    _touch(str(run / ".git" / "objects" / "x.pt"), NOW)  # skipped
+    path, mtime = jw.newest_checkpoint([str(run)])
+    assert path.endswith("checkpoint-1000/") and mtime == NOW - 100
+    (run / "hf" / "checkpoint-1000" / "trainer_state.json").unlink()
+    path, _ = jw.newest_checkpoint([str(run)])
+    assert path.endswith("checkpoint-500/")
+
+
+def test_newest_checkpoint_does_not_follow_symlinks(tmp_path):
+    outside = tmp_path / "elsewhere"
+    _touch(str(outside / "huge.safetensors"), NOW)
+    run = tmp_path / "run"
+    _touch(str(run / "w.safetensors"), NOW - 50)
+    os.symlink(str(outside), str(run / "link"))
+    os.symlink(str(outside / "huge.safetensors"), str(run / "link.safetensors"))
+    path, _ = jw.newest_checkpoint([str(run)])
+    assert path.endswith("w.safetensors")
+
+
+def test_newest_checkpoint_none_and_limits(tmp_path):
+    assert jw.newest_checkpoint([str(tmp_path / "missing")]) is None
+    deep = tmp_path / "a" / "b" / "c" / "d" / "e" / "f"
+    _touch(str(deep / "m.pt"), NOW)
+    assert jw.newest_checkpoint([str(tmp_path)]) is None  # deeper than SCAN_MAX_DEPTH
+    assert jw.newest_checkpoint([str(tmp_path)], max_depth=10) is not None
+    assert jw.newest_checkpoint([str(tmp_path)], max_depth=10, max_entries=3) is None
+
+
+@pytest.mark.parametrize("newest,started,wiped,state,on_wiped", [
+    (("/root/out/a.pt", NOW - 600), NOW - 7200, (), "fresh", False),
+    (("/root/out/a.pt", NOW - 4 * 3600), NOW - 5 * 3600, (), "stale", False),
+    (None, NOW - 600, (), "none_yet", False),
+    (None, NOW - 4 * 3600, (), "none", False),
+    (("/root/autodl-tmp/ck/a.pt", NOW - 60), NOW - 600, ("/root/autodl-tmp",), "fresh", True),
+    (("/root/autodl-tmpX/a.pt", NOW - 60), NOW - 600, ("/root/autodl-tmp",), "fresh", False),
+])
+def test_checkpoint_status(newest, started, wiped, state, on_wiped):
+    got = jw.checkpoint_status(newest, NOW, started_t=started, wiped_prefixes=wiped)
+    assert got["state"] == state and got["on_wiped_disk"] == on_wiped
+    if newest:
+        assert got["age_seconds"] == NOW - newest[1]
+
+
+def test_checkpoint_stale_age_is_configurable():
+    got = jw.checkpoint_status(("/x/a.pt", NOW - 1800), NOW, started_t=NOW - 7200, stale_after=900)
+    assert got["state"] == "stale"

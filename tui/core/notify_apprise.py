@@ -1,0 +1,55 @@
+"""Sending from the laptop (`gputui notify test` without a host, `gputui fleet --check`,
+the open app) through the Apprise library: the same URLs the box's daemon sends through
+(remote_probe/notify_send.py, which the Apprise oracle test holds to Apprise's requests).
+
+One Apprise object per channel, so each channel's outcome is known; the reason for a
+failure is Apprise's own warning, with the channel's secrets scrubbed out.
+"""
+
+import dataclasses
+import logging
+from typing import List
+
+from remote_probe import notify_send
+
+APP_ID = notify_send.APP_ID
+
+
+@dataclasses.dataclass
+class ChannelResult:
+    shown: str   # the channel URL, redacted
+    ok: bool
+    reason: str  # safe to show: no secret in it
+
+
+def apprise_asset():
+    """gputui's name on the messages and no icons: the asset the oracle test uses too."""
+    import apprise
+    return apprise.AppriseAsset(app_id=APP_ID, app_desc=APP_ID, image_url_mask="",
+                                image_path_mask="", image_url_logo="")
+
+
+def send_all(urls, title, body, kind="info") -> List[ChannelResult]:
+    """Send (title, body) through every URL; one result per URL, in order."""
+    import apprise
+    notify_type = {"success": apprise.NotifyType.SUCCESS, "warning": apprise.NotifyType.WARNING,
+                   "failure": apprise.NotifyType.FAILURE}.get(kind, apprise.NotifyType.INFO)
+    results = []
+    for url in urls:
+        shown = notify_send.redact_url(url)
+        secrets = notify_send.secrets_of(url)
+        problem = notify_send.validate_url(url)
+        if problem:
+            results.append(ChannelResult(shown, False, problem))
+            continue
+        a = apprise.Apprise(asset=apprise_asset())
+        if not a.add(url):
+            results.append(ChannelResult(shown, False, "Apprise does not accept this URL"))
+            continue
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as log:
+            ok = bool(a.notify(body=body, title=title, notify_type=notify_type,
+                               body_format=apprise.NotifyFormat.TEXT))
+            text = log.getvalue().strip()
+        reason = "sent" if ok else (text.splitlines()[-1] if text else "failed")
+        results.append(ChannelResult(shown, ok, notify_send.scrub(reason, secrets)[:200]))
+    return results
