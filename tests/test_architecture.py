@@ -25,7 +25,7 @@ def test_import_contract_catches_a_forbidden_import(tmp_path):
     """The contract is not vacuous: textual in core, the UI in remote and the CLI in ui all fail it."""
     cases = {
         "tui/core/format.py": ("import textual.widgets\n", "no textual, no asyncssh BROKEN"),
-        "tui/remote/ssh.py": ("import tui.ui.app\n", "layers"),
+        "tui/remote/ssh/connect.py": ("import tui.ui.app\n", "layers"),
         "tui/ui/background.py": ("import tui.cli\n", "layers"),
     }
     for path, (line, broken) in cases.items():
