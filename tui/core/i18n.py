@@ -6,7 +6,7 @@ build step and no extra dependency. `_()` and `ngettext()` look the current lang
 time, so `set_language()` takes effect for everything translated after it.
 
 Class-level texts (Textual BINDINGS, DEFAULT_CSS titles) are evaluated when their module is
-imported: `tui/cli.py` main() sets the language before it imports any UI module, and the UI
+imported: `tui/cli/` main() sets the language before it imports any UI module, and the UI
 translates binding descriptions again when a screen is built (tui/ui/translate.py), so tests
 that switch language after import still see the right text.
 

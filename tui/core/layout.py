@@ -13,7 +13,7 @@ than GPU_SHARE of the screen unless one line per GPU needs it."""
 import dataclasses
 import math
 
-from rich.cells import cell_len  # terminal columns: CJK characters take two (issue 14)
+from tui.core.cells import cell_len, pad  # noqa: F401 - pad: re-exported for the widgets
 
 MIN_PROC_ROWS = 5
 PROC_CHROME = 3       # the process table's border (2) and header (1)
@@ -94,11 +94,6 @@ def clip(text, width):
         out.append(ch)
         used += w
     return "".join(out) + "…"
-
-
-def pad(text, width):
-    """`text` padded with spaces to `width` columns (str.ljust counts characters, not columns)."""
-    return text + " " * max(0, width - cell_len(text))
 
 
 # Process table columns by terminal width: the command is what tells jobs apart, so narrow

@@ -1,24 +1,14 @@
-"""Reports built from a probe snapshot: the `status` document and its text, the ledger
-contact, the doctor request. Shared by the CLI and the app; no textual, no asyncssh."""
+"""Reports built from a probe snapshot: the `status` document and its text, the doctor
+request. Shared by the CLI and the app; no textual, no asyncssh, nothing printed (what a
+command says on stderr around a report is the CLI's: `tui.cli.contact`)."""
 
-import sys
 import time
 
 from remote_probe import protocol
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
-from tui.core.layout import cell_len
-
-
-def columns(cells):
-    """One table row of (text, width) cells, padded in terminal columns (CJK headers take
-    two per character); a negative width aligns left, as %-Ns does."""
-    out = []
-    for text, width in cells:
-        gap = " " * max(0, abs(width) - cell_len(text))
-        out.append(text + gap if width < 0 else gap + text)
-    return " ".join(out)
+from tui.core.cells import columns
 
 
 def procs_from(sample, meta):
@@ -129,43 +119,6 @@ def status_text(doc):
         lines.append(_("disk %-20s %s free of %s") % (visible(d["mount"]), fmt.mib(d["free"]),
                                                   fmt.mib(d["total"])))
     return "\n".join(lines)
-
-
-def config_for(host):
-    """(Config, HostConfig) for a command; every problem in the file is printed once, on
-    stderr, whatever the command (after host(): some problems are found per host)."""
-    from tui.core.config import Config
-    cfg = Config.load()
-    host_cfg = cfg.host(host)
-    for problem in cfg.problems:
-        print(_("gputui: config: %s") % visible(problem), file=sys.stderr)
-    return cfg, host_cfg
-
-
-def record_contact(host, inventory, cfg=None):
-    """Any contact with a box opens or continues its billing session in the ledger.
-    cfg: the Config the command loaded (through config_for, problems already printed)."""
-    from tui.core.billing_clock import BillingClock
-    from tui.core.ledger import Ledger, LedgerError
-    if cfg is None:
-        cfg, _host_cfg = config_for(host)
-    try:
-        ledger = Ledger()
-    except (LedgerError, OSError) as exc:
-        print(_("gputui: ledger unavailable: %s") % visible(exc), file=sys.stderr)
-        return None
-    if ledger.notice:
-        print("gputui: %s" % visible(ledger.notice), file=sys.stderr)
-    clock = BillingClock(host, cfg.host(host), ledger)
-    clock.on_inventory(inventory)
-    clock.persist(force=True)
-    if clock.problem:
-        print("gputui: %s" % visible(clock.problem), file=sys.stderr)
-    f = clock.figures()
-    ledger.close()
-    return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,
-            "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
-            "release_command": f.release_command}
 
 
 def doctor_request(host_cfg, smoke=True):
