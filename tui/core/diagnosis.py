@@ -41,12 +41,12 @@ class Diagnosis:
     line: str
 
 
-def _gpu_dips(util):
-    util = [u for u in util if u is not None]
-    if len(util) < 3:
+def _gpu_dips(util: Sequence[Optional[float]]) -> Optional[bool]:
+    known = [u for u in util if u is not None]
+    if len(known) < 3:
         return None
-    mean = sum(util) / len(util)
-    dips = sum(1 for u in util if u < 50) / len(util)
+    mean = sum(known) / len(known)
+    dips = sum(1 for u in known if u < 50) / len(known)
     return mean < GPU_BUSY or dips >= 0.2
 
 
@@ -100,6 +100,6 @@ def diagnose(f: LoaderFacts) -> Diagnosis:
                        "prefetch_factor, check the dataset's __getitem__ for slow calls") % head)
 
 
-def orphaned_workers(orphans: List[dict]):
+def orphaned_workers(orphans: List[dict]) -> List[dict]:
     """Leftover pt_data_worker processes whose trainer is gone but that hold CPU or memory."""
     return [o for o in orphans if (o.get("cpu") or 0) >= 1 or (o.get("rss") or 0) >= 100]

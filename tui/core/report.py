@@ -3,26 +3,29 @@ request. Shared by the CLI and the app; no textual, no asyncssh, nothing printed
 command says on stderr around a report is the CLI's: `tui.cli.contact`)."""
 
 import time
+from typing import Any, Dict, List, Optional, Sequence
 
 from remote_probe import protocol
 from tui.core import format as fmt
+from tui.core.billing import format_money
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
 from tui.core.cells import columns
+from tui.core.config import HostConfig
 
 
-def procs_from(sample, meta):
+def procs_from(sample: Dict[str, Any], meta: Optional[Sequence[Dict[str, Any]]]) -> List[Dict[str, Any]]:
     """A sample's process rows as dicts, each with its facts (user, cmd, start) joined in."""
-    meta = {m["pid"]: m for m in meta or []}
+    by_pid = {m["pid"]: m for m in meta or []}
     out = []
     for row in sample.get("procs", []):
         p = protocol.proc_dict(row)
-        p.update({k: v for k, v in meta.get(p["pid"], {}).items() if k != "pid"})
+        p.update({k: v for k, v in by_pid.get(p["pid"], {}).items() if k != "pid"})
         out.append(p)
     return out
 
 
-def status_json(reply, host):
+def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
     """The snapshot reply as one JSON document with named fields (not columns)."""
     sample = reply.get("sample") or {}
     procs = procs_from(sample, reply.get("proc_meta"))
@@ -47,7 +50,7 @@ def status_json(reply, host):
     }
 
 
-def status_text(doc):
+def status_text(doc: Dict[str, Any]) -> str:
     """The human snapshot. Every string from the box goes through visible()."""
     lines = []
     gpus = doc["gpus"]
@@ -59,7 +62,6 @@ def status_text(doc):
     lines.append(head)
     bill = doc.get("billing") or {}
     if bill.get("start"):
-        from tui.core.billing import format_money
         provider = bill.get("provider")
         lines.append(_("running %s (since instance start)%s — %s") % (
             fmt.duration(bill["elapsed_s"]),
@@ -121,8 +123,8 @@ def status_text(doc):
     return "\n".join(lines)
 
 
-def doctor_request(host_cfg, smoke=True):
-    req = {"smoke": smoke}
+def doctor_request(host_cfg: HostConfig, smoke: bool = True) -> Dict[str, Any]:
+    req: Dict[str, Any] = {"smoke": smoke}
     if host_cfg.python:
         req["python"] = host_cfg.python
     if host_cfg.net_check_urls is not None:
