@@ -41,3 +41,22 @@ def test_fleet_table_line_lines_up_with_cjk_and_control_text():
     line = fleet.table_line(("盒子\x07", "LIVE", "1x H100", 1, 0, "5m", "¥1", "¥2/h", "¥0", ""))
     assert "\x07" not in line and "盒子\\x07" in line
     assert cell_len(line[:line.index("LIVE")]) == fleet.TABLE_WIDTHS[0] + 1  # columns, not chars
+
+
+def test_status_text_columns_line_up_with_a_chinese_user_and_gpu_name():
+    """`gputui status`: a CJK user name or GPU name no longer pushes the columns after it."""
+    doc = {"host": "box", "driver": None, "backend": "sim", "no_gpu_reason": None, "gpu_error": None,
+           "time": 1000.0, "gpus": [
+               {"index": 0, "name": "H100", "util": 5, "mem_used": 1, "mem_total": 2, "temp": 40,
+                "power": 1, "power_limit": 2},
+               {"index": 1, "name": "显卡一号", "util": 5, "mem_used": 1, "mem_total": 2, "temp": 40,
+                "power": 1, "power_limit": 2}],
+           "processes": [
+               {"pid": 5, "user": "root", "gpu": 0, "gpu_mem": 10, "cmd": "a", "local": True, "start": 900},
+               {"pid": 6, "user": "张三", "gpu": 0, "gpu_mem": 9, "cmd": "b", "local": True, "start": 900}]}
+    lines = report.status_text(doc).splitlines()
+    gpu_rows = [line for line in lines if line.startswith(("0 ", "1 "))]
+    proc_rows = [line for line in lines if line.startswith("  5 ") or line.startswith("  6 ")]
+    assert len(gpu_rows) == 2 and len(proc_rows) == 2
+    for rows, marker in ((gpu_rows, "5%"), (proc_rows, "GPU")):
+        assert len({cell_len(r[:r.index(marker)]) for r in rows}) == 1, rows  # same column

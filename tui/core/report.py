@@ -78,12 +78,13 @@ def status_text(doc: Dict[str, Any]) -> str:
         lines.append(columns((("GPU", -3), (_("NAME"), -24), (_("UTIL"), 5), (_("VRAM"), 20),
                               (_("TEMP"), 6), (_("POWER"), 12))))
         for g in gpus:
-            lines.append("%-3s %-24s %5s %20s %6s %12s" % (
-                visible(g.get("index")), visible(fmt.short_gpu_name(g.get("name")), limit=24),
-                fmt.pct(g.get("util")),
-                "%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))),
-                fmt.na(g.get("temp"), "%d°C"),
-                "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
+            lines.append(columns((
+                (visible(g.get("index")), -3),
+                (visible(fmt.short_gpu_name(g.get("name")), limit=24), -24),
+                (fmt.pct(g.get("util")), 5),
+                ("%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))), 20),
+                (fmt.na(g.get("temp"), "%d°C"), 6),
+                ("%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW")), 12))))
     procs = doc["processes"]
     lines.append("")
     lines.append(ngettext("%d GPU process", "%d GPU processes", len(procs)) % len(procs) +
@@ -94,9 +95,10 @@ def status_text(doc: Dict[str, Any]) -> str:
         cmd = p.get("cmd") or (_("(host pid, not visible in this container)") if not p["local"] else "?")
         start = p.get("start")
         elapsed = fmt.duration(now - start) if isinstance(start, (int, float)) and start else "n/a"
-        lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
-            visible(p["pid"]), visible(p.get("user") or "-", limit=10), visible(p["gpu"]),
-            fmt.mib(p.get("gpu_mem")), elapsed, visible(cmd, limit=80)))
+        lines.append("  " + columns((
+            (visible(p["pid"]), -8), (visible(p.get("user") or "-", limit=10), -10), ("GPU", 0),
+            (visible(p["gpu"]), -2), (fmt.mib(p.get("gpu_mem")), 10), (elapsed, 8))) +
+            "  " + visible(cmd, limit=80))
     for job in doc.get("unprotected_jobs") or []:
         lines.append("⚠ pid %s `%s` %s" % (visible(job["pid"]), visible(job["cmd"], limit=60),
                                           visible(job["reason"])))
