@@ -54,6 +54,7 @@ class Credentials:
         if not isinstance(self.notes, list):
             self.notes = []
 
+
 class _Client(asyncssh.SSHClient):
     """One hop's login: host-key policy, lazy keys, passwords through Credentials."""
 

@@ -53,6 +53,7 @@ def keepalive(res):
         return res.server_alive_interval, res.server_alive_count_max
     return KEEPALIVE_INTERVAL, KEEPALIVE_COUNT_MAX
 
+
 def resolve_hop(spec, cfg_args, first):
     """A ProxyJump entry `[user@]host[:port]` resolved like ssh does for that hop.
 

@@ -62,6 +62,7 @@ class ChangedHostKey(ConnectError):
             % (label or host_port(host, port), self.fingerprint, known_host_name(host, port),
                known_hosts_file))
 
+
 def _key_line(name, key, hashed=False):
     if hashed:
         name = hashed_host_name(name)
