@@ -26,6 +26,8 @@ import os
 import stat
 import time
 
+from .wire.notify_kinds import KINDS, URGENT_KINDS, parse_hhmm  # noqa: F401
+
 # ---- policy (seconds) ---------------------------------------------------------------
 DEDUP_KEEP_S = 7 * 86400       # an event key sent once is not sent again for this long
 BACKOFF_BASE_S = 15.0          # first retry after this, doubling each failure...
@@ -40,27 +42,10 @@ SCHEME_RATES = {
     # ServerChan's free tier allows 5 a day; keep one slot for the crash that matters.
     "schan": ((5, 86400.0),),
 }
-URGENT_KINDS = frozenset(("crashed", "hung", "budget_100", "balance_low", "test"))
-KINDS = ("finished", "crashed", "hung", "idle", "autostop_countdown", "autostop_done",
-         "budget_80", "budget_100", "checkpoint_stale", "balance_low", "test")
+
 
 
 # ---- pure decisions -----------------------------------------------------------------
-
-def parse_hhmm(text):
-    """'23:30' -> minutes after midnight; None for anything else."""
-    if not isinstance(text, str) or ":" not in text:
-        return None
-    h, _, m = text.strip().partition(":")
-    if not (h.isdigit() and m.isdigit()):
-        return None
-    h, m = int(h), int(m)
-    if 0 <= h <= 23 and 0 <= m <= 59:
-        return h * 60 + m
-    if h == 24 and m == 0:
-        return 24 * 60
-    return None
-
 
 def is_quiet(now, quiet):
     """Whether `now` (epoch seconds) falls in the quiet window. `quiet` is a dict

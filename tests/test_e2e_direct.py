@@ -6,7 +6,6 @@ forbid socket forwarding, a daemon that is gone and a daemon with other settings
 back to the command, and the user sees the same dashboard."""
 
 import asyncio
-import base64
 import json
 import os
 import subprocess

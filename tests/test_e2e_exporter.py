@@ -1,7 +1,6 @@
 """`gputui exporter` through a real sshd: scraped over HTTP, parsed with prometheus-client's
 own text parser, names, labels and values checked against the simulator's scenarios."""
 
-import os
 import re
 import signal
 import subprocess

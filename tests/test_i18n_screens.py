@@ -8,7 +8,6 @@ must be a technical term or come from the box's own data (a string never wrapped
 import gettext
 import glob
 import io
-import json
 import os
 import re
 

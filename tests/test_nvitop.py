@@ -1,7 +1,6 @@
 """nvitop one key away: commands built and quoted, the install step run for real over SSH
 from a local wheel (no internet), the hand-off command run, failures explained."""
 
-import asyncio
 import base64
 import hashlib
 import os

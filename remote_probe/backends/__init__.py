@@ -11,9 +11,7 @@ error: ``NoGpuBackend`` returns an empty inventory with the reason.
 
 import shutil
 
-
-class BackendError(Exception):
-    """GPU data could not be read; str(exc) is a one-line reason for the user."""
+from .backend_error import BackendError
 
 
 class NoGpuBackend:

@@ -6,7 +6,7 @@ same code works from old drivers to new ones. The pynvml module is injectable so
 tests can replay structures recorded on real GPUs.
 """
 
-from . import BackendError
+from .backend_error import BackendError
 
 # NVML return codes that mean "this field does not exist here" rather than "broken".
 NA_CODES = {

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from . import BackendError
+from .backend_error import BackendError
 
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
 # of CPU so the process table shows a realistic CPU column.

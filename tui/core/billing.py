@@ -1,7 +1,9 @@
 """Billing math: plain functions (facts in, figures out), unit-tested table by table."""
 
 import collections
+import datetime
 import math
+from typing import Collection, Deque, List, Optional, Sequence, Tuple
 
 from remote_probe.wire import all_idle
 
@@ -15,7 +17,7 @@ CURRENCY_SYMBOLS = {
 NO_DECIMALS = {"JPY", "KRW"}
 
 
-def billable_seconds(elapsed, granularity="second"):
+def billable_seconds(elapsed: Optional[float], granularity: str = "second") -> int:
     """Seconds the provider bills for `elapsed` seconds: rounded up to the unit.
 
     "hour" is per *started* hour: 61 minutes bill as 2 hours.
@@ -27,14 +29,15 @@ def billable_seconds(elapsed, granularity="second"):
     return math.ceil(elapsed / unit - 1e-9) * unit
 
 
-def cost_for(elapsed, rate_per_hour, granularity="second"):
+def cost_for(elapsed: Optional[float], rate_per_hour: Optional[float],
+             granularity: str = "second") -> Optional[float]:
     """Money for `elapsed` seconds at `rate_per_hour`; None when no rate is known."""
     if rate_per_hour is None:
         return None
     return billable_seconds(elapsed, granularity) / 3600.0 * rate_per_hour
 
 
-def format_money(amount, currency="CNY"):
+def format_money(amount: Optional[float], currency: Optional[str] = "CNY") -> str:
     """'¥12.40', '$3.20', '€0.05', '¥1,234' for JPY, '12.40 XYZ' for unknown codes."""
     if amount is None:
         return "—"
@@ -47,7 +50,7 @@ def format_money(amount, currency="CNY"):
     return "%s%s %s" % (sign, text, code or "")
 
 
-def gpus_idle(utils, compute_procs, threshold=5.0):
+def gpus_idle(utils: Sequence[Optional[float]], compute_procs: int, threshold: float = 5.0) -> bool:
     """All GPUs below the threshold and no compute process: money spent for nothing.
 
     The probe's autostop rule itself, so the idle cost shown and what autostop acts on can
@@ -65,15 +68,16 @@ class IdleMeter:
     (the daemon was not running) count as unknown, not idle.
     """
 
-    def __init__(self, idle_seconds=0.0, idle_until=None, max_gap=10.0, window=24 * 3600):
+    def __init__(self, idle_seconds: float = 0.0, idle_until: Optional[float] = None,
+                 max_gap: float = 10.0, window: float = 24 * 3600) -> None:
         self.idle_seconds = idle_seconds
         self.last_t = idle_until
-        self.last_idle = None
+        self.last_idle: Optional[bool] = None
         self.max_gap = max_gap
         self.window = window
-        self.recent = collections.deque()  # (t_end, seconds) of recent idle intervals
+        self.recent: Deque[Tuple[float, float]] = collections.deque()  # (t_end, seconds) of recent idle intervals
 
-    def add(self, t, idle):
+    def add(self, t: float, idle: bool) -> None:
         if self.last_t is not None and t <= self.last_t:
             return
         if self.last_t is not None and self.last_idle and idle:
@@ -85,19 +89,21 @@ class IdleMeter:
                     self.recent.popleft()
         self.last_t, self.last_idle = t, idle
 
-    def idle_since(self, t0):
+    def idle_since(self, t0: float) -> float:
         """Idle seconds counted after time t0 (for "in the last 2 h")."""
         return sum(dt for t, dt in self.recent if t > t0)
 
 
-def budget_levels_crossed(cost, budget, already=()):
+def budget_levels_crossed(cost: Optional[float], budget: Optional[float],
+                          already: Collection[float] = ()) -> List[float]:
     """Budget levels (0.5, 0.8, 1.0) reached by `cost` and not yet warned about."""
     if not budget or cost is None:
         return []
     return [lvl for lvl in BUDGET_LEVELS if cost >= lvl * budget and lvl not in already]
 
 
-def seconds_until_budget(cost, rate_per_hour, budget):
+def seconds_until_budget(cost: Optional[float], rate_per_hour: Optional[float],
+                         budget: Optional[float]) -> Optional[float]:
     """How long until the budget is spent at this rate; 0 if spent, None if never."""
     if not budget or cost is None or not rate_per_hour:
         return None
@@ -106,19 +112,21 @@ def seconds_until_budget(cost, rate_per_hour, budget):
     return (budget - cost) / rate_per_hour * 3600.0
 
 
-def projected_cost(start, when, rate_per_hour, granularity="second"):
+def projected_cost(start: float, when: float, rate_per_hour: Optional[float],
+                   granularity: str = "second") -> Optional[float]:
     """What the bill will be at time `when` if the box keeps running."""
     return cost_for(max(0.0, when - start), rate_per_hour, granularity)
 
 
-def storage_cost_per_day(gb, price_per_gb_month):
+def storage_cost_per_day(gb: Optional[float], price_per_gb_month: Optional[float]) -> Optional[float]:
     """What keeping the data disk costs per day after the GPU is stopped (30-day month)."""
     if gb is None or price_per_gb_month is None:
         return None
     return gb * price_per_gb_month / 30.0
 
 
-def session_start(config_start, instance_start, first_contact):
+def session_start(config_start: Optional[float], instance_start: Optional[float],
+                  first_contact: Optional[float]) -> Optional[float]:
     """When the billing clock starts: the user's override, else the instance's start
     (container PID 1 / boot, reported by the probe), else the first contact."""
     for t in (config_start, instance_start, first_contact):
@@ -127,11 +135,10 @@ def session_start(config_start, instance_start, first_contact):
     return None
 
 
-def next_clock_time(hhmm, now):
+def next_clock_time(hhmm: str, now: float) -> float:
     """Epoch of the next local HH:MM after `now` ("stop at 07:00"). ValueError if malformed."""
-    import datetime
-    hour, _, minute = hhmm.strip().partition(":")
-    hour, minute = int(hour), int(minute or 0)
+    hour_text, _, minute_text = hhmm.strip().partition(":")
+    hour, minute = int(hour_text), int(minute_text or 0)
     if not (0 <= hour < 24 and 0 <= minute < 60):
         raise ValueError("not a time of day: %r" % hhmm)
     base = datetime.datetime.fromtimestamp(now)
@@ -141,13 +148,13 @@ def next_clock_time(hhmm, now):
     return target.timestamp()
 
 
-def local_midnight(now):
-    import datetime
+def local_midnight(now: float) -> float:
     d = datetime.datetime.fromtimestamp(now)
     return d.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
 
 
-def cost_today(start, now, rate_per_hour, other_sessions_today=0.0):
+def cost_today(start: Optional[float], now: float, rate_per_hour: Optional[float],
+               other_sessions_today: float = 0.0) -> Optional[float]:
     """Spend since local midnight: this session's share plus other sessions' costs today."""
     if rate_per_hour is None or start is None:
         return None

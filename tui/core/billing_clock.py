@@ -4,7 +4,7 @@ app only displays what `figures()` returns."""
 
 import dataclasses
 import time
-from typing import Optional
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from remote_probe import wire
 from tui.core import billing, providers
@@ -39,24 +39,24 @@ class Figures:
 
 
 class BillingClock:
-    def __init__(self, host, host_cfg: HostConfig, ledger: Optional[Ledger] = None,
-                 clock=time.time):
+    def __init__(self, host: str, host_cfg: HostConfig, ledger: Optional[Ledger] = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.host = host
         self.cfg = host_cfg
         self.ledger = ledger
         self.clock = clock
-        self.session = None  # the ledger row
-        self.start = None
+        self.session: Optional[Dict[str, Any]] = None  # the ledger row
+        self.start: Optional[float] = None
         self.idle = billing.IdleMeter()
         self.idle_now = False
-        self.warned = set()
+        self.warned: Set[Tuple[str, float]] = set()
         self.preset = providers.resolve({}, host_cfg)
-        self.problem = None  # a ledger problem to show once
+        self.problem: Optional[str] = None  # a ledger problem to show once
         self._persisted_at = 0.0
-        self._others = (0.0, None, 0.0)  # (read at, for which midnight, cost)
+        self._others: Tuple[float, Optional[float], float] = (0.0, None, 0.0)  # (read at, for which midnight, cost)
 
     # -- inputs ------------------------------------------------------------------
-    def on_inventory(self, inventory):
+    def on_inventory(self, inventory: Dict[str, Any]) -> None:
         facts = inventory.get("host") or {}
         self.preset = providers.resolve(facts.get("provider") or {}, self.cfg)
         first = self.clock()
@@ -80,19 +80,20 @@ class BillingClock:
         if self.session.get("rate") is not None and self.cfg.rate is None:
             self.cfg.rate = self.session["rate"]
 
-    def on_sample(self, sample):
+    def on_sample(self, sample: Dict[str, Any]) -> None:
         if sample.get("gpu_error"):
             return  # unknown is not idle
         utils, compute = wire.idle_inputs(sample)
         self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
         self.idle.add(sample["t"], self.idle_now)
 
-    def session_key(self, inventory):
+    def session_key(self, inventory: Dict[str, Any]) -> str:
         """Names this billing session's download folder: the ledger id, else the boot id."""
         key = (self.session or {}).get("id") or (inventory.get("host") or {}).get("boot_id")
         return "session-%s" % (key or "unknown")
 
-    def set_rate(self, rate, currency=None, granularity=None):
+    def set_rate(self, rate: Optional[float], currency: Optional[str] = None,
+                 granularity: Optional[str] = None) -> None:
         self.cfg.rate = rate
         if currency:
             self.cfg.currency = currency
@@ -101,7 +102,7 @@ class BillingClock:
         self.persist(force=True)
 
     # -- outputs -----------------------------------------------------------------
-    def figures(self, now=None) -> Figures:
+    def figures(self, now: Optional[float] = None) -> Figures:
         now = self.clock() if now is None else now
         cfg = self.cfg
         elapsed = max(0.0, now - self.start) if self.start else 0.0
@@ -125,7 +126,7 @@ class BillingClock:
             idle_now=self.idle_now,
         )
 
-    def _other_sessions_today(self, now):
+    def _other_sessions_today(self, now: float) -> float:
         """Today's cost of the ledger's other sessions; read at most every 30 s, since
         figures() runs on every redraw and the ledger changes slowly."""
         if self.ledger is None or self.session is None:
@@ -141,10 +142,10 @@ class BillingClock:
         self._others = (now, midnight, value)
         return value
 
-    def new_budget_warnings(self, now=None):
+    def new_budget_warnings(self, now: Optional[float] = None) -> List[Tuple[str, float, Optional[float]]]:
         """Budget levels newly crossed, as (kind, level, budget); each warned once per run."""
         f = self.figures(now)
-        out = []
+        out: List[Tuple[str, float, Optional[float]]] = []
         for kind, spent, budget in (("session", f.cost, f.budget), ("day", f.day_cost, f.budget_day)):
             done = {lvl for k, lvl in self.warned if k == kind}
             for level in billing.budget_levels_crossed(spent, budget, done):
@@ -152,7 +153,8 @@ class BillingClock:
                 out.append((kind, level, budget))
         return out
 
-    def persist(self, force=False, ended_how=None, checklist=None):
+    def persist(self, force: bool = False, ended_how: Optional[str] = None,
+                checklist: Any = None) -> None:
         now = self.clock()
         if self.ledger is None or self.session is None:
             return

@@ -22,6 +22,9 @@ are escaped by `json.dumps` itself), but numbers that are not finite become null
 
 import math
 import unicodedata
+from typing import Any, List, Optional, Sequence, Tuple, TypeVar, Union
+
+T = TypeVar("T")
 
 from rich.cells import cell_len  # terminal columns: CJK characters take two (issue 14)
 
@@ -30,7 +33,7 @@ SEPARATORS = frozenset("\u2028\u2029")
 ELLIPSIS = "…"
 
 
-def _escape(ch):
+def _escape(ch: str) -> str:
     code = ord(ch)
     if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte 0x80-0xff
         return "\\x%02x" % (code - 0xDC00)
@@ -39,7 +42,7 @@ def _escape(ch):
     return "\\u%04x" % code
 
 
-def is_unsafe(ch):
+def is_unsafe(ch: str) -> bool:
     """Would a terminal act on this character (or is it not text at all)?"""
     code = ord(ch)
     if code < 0x20 or 0x7F <= code <= 0x9F:
@@ -49,11 +52,11 @@ def is_unsafe(ch):
     return ch in BIDI or ch in SEPARATORS or unicodedata.category(ch) == "Cs"
 
 
-def segments(value, keep_newlines=False):
+def segments(value: object, keep_newlines: bool = False) -> List[Tuple[str, bool]]:
     """Split box text into (text, is_escape) runs; the UI styles the escapes."""
     text = as_text(value)
-    out = []
-    run = []
+    out: List[Tuple[str, bool]] = []
+    run: List[str] = []
     for ch in text:
         if is_unsafe(ch) and not (keep_newlines and ch == "\n"):
             if run:
@@ -67,7 +70,7 @@ def segments(value, keep_newlines=False):
     return out
 
 
-def as_text(value):
+def as_text(value: object) -> str:
     """Any value from the box as str: None is '', bytes are decoded (bad bytes kept as
     surrogates, shown later as `\\xNN`), numbers and other types through str()."""
     if value is None:
@@ -82,7 +85,7 @@ def as_text(value):
         return "<%s>" % type(value).__name__
 
 
-def visible(value, limit=None, keep_newlines=False):
+def visible(value: object, limit: Optional[int] = None, keep_newlines: bool = False) -> str:
     """Box text as a plain str a terminal cannot act on. Idempotent.
 
     limit: at most this many terminal columns of the *result* (CJK characters take two),
@@ -98,7 +101,7 @@ def visible(value, limit=None, keep_newlines=False):
     return out
 
 
-def clip(parts, limit):
+def clip(parts: Sequence[Tuple[str, bool]], limit: int) -> str:
     """Join (text, is_escape) runs into at most `limit` columns, '…' at the end."""
     room = max(0, limit - 1)
     out = []
@@ -117,7 +120,7 @@ def clip(parts, limit):
     return "".join(out) + ELLIPSIS
 
 
-def json_safe(value, _depth=0):
+def json_safe(value: Any, _depth: int = 0) -> Any:
     """A copy that `json.dumps(..., allow_nan=False)` accepts: NaN and ±Infinity become
     None; tuples become lists; keys become str; anything else unknown goes through str."""
     if _depth > 64:  # deeper than any document gputui builds: the box sent it
@@ -133,7 +136,7 @@ def json_safe(value, _depth=0):
     return as_text(value)
 
 
-def finite(value, default=None):
+def finite(value: object, default: Optional[T] = None) -> Union[float, T, None]:
     """A number from the box or the config as float if it is a finite number, else default."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return default

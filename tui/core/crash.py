@@ -4,6 +4,7 @@ line (reason and log path) and the exit status is not 0. No textual import here.
 import os
 import time
 import traceback
+from typing import Optional
 
 from tui import __version__
 from tui.core.boxtext import visible
@@ -13,11 +14,11 @@ from tui.core.i18n import _
 EXIT_CRASH = 70  # EX_SOFTWARE
 
 
-def crash_log_path():
+def crash_log_path() -> str:
     return os.path.join(state_dir(), "crash.log")
 
 
-def write_crash_log(exc, path=None):
+def write_crash_log(exc: BaseException, path: Optional[str] = None) -> Optional[str]:
     """Append the traceback of `exc`; returns the path, or None if it cannot be written."""
     path = path or crash_log_path()
     try:
@@ -31,7 +32,7 @@ def write_crash_log(exc, path=None):
     return path
 
 
-def crash_line(exc, log_path):
+def crash_line(exc: BaseException, log_path: Optional[str]) -> str:
     """One line for the terminal; the exception's text can hold box text: visible()."""
     reason = visible("%s: %s" % (type(exc).__name__, exc), limit=240)
     where = (_("the full traceback is in %s") % log_path) if log_path else _("no log could be written")

@@ -12,7 +12,7 @@ what to remove, never a silent guess.
 import dataclasses
 import re
 import shlex
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from tui.core.i18n import _
 
@@ -44,7 +44,7 @@ class Destination:
     options: Tuple[Tuple[str, str], ...] = ()   # -o Key=Value, in order
     config: Optional[str] = None       # -F FILE
 
-    def key(self):
+    def key(self) -> str:
         """The config/ledger name of this box: the alias, or user@host:port.
 
         The same box typed two ways (`ssh -p 38211 root@h`, `root@h:38211`) gets one key.
@@ -55,9 +55,9 @@ class Destination:
         text = host if self.user is None else "%s@%s" % (self.user, host)
         return text if self.port in (None, 22) else "%s:%d" % (text, self.port)
 
-    def ssh_args(self):
+    def ssh_args(self) -> List[str]:
         """These settings as `ssh` command-line options (before the destination)."""
-        argv = []
+        argv: List[str] = []
         if self.config:
             argv += ["-F", self.config]
         if self.port is not None:
@@ -73,13 +73,22 @@ class Destination:
         return argv
 
 
-def parse_port(text, what="port"):
+class SshTarget(Protocol):
+    """What a terminal hand-off needs of a box (tui.remote.ssh.Target has it): core names
+    the shape without importing the remote layer."""
+
+    host: str
+
+    def ssh_args(self) -> List[str]: ...
+
+
+def parse_port(text: str, what: str = "port") -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise DestinationError(_("%s %r is not a port number (1-65535)") % (what, text))
     return int(text)
 
 
-def split_host(text):
+def split_host(text: str) -> Tuple[Optional[str], str, Optional[int]]:
     """`[user@]host[:port]` or `ssh://...` -> (user, host, port); port None when absent."""
     if text.startswith("ssh://"):
         rest = text[len("ssh://"):].rstrip("/")
@@ -90,7 +99,7 @@ def split_host(text):
     user, at, hostport = rest.rpartition("@")
     if at and not user:
         raise DestinationError(_("%r has an empty user name before '@'") % text)
-    port = None
+    port: Optional[int] = None
     if hostport.startswith("["):  # [v6]:port or [host]:port
         host, close, tail = hostport[1:].partition("]")
         if not close:
@@ -113,7 +122,7 @@ def split_host(text):
     return user or None, host, port
 
 
-def _option_pair(text):
+def _option_pair(text: str) -> Tuple[str, str]:
     m = _OPTION_RE.match(text.strip())
     if not m:
         raise DestinationError(_("-o wants Key=Value (like -o Port=2222), not %r") % text)
@@ -132,7 +141,7 @@ def _words(argv: Sequence[str]) -> List[str]:
     return words
 
 
-def parse_destination(argv) -> Destination:
+def parse_destination(argv: Union[str, Sequence[str]]) -> Destination:
     """Words the user typed (a string or argv list) -> Destination, or DestinationError."""
     if isinstance(argv, str):
         argv = [argv]
@@ -140,9 +149,10 @@ def parse_destination(argv) -> Destination:
     if not words:
         raise DestinationError(_("no box given: name an ssh_config alias, user@host[:port], "
                                  "or paste the provider's `ssh -p PORT user@host` command"))
-    dest_word = None
-    values = {"port": None, "user": None, "jump": None, "config": None}
-    identities, options = [], []
+    dest_word: Optional[str] = None
+    values: Dict[str, Any] = {"port": None, "user": None, "jump": None, "config": None}
+    identities: List[str] = []
+    options: List[Tuple[str, str]] = []
     i = 0
     while i < len(words):
         w = words[i]

@@ -8,12 +8,20 @@ queue while the GPU stays busy, which is not starvation.
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import List, Optional, Protocol, Sequence, TypeVar
 
 from tui.core.i18n import _
 
-if TYPE_CHECKING:  # the model imports Diagnosis from here
-    from tui.core.model import Worker
+
+
+class _Usage(Protocol):
+    """What orphaned_workers reads of a worker (tui.core.model.Worker has it; the model
+    imports Diagnosis from here, so this module names no model class)."""
+    cpu: Optional[float]
+    rss: Optional[float]
+
+
+_W = TypeVar("_W", bound=_Usage)
 
 WAIT_HIGH = 0.20  # share of step time spent waiting for the next batch
 WAIT_LOW = 0.10
@@ -44,12 +52,12 @@ class Diagnosis:
     line: str
 
 
-def _gpu_dips(util):
-    util = [u for u in util if u is not None]
-    if len(util) < 3:
+def _gpu_dips(util: Sequence[Optional[float]]) -> Optional[bool]:
+    known = [u for u in util if u is not None]
+    if len(known) < 3:
         return None
-    mean = sum(util) / len(util)
-    dips = sum(1 for u in util if u < 50) / len(util)
+    mean = sum(known) / len(known)
+    dips = sum(1 for u in known if u < 50) / len(known)
     return mean < GPU_BUSY or dips >= 0.2
 
 
@@ -103,6 +111,6 @@ def diagnose(f: LoaderFacts) -> Diagnosis:
                        "prefetch_factor, check the dataset's __getitem__ for slow calls") % head)
 
 
-def orphaned_workers(orphans: Sequence["Worker"]) -> List["Worker"]:
+def orphaned_workers(orphans: Sequence[_W]) -> List[_W]:
     """Leftover pt_data_worker processes whose trainer is gone but that hold CPU or memory."""
     return [o for o in orphans if (o.cpu or 0) >= 1 or (o.rss or 0) >= 100]

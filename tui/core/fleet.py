@@ -10,7 +10,7 @@ import re
 import time
 from typing import Dict, List, Optional
 
-from rich.cells import cell_len  # terminal cells: CJK characters take two (issue 14)
+from tui.core.cells import cell_len, pad  # terminal cells (CJK takes two); the one padder
 
 from tui.core import billing
 from tui.core.billing import format_money
@@ -297,13 +297,6 @@ def fleet_json(rows: List[BoxRow], threshold_s):
     # anything is built, so "alarm", "state" and "reason" stay English whatever the locale.
     return {"alarm": alarm_text(rows), "idle_alarm_seconds": threshold_s,
             "burning": [r.host for r in rows if r.burning], "boxes": [row_dict(r) for r in rows]}
-
-
-def pad(text, width, right=False):
-    """`text` padded to `width` terminal cells ("%-12s" counts characters; CJK takes two cells)."""
-    text = str(text)
-    fill = " " * max(0, width - cell_len(text))
-    return fill + text if right else text + fill
 
 
 TABLE_WIDTHS = (18, 12, 22, 4, 4, 7, 10, 9, 10)  # the last column (note) is not padded

@@ -6,7 +6,7 @@ build step and no extra dependency. `_()` and `ngettext()` look the current lang
 time, so `set_language()` takes effect for everything translated after it.
 
 Class-level texts (Textual BINDINGS, DEFAULT_CSS titles) are evaluated when their module is
-imported: `tui/cli.py` main() sets the language before it imports any UI module, and the UI
+imported: `tui/cli/` main() sets the language before it imports any UI module, and the UI
 translates binding descriptions again when a screen is built (tui/ui/translate.py), so tests
 that switch language after import still see the right text.
 
@@ -17,7 +17,7 @@ import ast
 import gettext
 import os
 import struct
-from typing import Dict, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 DOMAIN = "gputui"
 LOCALE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "locale")
@@ -28,13 +28,15 @@ CATALOG = {"zh": "zh_CN"}
 _current = "en"
 _translations = gettext.NullTranslations()
 _cache: Dict[str, gettext.GNUTranslations] = {}
+# What parse_po returns: {msgid: msgstr} and {(msgid, msgid_plural): [msgstr, ...]}
+Entries = Dict[Union[str, Tuple[str, str]], Any]
 
 
 class LanguageError(ValueError):
     pass
 
 
-def normalize(value) -> Optional[str]:
+def normalize(value: object) -> Optional[str]:
     """'zh_CN.UTF-8', 'zh-TW', 'zh', 'en_US', 'C' -> 'zh' / 'en'; None when unknown or empty."""
     if not value or not isinstance(value, str):
         return None
@@ -46,7 +48,7 @@ def normalize(value) -> Optional[str]:
     return None
 
 
-def language_from_env(environ=None) -> str:
+def language_from_env(environ: Optional[Mapping[str, str]] = None) -> str:
     """The first of LC_ALL, LC_MESSAGES, LANG that is set decides (POSIX precedence); a set
     variable naming a language we have no catalog for means English, not the next variable."""
     environ = os.environ if environ is None else environ
@@ -57,7 +59,7 @@ def language_from_env(environ=None) -> str:
     return "en"
 
 
-def language_from_config(data) -> Optional[str]:
+def language_from_config(data: object) -> Optional[str]:
     """`language = "zh"` at the top level or under [defaults]; [defaults] wins."""
     if not isinstance(data, dict):
         return None
@@ -67,7 +69,8 @@ def language_from_config(data) -> Optional[str]:
     return normalize(data.get("language"))
 
 
-def choose_language(cli=None, config_data=None, environ=None) -> str:
+def choose_language(cli: Optional[str] = None, config_data: object = None,
+                    environ: Optional[Mapping[str, str]] = None) -> str:
     """--lang beats the config, the config beats the locale variables."""
     if cli:
         lang = normalize(cli)
@@ -79,7 +82,7 @@ def choose_language(cli=None, config_data=None, environ=None) -> str:
 
 # --- .po reading and .mo writing ----------------------------------------------------------------
 
-def _unquote(text, where):
+def _unquote(text: str, where: str) -> str:
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -89,15 +92,17 @@ def _unquote(text, where):
     return value
 
 
-def parse_po(text, where="<po>"):
+def parse_po(text: str, where: str = "<po>") -> Entries:
     """The entries of a .po file: {msgid: msgstr} and {(msgid, msgid_plural): [msgstr...]}.
 
     Handles what this project writes: comments, msgctxt-free entries, multi-line strings,
     plurals, fuzzy flags (fuzzy entries are skipped, as msgfmt does)."""
-    entries = {}
-    cur, key, fuzzy = {}, None, False
+    entries: Entries = {}
+    cur: Dict[Union[str, int], str] = {}
+    key: Union[str, int, None] = None
+    fuzzy = False
 
-    def flush():
+    def flush() -> None:
         nonlocal cur, key, fuzzy
         if "msgid" in cur and not fuzzy:
             if "msgid_plural" in cur:
@@ -138,9 +143,9 @@ def parse_po(text, where="<po>"):
     return entries
 
 
-def mo_bytes(entries):
+def mo_bytes(entries: Entries) -> bytes:
     """GNU .mo bytes for `entries` (as parse_po returns), the format GNUTranslations reads."""
-    pairs = []
+    pairs: List[Tuple[str, str]] = []
     for k, v in entries.items():
         if isinstance(k, tuple):
             if not any(v):
@@ -154,7 +159,9 @@ def mo_bytes(entries):
     n = len(pairs)
     keystart = 7 * 4 + 16 * n
     valuestart = keystart + sum(len(i) + 1 for i in ids)
-    koffsets, voffsets, off = [], [], 0
+    koffsets: List[int] = []
+    voffsets: List[int] = []
+    off = 0
     for i in ids:
         koffsets += [len(i), keystart + off]
         off += len(i) + 1
@@ -168,16 +175,16 @@ def mo_bytes(entries):
             + b"".join(i + b"\0" for i in ids) + b"".join(s + b"\0" for s in strs))
 
 
-def po_path(lang):
+def po_path(lang: str) -> str:
     return os.path.join(LOCALE_DIR, CATALOG[lang], "LC_MESSAGES", DOMAIN + ".po")
 
 
-def catalog_entries(lang):
+def catalog_entries(lang: str) -> Entries:
     with open(po_path(lang), encoding="utf-8") as f:
         return parse_po(f.read(), po_path(lang))
 
 
-def translations_for(lang):
+def translations_for(lang: str) -> gettext.NullTranslations:
     """The compiled catalog of `lang` (cached); NullTranslations for English."""
     if lang == "en":
         return gettext.NullTranslations()
@@ -187,7 +194,7 @@ def translations_for(lang):
     return _cache[lang]
 
 
-def set_language(lang):
+def set_language(lang: str) -> str:
     """Switch the UI language ('en' or 'zh', or any locale name normalize() knows)."""
     global _current, _translations
     norm = normalize(lang)
@@ -198,29 +205,29 @@ def set_language(lang):
     return norm
 
 
-def language():
+def language() -> str:
     return _current
 
 
-def _(message):
+def _(message: str) -> str:
     # gettext("") is the catalog's header, never what a caller with an empty text wants
     return _translations.gettext(message) if message else message
 
 
-def ngettext(singular, plural, n):
+def ngettext(singular: str, plural: str, n: int) -> str:
     return _translations.ngettext(singular, plural, n)
 
 
-def N_(message):
+def N_(message: str) -> str:
     """Marks a string for the catalog where it is defined; `_()` translates it where it is shown."""
     return message
 
 
-def source_messages(paths):
+def source_messages(paths: Iterable[str]) -> Dict[Union[str, Tuple[str, str]], List[str]]:
     """{msgid or (singular, plural): [where...]} for every `_("…")`, `N_("…")`, `background("…")`
     (a worker name, shown in its failure notice) and
     `ngettext("…", "…", n)` with literal text in these Python files (the catalog check's list)."""
-    found = {}
+    found: Dict[Union[str, Tuple[str, str]], List[str]] = {}
     for path in paths:
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), path)
@@ -229,11 +236,13 @@ def source_messages(paths):
                 continue
             args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
                     for a in node.args]
-            key = None
+            key: Union[str, Tuple[str, str], None] = None
             if node.func.id in ("_", "N_", "background") and args and args[0] is not None:
                 key = args[0]
-            elif node.func.id == "ngettext" and len(args) >= 2 and None not in args[:2]:
-                key = (args[0], args[1])
+            elif node.func.id == "ngettext" and len(args) >= 2:
+                singular, plural = args[0], args[1]
+                if singular is not None and plural is not None:
+                    key = (singular, plural)
             if key is not None:
                 found.setdefault(key, []).append("%s:%d" % (path, node.lineno))
     return found

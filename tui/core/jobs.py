@@ -1,16 +1,18 @@
 """Plain helpers for the tmux panel: table rows, the attach command, advice."""
 
 import shlex
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
+from tui.core.destination import SshTarget
 from tui.core.i18n import N_, _
 
 # The probe's reason for an unprotected job (remote_probe.protection.verdict), shown translated.
 PROBE_REASONS = (N_("will die if this SSH connection drops"),)
 
 
-def pane_rows(sessions, now):
+def pane_rows(sessions: Sequence[Dict[str, Any]], now: float) -> List[Dict[str, Any]]:
     """One row per pane: (key, session, window, pane, command, running for, attached).
 
     Fields the probe left out (a hostile or older probe) read as unknown, never as a crash."""
@@ -35,7 +37,7 @@ def pane_rows(sessions, now):
     return rows
 
 
-def attach_argv(target, session_id, ssh_binary="ssh"):
+def attach_argv(target: SshTarget, session_id: str, ssh_binary: str = "ssh") -> List[str]:
     """The real terminal hand-off: `ssh -t HOST tmux attach -t $ID` with the user's ssh.
 
     The remote command is one shell word list, quoted: session ids look like `$3`.
@@ -46,7 +48,7 @@ def attach_argv(target, session_id, ssh_binary="ssh"):
     return argv
 
 
-def unprotected_advice(job):
+def unprotected_advice(job: Dict[str, Any]) -> str:
     """Plain text (box argv made visible); the UI still shows it as Text, never markup:
     a Hydra override like `data.paths=[/data/a]` is text, not a closing tag."""
     return (_("pid %s `%s` %s. Start the next run from gputui's tmux panel (t, then n) so it "
@@ -54,7 +56,7 @@ def unprotected_advice(job):
                                        visible(_(job["reason"]) if job.get("reason") else "")))  # _("") is the catalog header
 
 
-def safe_session_name(name):
+def safe_session_name(name: str) -> Tuple[Optional[str], Optional[str]]:
     """tmux forbids ':' and '.' in session names; say so instead of letting tmux mangle them."""
     name = name.strip()
     if not name:

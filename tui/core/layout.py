@@ -12,8 +12,9 @@ than GPU_SHARE of the screen unless one line per GPU needs it."""
 
 import dataclasses
 import math
+from typing import Callable, Collection, List, Sequence, Tuple
 
-from rich.cells import cell_len  # terminal columns: CJK characters take two (issue 14)
+from tui.core.cells import cell_len, pad  # noqa: F401 - pad: re-exported for the widgets
 
 MIN_PROC_ROWS = 5
 PROC_CHROME = 3       # the process table's border (2) and header (1)
@@ -30,11 +31,11 @@ class GpuPlan:
     rows: int           # content rows of the GPU panel
 
     @property
-    def grid(self):
+    def grid(self) -> bool:
         return self.lines == 0
 
 
-def gpu_plan(n_gpus, width, height, fixed_rows=2):
+def gpu_plan(n_gpus: int, width: int, height: int, fixed_rows: int = 2) -> GpuPlan:
     """The densest GPU presentation that still leaves the process table MIN_PROC_ROWS rows.
 
     fixed_rows: rows taken by everything else outside the body (header, footer, notice,
@@ -51,7 +52,7 @@ def gpu_plan(n_gpus, width, height, fixed_rows=2):
     return GpuPlan(0, per_line, math.ceil(n_gpus / per_line))
 
 
-def panel_width(width):
+def panel_width(width: int) -> int:
     """Text columns inside the GPU panel at this terminal width."""
     left = width - (RIGHT_WIDTH if right_column(width) else 0)
     return max(20, left - 4)  # border and padding
@@ -60,12 +61,13 @@ def panel_width(width):
 RIGHT_WIDTH = 42
 
 
-def right_column(width):
+def right_column(width: int) -> bool:
     """Billing and host panels beside the GPUs, or (narrow) one summary line instead."""
     return width >= WIDE
 
 
-def fit(parts, width, keep=(), length=cell_len):
+def fit(parts: Sequence[Tuple[str, int]], width: int, keep: Collection[int] = (),
+        length: Callable[[str], int] = cell_len) -> List[str]:
     """Drop optional header parts, lowest priority first, until the line fits `width`.
 
     parts: [(text, priority)], higher priority kept longer; priorities in `keep` are never
@@ -79,7 +81,7 @@ def fit(parts, width, keep=(), length=cell_len):
     return [t for t, _ in kept]
 
 
-def clip(text, width):
+def clip(text: str, width: int) -> str:
     """Cut text to `width` terminal columns with a visible '…' (never silently: '--bs 25' for
     '--bs 256'); a double-width character that would straddle the edge is left out."""
     if width <= 0:
@@ -96,11 +98,6 @@ def clip(text, width):
     return "".join(out) + "…"
 
 
-def pad(text, width):
-    """`text` padded with spaces to `width` columns (str.ljust counts characters, not columns)."""
-    return text + " " * max(0, width - cell_len(text))
-
-
 # Process table columns by terminal width: the command is what tells jobs apart, so narrow
 # terminals drop USER and RSS before the command gets squeezed.
 NARROW_DROP = ("user", "rss")
@@ -108,19 +105,19 @@ PROC_WIDTHS = {"pid": 8, "user": 10, "gpu": 3, "gpu_mem": 9, "cpu": 5, "rss": 9,
 MAX_PROC_ROWS = 1000  # rows drawn; the subtitle says how many more there are
 
 
-def proc_columns(all_columns, width):
+def proc_columns(all_columns: Sequence[Tuple[str, str]], width: int) -> Tuple[Tuple[str, str], ...]:
     """The (key, title) columns that fit a process table `width` columns wide."""
     if width >= 100:
         return tuple(all_columns)
     return tuple(c for c in all_columns if c[0] not in NARROW_DROP)
 
 
-def cmd_width(columns, width):
+def cmd_width(columns: Sequence[Tuple[str, str]], width: int) -> int:
     """Columns left for COMMAND: the table's width minus the other columns and their padding."""
     others = sum(PROC_WIDTHS.get(k, 8) + 1 for k, _ in columns if k != "cmd")
     return max(12, width - 1 - others)
 
 
-def compact_loaders(height):
+def compact_loaders(height: int) -> bool:
     """Dataloader panel: two lines per training process below this terminal height."""
     return height < 40

@@ -19,6 +19,7 @@ import time
 
 from tui.core import config
 from tui.core.boxtext import visible
+from tui.core.cells import columns  # headers padded in terminal columns (CJK)
 from tui.core.i18n import _
 
 SCHEMA = """
@@ -313,7 +314,6 @@ def _fmt_time(t):
 def ledger_table(rows):
     """The human table `gputui ledger` prints."""
     from tui.core.billing import format_money
-    from tui.core.report import columns  # headers padded in terminal columns (CJK)
     head = columns((("ID", -4), (_("HOST"), -18), ("GPU", -18), (_("START"), -16), (_("END"), -16),
                     (_("HOURS"), 7), (_("COST"), 10), (_("IDLE COST"), 10), ("", 0))) + " " + _("ENDED")
     lines = [head]

@@ -7,7 +7,7 @@ threads. prometheus-client writes the format and escapes label values (box text 
 """
 
 import threading
-from typing import List
+from typing import Any, Iterable, List, Optional
 
 from prometheus_client.core import GaugeMetricFamily
 
@@ -48,11 +48,11 @@ LOADER_GAUGES = (
 )
 
 
-def export_view(box: FleetBox, now=None) -> dict:
+def export_view(box: FleetBox, now: Optional[float] = None) -> dict:
     """A plain, immutable-by-convention snapshot of one box for the scrape thread."""
     row = box.row(now)
     live = row.state == LIVE
-    gpus = []
+    gpus: List[dict] = []
     if live:
         st = box.state
         for card in st.gpu_cards():
@@ -65,7 +65,7 @@ def export_view(box: FleetBox, now=None) -> dict:
                 "util": g.util, "mem_util": g.mem_util, "fb_used": used,
                 "fb_free": (total - used) if total is not None and used is not None else None,
                 "temp": g.temp, "power": g.power, "clock_sm": g.clock_sm, "clock_mem": g.clock_mem})
-    loaders = []
+    loaders: List[dict] = []
     if live:
         for pid, stats in sorted(box.state.dl.items()):
             loaders.append({"pid": str(pid), "wait_fraction": stats.wait_fraction,
@@ -81,7 +81,7 @@ def export_view(box: FleetBox, now=None) -> dict:
     }
 
 
-def _number(value):
+def _number(value: Any) -> Optional[float]:
     """A finite float, or None (nothing is emitted for unknown values)."""
     if value is None:
         return None
@@ -92,9 +92,9 @@ def _number(value):
     return value if value == value and value not in (float("inf"), float("-inf")) else None
 
 
-def metric_families(views: List[dict]):
+def metric_families(views: List[dict]) -> List[GaugeMetricFamily]:
     """The metric families for a list of box views (also what the tests check)."""
-    out = []
+    out: List[GaugeMetricFamily] = []
     for name, help_text, key in DCGM_GAUGES:
         fam = GaugeMetricFamily(name, help_text, labels=DCGM_LABELS)
         for v in views:
@@ -131,18 +131,18 @@ def metric_families(views: List[dict]):
 class FleetCollector:
     """A prometheus-client custom collector over the last published views."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._views: List[dict] = []
 
-    def publish(self, views):
+    def publish(self, views: Iterable[dict]) -> None:
         with self._lock:
             self._views = list(views)
 
-    def collect(self):
+    def collect(self) -> List[GaugeMetricFamily]:
         with self._lock:
             views = self._views
         return metric_families(views)
 
-    def describe(self):
+    def describe(self) -> List[GaugeMetricFamily]:
         return []  # no collect() at registration time

@@ -1,6 +1,6 @@
 """Sending from the laptop (`gputui notify test` without a host, `gputui fleet --check`,
 the open app) through the Apprise library: the same URLs the box's daemon sends through
-(remote_probe/notify_send.py, which the Apprise oracle test holds to Apprise's requests).
+(remote_probe/wire/channel_requests.py, which the Apprise oracle test holds to Apprise's requests).
 
 One Apprise object per channel, so each channel's outcome is known; the reason for a
 failure is Apprise's own warning, with the channel's secrets scrubbed out.
@@ -10,9 +10,9 @@ import dataclasses
 import logging
 from typing import List
 
-from remote_probe import notify_send
+from remote_probe.wire import channel_requests, channel_urls
 
-APP_ID = notify_send.APP_ID
+APP_ID = channel_urls.APP_ID
 
 
 @dataclasses.dataclass
@@ -36,9 +36,9 @@ def send_all(urls, title, body, kind="info") -> List[ChannelResult]:
                    "failure": apprise.NotifyType.FAILURE}.get(kind, apprise.NotifyType.INFO)
     results = []
     for url in urls:
-        shown = notify_send.redact_url(url)
-        secrets = notify_send.secrets_of(url)
-        problem = notify_send.validate_url(url)
+        shown = channel_urls.redact_url(url)
+        secrets = channel_urls.secrets_of(url)
+        problem = channel_requests.validate_url(url)
         if problem:
             results.append(ChannelResult(shown, False, problem))
             continue
@@ -51,5 +51,5 @@ def send_all(urls, title, body, kind="info") -> List[ChannelResult]:
                                body_format=apprise.NotifyFormat.TEXT))
             text = log.getvalue().strip()
         reason = "sent" if ok else (text.splitlines()[-1] if text else "failed")
-        results.append(ChannelResult(shown, ok, notify_send.scrub(reason, secrets)[:200]))
+        results.append(ChannelResult(shown, ok, channel_urls.scrub(reason, secrets)[:200]))
     return results

@@ -22,7 +22,7 @@ import dataclasses
 import time
 from typing import List, Optional
 
-from remote_probe import notify_queue, notify_send
+from remote_probe.wire import channel_requests, channel_urls, notify_kinds
 from tui.core.i18n import _
 
 
@@ -31,7 +31,7 @@ class QuietHours:
     start: str  # "23:00", laptop local time
     end: str
     utc_offset_minutes: int  # the laptop's offset from UTC, so a UTC box keeps the user's clock
-    allow: Optional[List[str]] = None  # kinds that still go out; None: notify_queue.URGENT_KINDS
+    allow: Optional[List[str]] = None  # kinds that still go out; None: notify_kinds.URGENT_KINDS
 
     def wire(self):
         out = {"start": self.start, "end": self.end, "utc_offset_minutes": self.utc_offset_minutes}
@@ -52,7 +52,7 @@ class NotifySettings:
 
     def shown_urls(self):
         """The channels as they may be shown: secrets masked."""
-        return [notify_send.redact_url(u) for u in self.urls]
+        return [channel_urls.redact_url(u) for u in self.urls]
 
     def wire(self):
         """What the laptop pushes to the box's daemon (over the existing channel). It holds
@@ -77,7 +77,7 @@ def parse_quiet_hours(text):
     if not isinstance(text, str) or "-" not in text:
         return None
     start, _sep, end = text.replace(" ", "").partition("-")
-    if notify_queue.parse_hhmm(start) is None or notify_queue.parse_hhmm(end) is None:
+    if notify_kinds.parse_hhmm(start) is None or notify_kinds.parse_hhmm(end) is None:
         return None
     if start == end:
         return None
@@ -90,12 +90,12 @@ def _kinds(value, where, key, problems):
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         problems.append(_("%s.%s: expected a list of event names (ignored)") % (where, key))
         return None
-    unknown = [v for v in value if v not in notify_queue.KINDS]
+    unknown = [v for v in value if v not in notify_kinds.KINDS]
     if unknown:
         problems.append(_("%s.%s: unknown event %s (known: %s)")
                         % (where, key, ", ".join(repr(v) for v in unknown),
-                           ", ".join(notify_queue.KINDS)))
-    return [v for v in value if v in notify_queue.KINDS]
+                           ", ".join(notify_kinds.KINDS)))
+    return [v for v in value if v in notify_kinds.KINDS]
 
 
 def url_problem(url):
@@ -103,14 +103,14 @@ def url_problem(url):
     if not isinstance(url, str) or not url.strip():
         return _("not a URL")
     url = url.strip()
-    supported = ", ".join(notify_send.SCHEMES)
+    supported = ", ".join(channel_urls.SCHEMES)
     if "://" not in url:
         return _("not a channel URL (expected scheme://...); supported: %s") % supported
     scheme = url.split("://", 1)[0].strip().lower()
-    if scheme not in notify_send.SCHEMES:
+    if scheme not in channel_urls.SCHEMES:
         return _("unknown notification scheme %r; supported: %s") % (scheme[:20], supported)
     # The box's own reason (its parser is the one that will send): technical, in English.
-    return notify_send.validate_url(url)
+    return channel_requests.validate_url(url)
 
 
 _KEYS = ("urls", "quiet_hours", "quiet_allow", "events", "only_these", "enabled")
@@ -139,7 +139,7 @@ def _urls(table, where, problems):
     for i, url in enumerate(urls):
         why = url_problem(url)
         if why:
-            shown = notify_send.redact_url(url) if isinstance(url, str) else repr(url)
+            shown = channel_urls.redact_url(url) if isinstance(url, str) else repr(url)
             problems.append(_("%s.urls[%d] (%s): %s (left out)") % (where, i, shown, why))
             continue
         good.append(url.strip())

@@ -7,6 +7,7 @@ into a command is shell-quoted; the remote dir is relative to $HOME like the pro
 
 import re
 import shlex
+from typing import Any, List, Optional, Sequence
 
 from tui.core.i18n import _
 
@@ -26,19 +27,20 @@ NETWORK_PATTERNS = (
 )
 
 
-def dir_expr(remote_dir=None):
+def dir_expr(remote_dir: Optional[str] = None) -> str:
     """The nvitop install dir as a shell word: relative paths are relative to $HOME."""
     base = (remote_dir or DEFAULT_REMOTE_DIR).rstrip("/")
     path = base + "/" + SUBDIR
     return shlex.quote(path) if path.startswith("/") else '"$HOME"/' + shlex.quote(path)
 
 
-def _pythonpath(remote_dir):
+def _pythonpath(remote_dir: Optional[str]) -> str:
     return "PYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH}" % dir_expr(remote_dir)
 
 
-def install_command(remote_dir=None, python="python3", index_url=None, find_links=None,
-                    no_index=False, package=PACKAGE):
+def install_command(remote_dir: Optional[str] = None, python: str = "python3",
+                    index_url: Optional[str] = None, find_links: Optional[str] = None,
+                    no_index: bool = False, package: str = PACKAGE) -> str:
     """The exact command shown to the user and run on the box (POSIX sh)."""
     words = [shlex.quote(python), "-m", "pip", "install", "--disable-pip-version-check",
              "--no-input", "--retries", "1", "--timeout", "15", "--upgrade",
@@ -53,20 +55,21 @@ def install_command(remote_dir=None, python="python3", index_url=None, find_link
     return " ".join(words)
 
 
-def check_command(remote_dir=None, python="python3"):
+def check_command(remote_dir: Optional[str] = None, python: str = "python3") -> str:
     """Exit 0 when nvitop is on the box: on PATH (the user installed it) or in gputui's dir."""
     return ("command -v nvitop >/dev/null 2>&1 || %s %s -c 'import nvitop' >/dev/null 2>&1"
             % (_pythonpath(remote_dir), shlex.quote(python)))
 
 
-def run_command(remote_dir=None, python="python3", args=()):
+def run_command(remote_dir: Optional[str] = None, python: str = "python3",
+                args: Sequence[str] = ()) -> str:
     """Run nvitop: the user's own if on PATH, else the one in gputui's dir."""
     rest = "".join(" " + shlex.quote(a) for a in args)
     return ("if command -v nvitop >/dev/null 2>&1; then exec nvitop%s; fi; %s exec %s -m nvitop%s"
             % (rest, _pythonpath(remote_dir), shlex.quote(python), rest))
 
 
-def terminal_argv(target, remote_command, ssh_binary="ssh"):
+def terminal_argv(target: Any, remote_command: str, ssh_binary: str = "ssh") -> List[str]:
     """`ssh -t HOST sh -c '<command>'` with the user's ssh (like tmux attach): the app
     suspends, nvitop gets the real terminal, the app comes back when it exits."""
     argv = [ssh_binary, "-t"]
@@ -80,7 +83,7 @@ def terminal_argv(target, remote_command, ssh_binary="ssh"):
     return argv
 
 
-def install_failure(output, exit_code, index_url=None):
+def install_failure(output: Optional[str], exit_code: object, index_url: Optional[str] = None) -> str:
     """Why `pip install` failed, in one or two sentences the user can act on."""
     text = output or ""
     if re.search(r"No module named pip", text):

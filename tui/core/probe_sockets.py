@@ -16,8 +16,11 @@ import json
 import os
 import tempfile
 import time
+from typing import Any, Dict, Iterable, List, Optional
 
 from tui.core import config
+
+Entry = Dict[str, Any]
 
 FILE = "probe-sockets.json"
 MAX_ENTRIES = 256
@@ -26,22 +29,22 @@ MAX_FILE_BYTES = 4 << 20  # 256 entries are ~100 KB; a bigger file is not ours t
 MAX_SOCKET_BYTES = 107  # sun_path: sshd cannot open a longer one (the daemon keeps to 100)
 
 
-def cache_path():
+def cache_path() -> str:
     return os.path.join(config.state_dir(), FILE)
 
 
-def cache_key(fingerprint, username, remote_dir):
+def cache_key(fingerprint: str, username: Optional[str], remote_dir: Optional[str]) -> str:
     return "%s %s %s" % (fingerprint, username or "", remote_dir or "~/.cache/gputui")
 
 
-def _when(entry):
+def _when(entry: Entry) -> float:
     try:
         return float(entry.get("t") or 0)
     except (TypeError, ValueError):
         return 0.0
 
 
-def usable_socket(path):
+def usable_socket(path: object) -> bool:
     """An absolute path of printable characters that fits a unix socket address: what the
     box says in its hello is data, and any other path is nothing a daemon listens on (a
     longer one would fail to open and read as a box that refuses socket channels)."""
@@ -49,7 +52,7 @@ def usable_socket(path):
             and len(os.fsencode(path)) <= MAX_SOCKET_BYTES)
 
 
-def _load():
+def _load() -> Dict[str, Any]:
     try:
         with open(cache_path(), encoding="utf-8") as f:
             if os.fstat(f.fileno()).st_size > MAX_FILE_BYTES:
@@ -60,7 +63,7 @@ def _load():
     return data if isinstance(data, dict) else {}
 
 
-def _save(data):
+def _save(data: Dict[str, Any]) -> None:
     if len(data) > MAX_ENTRIES:  # keep the most recently used
         keep = sorted(data.items(), key=lambda kv: -_when(kv[1]) if isinstance(kv[1], dict) else 0)
         data = dict(keep[:MAX_ENTRIES])
@@ -81,12 +84,12 @@ def _save(data):
             pass
 
 
-def _fresh_refusal(entry, now=None):
+def _fresh_refusal(entry: Entry, now: Optional[float] = None) -> bool:
     now = time.time() if now is None else now
     return bool(entry.get("refused")) and now - _when(entry) < REFUSAL_KEPT
 
 
-def recall(key, now=None):
+def recall(key: str, now: Optional[float] = None) -> Optional[Entry]:
     """-> the entry for this box: {"socket", "remote_dir", "notes"} to try, {"refused": why}
     while a refusal is fresh, or None."""
     entry = _load().get(key)
@@ -102,7 +105,7 @@ def recall(key, now=None):
             "daemon": _daemon(entry.get("daemon"))}
 
 
-def _daemon(value):
+def _daemon(value: object) -> Optional[List[int]]:
     """A daemon's identity as [pid, binds] (how often it bound its socket), or None."""
     if isinstance(value, list) and len(value) == 2 and all(
             isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -110,7 +113,8 @@ def _daemon(value):
     return None
 
 
-def remember(key, socket, remote_dir, notes=(), daemon=None):
+def remember(key: str, socket: object, remote_dir: str, notes: Iterable[str] = (),
+             daemon: object = None) -> None:
     """`daemon`: [pid, binds] from its hello, so that a socket that would not open while
     that same daemon kept listening there can be told from a daemon that had gone or had
     to bind its socket again (see session)."""
@@ -127,13 +131,13 @@ def remember(key, socket, remote_dir, notes=(), daemon=None):
     _save(data)
 
 
-def refused(key, why):
+def refused(key: str, why: str) -> None:
     data = _load()
     data[key] = {"refused": why, "t": time.time()}
     _save(data)
 
 
-def forget(key):
+def forget(key: str) -> None:
     data = _load()
     if data.pop(key, None) is not None:
         _save(data)

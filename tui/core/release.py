@@ -3,10 +3,12 @@
 
 import os
 import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from remote_probe import wire
 from tui.core import checklist
 from tui.core.billing import format_money
+from tui.core.config import HostConfig
 from tui.core.i18n import _
 from tui.core.transfer import (
     RESERVE_BYTES,
@@ -18,7 +20,7 @@ from tui.core.transfer import (
 )
 
 
-def free_space_problem(base, todo):
+def free_space_problem(base: str, todo: Sequence[Dict[str, Any]]) -> Optional[str]:
     """One line if the artifacts still to download do not fit on the laptop, else None."""
     need = 0
     for s in todo:
@@ -34,19 +36,21 @@ def free_space_problem(base, todo):
 
 
 class Release:
-    def __init__(self, host, session, host_cfg, preset, session_key):
+    def __init__(self, host: str, session: Any, host_cfg: HostConfig, preset: Any,
+                 session_key: str) -> None:
         self.host = host
         self.session = session  # a RemoteSession that is open
         self.cfg = host_cfg
         self.preset = preset
         self.base = checklist.download_base(host, session_key)
-        self.facts = None
-        self.corrupt = set()
-        self.waived = set()
-        self.results = []
+        self.facts: Optional[Dict[str, Any]] = None
+        self.corrupt: Set[str] = set()
+        self.waived: Set[str] = set()
+        self.results: List[Any] = []
+        self.statuses: List[Dict[str, Any]] = []
 
-    async def gather(self):
-        params = {"artifact_paths": list(self.cfg.artifact_paths)}
+    async def gather(self) -> Dict[str, Any]:
+        params: Dict[str, Any] = {"artifact_paths": list(self.cfg.artifact_paths)}
         if self.cfg.search_paths:
             params["roots"] = list(self.cfg.search_paths)
         if self.cfg.temp_dirs:
@@ -54,24 +58,26 @@ class Release:
         if self.cfg.cache_dirs:
             params["cache_dirs"] = list(self.cfg.cache_dirs)
         reply = await self.session.request(wire.CHECKLIST, timeout=120, **params)
-        self.facts = reply["facts"]
-        return self.facts
+        facts: Dict[str, Any] = reply["facts"]
+        self.facts = facts
+        return facts
 
-    def items(self, gpus, procs, tmux_sessions, autostop, figures):
-        fmt_money = lambda v: format_money(v, self.cfg.currency)  # noqa: E731
+    def items(self, gpus: Any, procs: Any, tmux_sessions: Any, autostop: Any, figures: Any) -> List[Any]:
+        def fmt_money(v: Optional[float]) -> str:
+            return format_money(v, self.cfg.currency)
         items, self.statuses = checklist.build(
             self.facts, gpus, procs, tmux_sessions, self.base, self.preset, autostop, figures,
             fmt_money, corrupt=self.corrupt, waived=self.waived)
         return items
 
-    def to_download(self):
+    def to_download(self) -> List[Dict[str, Any]]:
         return [s for s in self.statuses if s["state"] in ("missing", "stale") or s["path"] in self.corrupt]
 
-    def space_problem(self):
+    def space_problem(self) -> Optional[str]:
         """Before any download: does everything still missing fit on this laptop?"""
         return free_space_problem(self.base, self.to_download())
 
-    async def download_missing(self, progress=None):
+    async def download_missing(self, progress: Optional[Callable[..., None]] = None) -> List[Any]:
         """progress(file_index, n_files, path, done, size, total_done, total_size).
 
         Each artifact on its own: one that fails (no space, a FIFO, a stall, an SFTP
@@ -86,14 +92,14 @@ class Release:
             todo.sort(key=lambda s: s["size"])  # as many whole files as fit
         total = sum(s["size"] for s in todo)
         finished = 0
-        results = []
+        results: List[Any] = []
         i = 0
         while i < len(todo):
             async with self.session.file_client() as sftp:
                 while i < len(todo):
                     s = todo[i]
 
-                    def on_progress(done, size, i=i, s=s):
+                    def on_progress(done: int, size: int, i: int = i, s: Dict[str, Any] = s) -> None:
                         if progress:
                             progress(i, len(todo), s["path"], done, size, finished + done, total)
                     force = s["path"] in self.corrupt
@@ -112,7 +118,7 @@ class Release:
         self.results = results
         return results
 
-    async def verify(self):
+    async def verify(self) -> List[str]:
         """sha256 of every downloaded artifact against the box's: finds corrupt copies."""
         here = [s for s in self.statuses if s["state"] == "same"]
         if not here:
@@ -123,12 +129,12 @@ class Release:
         self.corrupt = set(bad)
         return bad
 
-    async def capture_env(self):
+    async def capture_env(self) -> List[str]:
         reply = await self.session.request(wire.ENV_CAPTURE, timeout=300,
                                            **({"python": self.cfg.python} if self.cfg.python else {}))
         env_dir = os.path.join(self.base, "env")
         os.makedirs(env_dir, exist_ok=True)
-        saved = []
+        saved: List[str] = []
         if reply.get("pip_freeze") is not None:
             with open(os.path.join(env_dir, "pip-freeze.txt"), "w") as f:
                 f.write("# %s on %s, %s\n%s" % (reply.get("python"), self.host, time.strftime("%Y-%m-%d %H:%M"),
@@ -142,47 +148,49 @@ class Release:
             raise RuntimeError(_("nothing captured: %s") % (reply.get("pip_error") or _("pip freeze failed")))
         return saved
 
-    def kill_refused(self):
+    def kill_refused(self) -> Optional[str]:
         """Why killing is not allowed here (said before asking, not after), or None."""
         if not self.cfg.allow_kill:
             return (_("killing processes is off for %s: set allow_kill = true for this host in "
                       "the config") % self.host)
         return None
 
-    def delete_refused(self):
+    def delete_refused(self) -> Optional[str]:
         if not self.cfg.allow_delete:
             return (_("deleting files is off for %s: set allow_delete = true for this host in "
                       "the config") % self.host)
         return None
 
-    async def kill(self, pid):
-        if self.kill_refused():
-            raise PermissionError(self.kill_refused())
+    async def kill(self, pid: int) -> Any:
+        refused = self.kill_refused()
+        if refused:
+            raise PermissionError(refused)
         return (await self.session.request(wire.KILL, timeout=30, pid=pid))["result"]
 
-    def temp_paths(self):
+    def temp_paths(self) -> List[str]:
         return [t["path"] for t in (self.facts or {}).get("temp") or []
                 if t["size"] >= checklist.TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
 
-    async def delete_temp(self, paths):
-        if self.delete_refused():
-            raise PermissionError(self.delete_refused())
+    async def delete_temp(self, paths: List[str]) -> Any:
+        refused = self.delete_refused()
+        if refused:
+            raise PermissionError(refused)
         allowed = self.temp_paths()
         return (await self.session.request(wire.DELETE, timeout=120, paths=paths,
                                            allowed=allowed))["deleted"]
 
-    async def release(self):
+    async def release(self) -> Any:
         command = self.preset.release_command if self.preset else None
         if not command:
             raise RuntimeError(_("no release command known for %s: set release_command in the config")
                                % self.host)
         return await self.session.request(wire.RELEASE, timeout=180, command=command)
 
-    def summary(self, items):
+    def summary(self, items: Sequence[Any]) -> Dict[str, Dict[str, Any]]:
         return {i.key: {"verdict": i.verdict, "reason": i.reason, "waived": i.waived} for i in items}
 
 
-def _local_sha(path):
+def _local_sha(path: str) -> Optional[str]:
     """sha256 of a local copy; None when it is not a regular file (never blocks on a FIFO)."""
     try:
         return sha256_file(path)

@@ -1,40 +1,33 @@
-"""Reports built from a probe snapshot: the `status` document and its text, the ledger
-contact, the doctor request. Shared by the CLI and the app; no textual, no asyncssh."""
+"""Reports built from a probe snapshot: the `status` document and its text, the doctor
+request. Shared by the CLI and the app; no textual, no asyncssh, nothing printed (what a
+command says on stderr around a report is the CLI's: `tui.cli.contact`)."""
 
 import dataclasses
-import sys
 import time
+from typing import Any, Dict, List, Optional, Sequence
 
 from tui.core import format as fmt
 from tui.core import from_wire
+from tui.core.billing import format_money
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
-from tui.core.layout import cell_len
+from tui.core.cells import columns
+from tui.core.config import HostConfig
 
 
-def columns(cells):
-    """One table row of (text, width) cells, padded in terminal columns (CJK headers take
-    two per character); a negative width aligns left, as %-Ns does."""
-    out = []
-    for text, width in cells:
-        gap = " " * max(0, abs(width) - cell_len(text))
-        out.append(text + gap if width < 0 else gap + text)
-    return " ".join(out)
-
-
-def procs_from(sample, meta):
+def procs_from(sample: Dict[str, Any], meta: Optional[Sequence[Dict[str, Any]]]) -> List[Dict[str, Any]]:
     """A sample's process rows as dicts, each with its facts (user, cmd, start) joined in."""
-    meta = {m["pid"]: m for m in meta or []}
+    by_pid = {m["pid"]: m for m in meta or []}
     out = []
     for u in from_wire.proc_usages(sample.get("procs", [])):
         p = {"pid": u.pid, "gpu": u.gpu, "gpu_mem": u.gpu_mem, "cpu": u.cpu, "rss": u.rss,
              "flags": from_wire.proc_flags(u), "local": 1 if u.local else 0, "kind": u.kind}
-        p.update({k: v for k, v in meta.get(u.pid, {}).items() if k != "pid"})
+        p.update({k: v for k, v in by_pid.get(u.pid, {}).items() if k != "pid"})
         out.append(p)
     return out
 
 
-def status_json(reply, host):
+def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
     """The snapshot reply as one JSON document with named fields (not columns)."""
     sample = reply.get("sample") or {}
     procs = procs_from(sample, reply.get("proc_meta"))
@@ -60,7 +53,7 @@ def status_json(reply, host):
     }
 
 
-def status_text(doc):
+def status_text(doc: Dict[str, Any]) -> str:
     """The human snapshot. Every string from the box goes through visible()."""
     lines = []
     gpus = doc["gpus"]
@@ -72,7 +65,6 @@ def status_text(doc):
     lines.append(head)
     bill = doc.get("billing") or {}
     if bill.get("start"):
-        from tui.core.billing import format_money
         provider = bill.get("provider")
         lines.append(_("running %s (since instance start)%s — %s") % (
             fmt.duration(bill["elapsed_s"]),
@@ -89,12 +81,13 @@ def status_text(doc):
         lines.append(columns((("GPU", -3), (_("NAME"), -24), (_("UTIL"), 5), (_("VRAM"), 20),
                               (_("TEMP"), 6), (_("POWER"), 12))))
         for g in gpus:
-            lines.append("%-3s %-24s %5s %20s %6s %12s" % (
-                visible(g.get("index")), visible(fmt.short_gpu_name(g.get("name")), limit=24),
-                fmt.pct(g.get("util")),
-                "%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))),
-                fmt.na(g.get("temp"), "%d°C"),
-                "%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW"))))
+            lines.append(columns((
+                (visible(g.get("index")), -3),
+                (visible(fmt.short_gpu_name(g.get("name")), limit=24), -24),
+                (fmt.pct(g.get("util")), 5),
+                ("%s / %s" % (fmt.mib(g.get("mem_used")), fmt.mib(g.get("mem_total"))), 20),
+                (fmt.na(g.get("temp"), "%d°C"), 6),
+                ("%s/%s" % (fmt.na(g.get("power"), "%dW"), fmt.na(g.get("power_limit"), "%dW")), 12))))
     procs = doc["processes"]
     lines.append("")
     lines.append(ngettext("%d GPU process", "%d GPU processes", len(procs)) % len(procs) +
@@ -105,9 +98,10 @@ def status_text(doc):
         cmd = p.get("cmd") or (_("(host pid, not visible in this container)") if not p["local"] else "?")
         start = p.get("start")
         elapsed = fmt.duration(now - start) if isinstance(start, (int, float)) and start else "n/a"
-        lines.append("  %-8s %-10s GPU %-2s %10s %8s  %s" % (
-            visible(p["pid"]), visible(p.get("user") or "-", limit=10), visible(p["gpu"]),
-            fmt.mib(p.get("gpu_mem")), elapsed, visible(cmd, limit=80)))
+        lines.append("  " + columns((
+            (visible(p["pid"]), -8), (visible(p.get("user") or "-", limit=10), -10), ("GPU", 0),
+            (visible(p["gpu"]), -2), (fmt.mib(p.get("gpu_mem")), 10), (elapsed, 8))) +
+            "  " + visible(cmd, limit=80))
     for job in doc.get("unprotected_jobs") or []:
         lines.append("⚠ pid %s `%s` %s" % (visible(job["pid"]), visible(job["cmd"], limit=60),
                                           visible(job["reason"])))
@@ -134,45 +128,8 @@ def status_text(doc):
     return "\n".join(lines)
 
 
-def config_for(host):
-    """(Config, HostConfig) for a command; every problem in the file is printed once, on
-    stderr, whatever the command (after host(): some problems are found per host)."""
-    from tui.core.config import Config
-    cfg = Config.load()
-    host_cfg = cfg.host(host)
-    for problem in cfg.problems:
-        print(_("gputui: config: %s") % visible(problem), file=sys.stderr)
-    return cfg, host_cfg
-
-
-def record_contact(host, inventory, cfg=None):
-    """Any contact with a box opens or continues its billing session in the ledger.
-    cfg: the Config the command loaded (through config_for, problems already printed)."""
-    from tui.core.billing_clock import BillingClock
-    from tui.core.ledger import Ledger, LedgerError
-    if cfg is None:
-        cfg, _host_cfg = config_for(host)
-    try:
-        ledger = Ledger()
-    except (LedgerError, OSError) as exc:
-        print(_("gputui: ledger unavailable: %s") % visible(exc), file=sys.stderr)
-        return None
-    if ledger.notice:
-        print("gputui: %s" % visible(ledger.notice), file=sys.stderr)
-    clock = BillingClock(host, cfg.host(host), ledger)
-    clock.on_inventory(inventory)
-    clock.persist(force=True)
-    if clock.problem:
-        print("gputui: %s" % visible(clock.problem), file=sys.stderr)
-    f = clock.figures()
-    ledger.close()
-    return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,
-            "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
-            "release_command": f.release_command}
-
-
-def doctor_request(host_cfg, smoke=True):
-    req = {"smoke": smoke}
+def doctor_request(host_cfg: HostConfig, smoke: bool = True) -> Dict[str, Any]:
+    req: Dict[str, Any] = {"smoke": smoke}
     if host_cfg.python:
         req["python"] = host_cfg.python
     if host_cfg.net_check_urls is not None:

@@ -17,7 +17,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
-from remote_probe import wire
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.boxtext import visible

@@ -79,6 +79,9 @@ class FleetApp(CockpitApp):
         dashboard = self._dashboard
         return dashboard if dashboard is not None and dashboard.box is box else None
 
+    def on_fleet_screen_open_box(self, event: FleetScreen.OpenBox) -> None:
+        self.open_dashboard(event.box)
+
     def open_dashboard(self, box: BoxContext) -> None:
         self._dashboard = DashboardScreen(box)
         self.push_screen(self._dashboard)

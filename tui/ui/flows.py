@@ -6,7 +6,7 @@ call the same ones for the box they show (issue 19).
 background action (tui.ui.background), which turns their failures into one notice."""
 
 import time
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional, cast
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 
 from rich.text import Text
 
@@ -22,32 +22,18 @@ from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
 if TYPE_CHECKING:
     from textual.dom import DOMNode
 
-    from tui.ui.app import CockpitApp
+# The running app (tui.ui.app.CockpitApp). Named loosely: app.py imports the screens that
+# import this module, and a module here never imports one that imports it back.
+CockpitApp = Any
 
 
-def cockpit(node: "DOMNode") -> "CockpitApp":
+def cockpit(node: "DOMNode") -> CockpitApp:
     """The running app of a screen, as the flows need it (Textual types `node.app` as App)."""
-    return cast("CockpitApp", node.app)
-
-
-# -- screens of a box ----------------------------------------------------------------------
-def open_release(app: "CockpitApp", box: BoxContext) -> None:
-    from tui.ui.screens.release import ReleaseScreen
-    app.push_screen(ReleaseScreen(box))
-
-
-def open_doctor(app: "CockpitApp", box: BoxContext) -> None:
-    from tui.ui.screens.doctor import DoctorScreen
-    app.push_screen(DoctorScreen(box))
-
-
-def open_tmux(app: "CockpitApp", box: BoxContext) -> None:
-    from tui.ui.screens.tmux import TmuxScreen
-    app.push_screen(TmuxScreen(box))
+    return node.app
 
 
 # -- autostop ------------------------------------------------------------------------------
-def autostop_changed(app: "CockpitApp", box: BoxContext, status: Optional[dict],
+def autostop_changed(app: CockpitApp, box: BoxContext, status: Optional[dict],
                      event: Optional[dict] = None, events: Iterable[dict] = ()) -> None:
     """A new autostop status for `box`; its countdown and firing reach the user once each."""
     box.autostop = status
@@ -72,7 +58,7 @@ def autostop_changed(app: "CockpitApp", box: BoxContext, status: Optional[dict],
         dashboard.refresh_billing()
 
 
-async def autostop_request(app: "CockpitApp", box: BoxContext, what: str, **params: Any) -> None:
+async def autostop_request(app: CockpitApp, box: BoxContext, what: str, **params: Any) -> None:
     """Arm or disarm the probe's autostop; failures go to the worker error handler."""
     assert box.session is not None
     kind = wire.AUTOSTOP_ARM if what == "arm" else wire.AUTOSTOP_DISARM
@@ -82,7 +68,7 @@ async def autostop_request(app: "CockpitApp", box: BoxContext, what: str, **para
         app.notify(_("Autostop armed on %s") % box.host, timeout=8, markup=False)
 
 
-async def arm_or_cancel_autostop(app: "CockpitApp", box: BoxContext) -> None:
+async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
     """`a`: cancel an armed autostop, or (opt-in per host) ask the conditions and arm it."""
     auto = box.cfg.autostop
     if box.autostop and box.autostop.get("armed"):
@@ -120,7 +106,7 @@ async def arm_or_cancel_autostop(app: "CockpitApp", box: BoxContext) -> None:
 
 
 # -- rate ----------------------------------------------------------------------------------
-async def ask_rate(app: "CockpitApp", box: BoxContext) -> bool:
+async def ask_rate(app: CockpitApp, box: BoxContext) -> bool:
     """`b`: ask what the box costs, apply it, save it in the config. -> whether a rate was set."""
     cfg = box.cfg
     answer = await app.push_screen_wait(RateScreen(box.host, cfg.rate, cfg.currency,
@@ -165,7 +151,7 @@ def install_question(host: str, command: str) -> Text:
         ("$ " + command, "bold"))
 
 
-async def open_nvitop(app: "CockpitApp", box: BoxContext) -> Optional[List[str]]:
+async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
     """The whole flow; run it from a background action (it waits on a dialog)."""
     session, cfg = box.session, box.cfg
     assert session is not None

@@ -22,6 +22,9 @@ from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text
+from tui.ui.screens.doctor import DoctorScreen
+from tui.ui.screens.release import ReleaseScreen
+from tui.ui.screens.tmux import TmuxScreen
 from tui.ui.widgets.billing_panel import (
     BillingPanel,
     clock_text,
@@ -173,13 +176,13 @@ class DashboardScreen(Translated, Screen):
 
     # -- actions -----------------------------------------------------------------
     def action_release(self) -> None:
-        flows.open_release(flows.cockpit(self), self.box)
+        self.app.push_screen(ReleaseScreen(self.box))
 
     def action_doctor(self) -> None:
-        flows.open_doctor(flows.cockpit(self), self.box)
+        self.app.push_screen(DoctorScreen(self.box))
 
     def action_tmux(self) -> None:
-        flows.open_tmux(flows.cockpit(self), self.box)
+        self.app.push_screen(TmuxScreen(self.box))
 
     def action_cycle_sort(self) -> None:
         self.box.state.cycle_sort()

@@ -4,10 +4,11 @@ It is handed the fleet it shows, displays its rows (tui.core.fleet.BoxRow) and h
 selected box to the same flows the dashboard uses (tui.ui.flows); every cell is a rich Text
 built here, so box text is never parsed as markup."""
 
-from typing import TYPE_CHECKING, Dict, List, Optional, cast
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -19,11 +20,11 @@ from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text
+from tui.ui.screens.release import ReleaseScreen
 from tui.ui.translate import Translated
 
 if TYPE_CHECKING:
     from tui.remote.fleet import Fleet
-    from tui.ui.fleet_app import FleetApp
 
 # Titles are translated when the table is built (the language may change after import).
 COLUMNS = (("host", N_("HOST")), ("state", N_("STATE")), ("gpus", N_("GPUS util · VRAM")),
@@ -111,6 +112,13 @@ def header_text(rows, sort_key):
 
 
 class FleetScreen(Translated, Screen):
+    class OpenBox(Message):
+        """The user asked for this box's dashboard (the fleet app opens it)."""
+
+        def __init__(self, box: BoxContext) -> None:
+            super().__init__()
+            self.box = box
+
     BINDINGS = [
         Binding("enter", "open", N_("Dashboard"), id="fleet.open",
                 tooltip=N_("Open this box's dashboard (escape comes back; the others stay connected)")),
@@ -193,12 +201,12 @@ class FleetScreen(Translated, Screen):
     def action_open(self) -> None:
         box = self._box()
         if box is not None:
-            cast("FleetApp", self.app).open_dashboard(box)
+            self.post_message(self.OpenBox(box))
 
     def action_release(self) -> None:
         box = self._box()
         if box is not None:
-            flows.open_release(flows.cockpit(self), box)
+            self.app.push_screen(ReleaseScreen(box))
 
     @background("Autostop", group="dialog")
     async def action_autostop(self) -> None:

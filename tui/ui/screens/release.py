@@ -24,11 +24,11 @@ from tui.core.checklist import release_blockers, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
 from tui.core.release import Release
-from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext import box_text, join
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
+from tui.ui.screens.tmux import TmuxScreen
 from tui.ui.translate import Translated
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
@@ -190,7 +190,7 @@ class ReleaseScreen(Translated, Screen):
 
     # -- actions -----------------------------------------------------------------
     def action_tmux(self) -> None:
-        flows.open_tmux(flows.cockpit(self), self.box)
+        self.app.push_screen(TmuxScreen(self.box))
 
     @background('Checklist', group="release")
     async def action_recheck(self):

@@ -9,18 +9,12 @@ import sys
 import time
 
 from tui import __version__
+from tui.cli.contact import config_for, record_contact
 from tui.core import from_wire
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.layout import pad
-from tui.core.report import (
-    config_for,
-    doctor_request,
-    procs_from,
-    record_contact,
-    status_json,
-    status_text,
-)
+from tui.core.report import doctor_request, procs_from, status_json, status_text
 from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
 
