@@ -647,10 +647,4 @@ def pid1_start():
 
 
 def provider_facts():
-    env = parse_environ(read_text(PROC + "/1/environ"))  # readable when we are root
-    env.update(os.environ)
-    return {
-        "env": {k: env[k] for k in PROVIDER_ENV if k in env},
-        "paths": [p for p in PROVIDER_PATHS if os.path.isdir(p)],
-        "dmi_vendor": read_text("/sys/class/dmi/id/sys_vendor").strip() or None,
-    }
+    from . import provider_facts as facts; return facts.gather()  # noqa: E702 (issue 22: one line)

@@ -398,3 +398,24 @@ def balance_runs_out(balance, spend_per_hour, now, at_zero=""):
     at = now + datetime.timedelta(hours=hours)
     return {"at": at, "hours": hours, "hhmm": at.strftime("%H:%M"),
             "date": at.strftime("%Y-%m-%d"), "then": at_zero}
+
+
+def action_lines(preset):
+    """The chosen action's facts as short lines (checklist details, status): how, keeps, wipes, bills, clock."""
+    a = preset.chosen
+    if a is None:
+        return []
+    out = [_("release action: %s") % _(a.label)
+           + (_(" (other choices: %s)") % ", ".join(_(b.label) for b in preset.actions if b is not a)
+              if preset.has_choice else "")]
+    if preset.release_command:
+        out.append(_("runs: %s") % preset.release_command)
+    elif a.api:
+        out.append(_("in the console or API: %s") % a.api)
+    out.append(_("keeps: %s") % (", ".join(preset.persistent_paths) or _("nothing")))
+    out.append(_("wipes: %s") % (", ".join(preset.ephemeral_paths) or _("nothing")))
+    if a.bills:
+        out.append(_("bills afterwards: %s") % _(a.bills))
+    if a.clock:
+        out.append(_("clock: %s") % _(a.clock))
+    return out
