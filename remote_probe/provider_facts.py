@@ -55,7 +55,7 @@ def gather(proc="/proc", sys="/sys", root="", own_env=None, hostname=None):
         if env.get(k):
             facts_env[k] = PRESENT
     if hostname is None:
-        hostname = _read("/etc/hostname").strip() or socket.gethostname()
+        hostname = socket.gethostname() or _read("/etc/hostname").strip()  # the UTS name is what counts
     return {
         "env": facts_env,
         "paths": [p for p in PROVIDER_PATHS if os.path.isdir(root + p)],
