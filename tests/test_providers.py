@@ -130,3 +130,18 @@ def test_balance_runs_out(balance, spend, hhmm, hours):
 @pytest.mark.parametrize("balance, spend", [(None, 1.0), (5.0, 0), (5.0, None), (1e9, 0.001)])
 def test_balance_runs_out_without_a_clock(balance, spend):
     assert balance_runs_out(balance, spend, datetime.datetime(2026, 1, 1)) is None
+
+
+@pytest.mark.parametrize("api, typed, rate, source, notice", [
+    ({"ok": True, "rate_per_hour": 0.69, "source": "RunPod API", "provider": "runpod"}, 2.0, 0.69, "RunPod API", None),
+    ({"ok": False, "rate_per_hour": None, "provider": "vast", "reason": "the key was refused (HTTP 401)"}, 2.0,
+     2.0, "typed rate", "HTTP 401"),
+    ({"ok": False, "provider": None, "reason": "no provider API key on this box"}, 2.0, 2.0, "typed rate", None),
+    (None, None, None, None, None),
+    ({"ok": False, "provider": "runpod", "reason": "no network (timed out)"}, None, None, None, "no network"),
+])
+def test_price_source(api, typed, rate, source, notice):
+    from tui.core.providers import price_source
+    r, s, n = price_source(api, typed)
+    assert r == rate and s == source
+    assert (n is None) if notice is None else (notice in n)

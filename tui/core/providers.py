@@ -419,3 +419,20 @@ def action_lines(preset):
     if a.clock:
         out.append(_("clock: %s") % _(a.clock))
     return out
+
+
+def price_source(api_result, typed_rate):
+    """Which hourly rate the billing clock uses, and where it came from. -> (rate, source, notice).
+
+    The provider's own figure (read on the box, issue 22) wins; without it the typed rate (`b`),
+    with a notice said once when the provider could not be asked."""
+    api_result = api_result or {}
+    rate = api_result.get("rate_per_hour")
+    if api_result.get("ok") and rate is not None:
+        return rate, api_result.get("source") or _("provider API"), None
+    notice = None
+    if api_result.get("reason") and api_result.get("provider"):
+        notice = _("could not read the price from the provider (%s): using the typed rate") % api_result["reason"]
+    if typed_rate is not None:
+        return typed_rate, _("typed rate"), notice
+    return None, None, notice
