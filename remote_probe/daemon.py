@@ -424,6 +424,7 @@ class Daemon:
         facts = await loop.run_in_executor(
             None, lambda: preflight.collect(python, bool(msg.get("smoke", True)), urls))
         facts["inventory"] = self.inventory
+        facts["topology"] = preflight.topology_of(self.backend)  # issue 22: NVLink/PCIe/P2P
         return {"facts": facts}
 
     # Slow or destructive work for the shutdown checklist, off the event loop.
