@@ -164,7 +164,7 @@ FS = [
 def test_filesystems_of_home_cwd_and_data_dirs():
     checks = by_name(check_filesystems({"filesystems": FS}))
     assert checks["disk /root"].verdict == WARN and "in memory" in checks["disk /root"].reason
-    assert "home (/root), cwd (/root/work)" in checks["disk /root"].reason
+    assert "home (/root), working directory (/root/work)" in checks["disk /root"].reason
     assert checks["disk /root/autodl-tmp"].verdict == WARN and "2 GB free of 50" in checks["disk /root/autodl-tmp"].reason
     assert checks["disk /dev/shm"].verdict == PASS  # a data tmpfs is what /dev/shm is for
 

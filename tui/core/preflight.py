@@ -8,7 +8,7 @@ import dataclasses
 import re
 from typing import List, Optional
 
-from tui.core.i18n import _, ngettext
+from tui.core.i18n import N_, _, ngettext
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 ORDER = {PASS: 0, WARN: 1, FAIL: 2}
@@ -275,18 +275,24 @@ def check_net(facts, preset=None) -> List[Check]:
     return out
 
 
+ROLE_NAMES = {"home": N_("home"), "cwd": N_("working directory"), "data": N_("data")}
+
+
 def check_filesystems(facts) -> List[Check]:
     """Every filesystem holding the home, the working directory or a data dir, tmpfs included."""
     by_mount = {}
     for f in facts.get("filesystems") or []:
-        by_mount.setdefault(f["mount"], {"f": f, "roles": []})["roles"].append(
-            "%s %s" % (f["role"], f["path"]) if f["role"] == "data" else "%s (%s)" % (f["role"], f["path"]))
+        role = _(ROLE_NAMES.get(f["role"], f["role"]))
+        by_mount.setdefault(f["mount"], {"f": f, "roles": [], "home": False})
+        by_mount[f["mount"]]["roles"].append("%s %s" % (role, f["path"]) if f["role"] == "data"
+                                             else "%s (%s)" % (role, f["path"]))
+        by_mount[f["mount"]]["home"] |= f["role"] in ("home", "cwd")
     out = []
     for mount, e in by_mount.items():
         f = e["f"]
         free = f["free"] / 1024.0
         tmp = f["fstype"] in ("tmpfs", "ramfs")
-        home = any(r.startswith(("home", "cwd")) for r in e["roles"])
+        home = e["home"]
         verdict = WARN if free < (10 if mount == "/" or home else 5) or (tmp and home) else PASS
         why = ""
         if tmp and home:
