@@ -145,3 +145,24 @@ def test_price_source(api, typed, rate, source, notice):
     r, s, n = price_source(api, typed)
     assert r == rate and s == source
     assert (n is None) if notice is None else (notice in n)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_provider_docs_match_the_code(lang):
+    """docs/providers*.md are generated (python -m tui.core.providers): they must not drift."""
+    import os
+    from tui.core.providers import PROVIDER_DOCS, provider_doc
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, PROVIDER_DOCS[lang]), encoding="utf-8") as f:
+        assert f.read() == provider_doc(lang), "run: python -m tui.core.providers"
+
+
+def test_the_table_has_a_row_per_action_with_its_command():
+    from tui.core.providers import TABLE_ORDER, provider_table
+    en = provider_table("en")
+    rows = [r for r in en.splitlines()[2:]]
+    assert len(rows) == sum(len(PRESETS[k].actions) for k in TABLE_ORDER)
+    assert any("| RunPod | terminate |" in r and "runpodctl pod delete" in r for r in rows)
+    assert any("| Azure | deallocate |" in r and "az vm deallocate" in r for r in rows)
+    zh = provider_table("zh")
+    assert "| AutoDL | 关机 |" in zh and "实例连续关机 15 天会被释放" in zh

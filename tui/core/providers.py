@@ -436,3 +436,50 @@ def price_source(api_result, typed_rate):
     if typed_rate is not None:
         return typed_rate, _("typed rate"), notice
     return None, None, notice
+
+
+# The README's provider table (issue 22): generated from PRESETS so it cannot drift from the code.
+TABLE_HEAD = (N_("Provider"), N_("Action"), N_("Command on the box (or API)"), N_("Keeps"), N_("Wipes"),
+              N_("Bills afterwards"), N_("Clock"))
+TABLE_ORDER = ("autodl", "gpuhub", "runpod", "vast", "lambda", "aws", "gcp", "azure", "alibaba")
+
+
+def provider_table(lang="en"):
+    """Markdown: action -> command -> keeps -> wipes -> bills -> clock, per provider, in `lang`."""
+    from tui.core.i18n import translations_for
+    tr = translations_for(lang).gettext
+
+    def cell(text):
+        return (text or "—").replace("|", "\\|").replace("\n", " ")
+    rows = ["| " + " | ".join(tr(h) for h in TABLE_HEAD) + " |", "|" + "---|" * len(TABLE_HEAD)]
+    for key in TABLE_ORDER:
+        p = PRESETS[key]
+        for a in p.actions:
+            how = "`%s`" % a.command.replace("|", "\\|") if a.command else (tr("in the console or API: %s") % a.api)
+            warn = (" ⚠ " + tr(a.warning)) if a.warning and not a.stops_compute else ""
+            rows.append("| " + " | ".join([
+                cell(p.name), cell(tr(a.label)), how, cell(", ".join(a.keeps) or tr("nothing")),
+                cell(", ".join(a.wipes) or tr("nothing")), cell(tr(a.bills) + warn), cell(tr(a.clock) if a.clock else "")
+            ]) + " |")
+    return "\n".join(rows) + "\n"
+
+
+PROVIDER_DOCS = {"en": "docs/providers.md", "zh": "docs/providers.zh-CN.md"}
+DOC_INTRO = {
+    "en": "# Release actions per provider\n\nGenerated from `tui/core/providers.py` (`provider_table`); "
+          "the sources of every fact are in the comments there.\n\n",
+    "zh": "# 各服务商的释放方式\n\n由 `tui/core/providers.py`（`provider_table`）生成；每条事实的来源见该文件中的注释。\n\n",
+}
+
+
+def provider_doc(lang):
+    return DOC_INTRO[lang] + provider_table(lang)
+
+
+if __name__ == "__main__":  # python -m tui.core.providers: rewrite docs/providers*.md
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for lang, rel in PROVIDER_DOCS.items():
+        os.makedirs(os.path.join(root, "docs"), exist_ok=True)
+        with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+            f.write(provider_doc(lang))
