@@ -34,7 +34,8 @@ def fallback(provider, reason):
 
 
 def _base(var, default):
-    return (os.environ.get(var) or default).rstrip("/")
+    # our environment first, then PID 1's (where a box's configuration lives, as the keys do)
+    return (os.environ.get(var) or provider_facts.pid1_environ().get(var) or default).rstrip("/")
 
 
 def _request(url, key, body=None, timeout=TIMEOUT):

@@ -129,3 +129,53 @@ def test_ssh_sessions_do_not_carry_pid1_s_variables(nsbox):
                         "tr '\\0' '\\n' < /proc/1/environ | grep ^VAST_"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.stdout.strip().splitlines() == ["VAST_CONTAINERLABEL=C.7"], r.stderr
+
+
+def box_python(box, code):
+    """Run the probe's own modules on the box, over ssh, as the daemon would."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run(["ssh", "-F", box.ssh_config, "testbox",
+                        "cd %s && %s -c %s" % (root, sys.executable, json.dumps(code))],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+PRICE = "import json; from remote_probe import provider_api; print(json.dumps(provider_api.read()))"
+
+
+@pytest.mark.parametrize("env, routes, rate, balance", [
+    ({"RUNPOD_POD_ID": "pod9x", "RUNPOD_API_KEY": "rpsecret0123"},
+     {("POST", "/graphql"): (200, {"data": {"myself": {"clientBalance": 12.0, "currentSpendPerHr": 0.69,
+                                                       "pods": [{"id": "pod9x", "costPerHr": 0.79,
+                                                                 "adjustedCostPerHr": 0.69}]}}})},
+     0.69, 12.0),
+    ({"VAST_CONTAINERLABEL": "C.4242", "CONTAINER_ID": "4242", "CONTAINER_API_KEY": "vastsecret0123"},
+     {("GET", "/api/v0/instances/4242/"): (200, {"instances": {"dph_total": 0.41, "storage_cost": 0.1}}),
+      ("GET", "/api/v0/users/current/"): (200, {"credit": 3.5})},
+     0.41, 3.5),
+])
+def test_price_read_on_the_box_with_pid1_s_key(nsbox, env, routes, rate, balance):
+    from .test_provider_api import Api
+    api = Api(routes)
+    try:
+        box = nsbox(dict(env, GPUTUI_RUNPOD_API=api.url, GPUTUI_VAST_API=api.url))
+        r = box_python(box, PRICE)
+        assert r["ok"] and r["rate_per_hour"] == rate and r["balance"] == balance, r
+        key = [v for k, v in env.items() if k.endswith("API_KEY")][0]
+        assert all(auth == "Bearer " + key for _m, _p, auth, _b in api.seen)  # the key from PID 1, in a header
+        assert key not in json.dumps(r)
+    finally:
+        api.close()
+
+
+def test_price_with_a_refused_key_falls_back(nsbox):
+    from .test_provider_api import Api
+    api = Api({("POST", "/graphql"): (401, {"error": "unauthorized"})})
+    try:
+        box = nsbox({"RUNPOD_POD_ID": "p", "RUNPOD_API_KEY": "k", "GPUTUI_RUNPOD_API": api.url})
+        r = box_python(box, PRICE)
+        assert not r["ok"] and r["fallback"] == "typed rate" and "refused (HTTP 401)" in r["reason"]
+    finally:
+        api.close()
