@@ -6,7 +6,7 @@ Each check gives pass / warn / fail and one line. The facts come from the probe
 
 import dataclasses
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from tui.core.i18n import N_, _, ngettext
 
@@ -280,7 +280,7 @@ ROLE_NAMES = {"home": N_("home"), "cwd": N_("working directory"), "data": N_("da
 
 def check_filesystems(facts) -> List[Check]:
     """Every filesystem holding the home, the working directory or a data dir, tmpfs included."""
-    by_mount = {}
+    by_mount: Dict[str, dict] = {}
     for f in facts.get("filesystems") or []:
         role = _(ROLE_NAMES.get(f["role"], f["role"]))
         by_mount.setdefault(f["mount"], {"f": f, "roles": [], "home": False})
@@ -380,7 +380,7 @@ def check_interconnect(topology, torch=None, sample_gpus=None) -> List[Check]:
             out.append(Check(_("NVLink GPU %d") % i, WARN, _("%d NVLinks active where the other GPUs have %d")
                              % (g.get("nvlinks") or 0, most)))
     if pairs:
-        kinds = {}
+        kinds: Dict[str, List[str]] = {}
         for p in pairs:
             kinds.setdefault(p["path"] or "?", []).append("%d-%d" % (p["a"], p["b"]))
         no_p2p = [p for p in pairs if p.get("p2p") == "not supported"]
