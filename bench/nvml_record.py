@@ -80,10 +80,11 @@ def main(out):
     backend = NvmlBackend(nv=rec)
     inv = backend.inventory()
     sample = backend.sample()
+    topology = backend.topology()  # NVLink/PCIe/P2P answers too (issue 22)
     backend.close()
     with open(out, "w") as f:
-        json.dump({"calls": rec.calls, "inventory": inv, "sample": sample}, f, indent=1,
-                  sort_keys=True)
+        json.dump({"calls": rec.calls, "inventory": inv, "sample": sample, "topology": topology}, f,
+                  indent=1, sort_keys=True)
     print("recorded %d NVML calls from %d GPU(s) into %s" % (len(rec.calls), len(inv["gpus"]), out))
 
 

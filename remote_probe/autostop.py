@@ -201,8 +201,8 @@ class Autostop:
 
 def release_env():
     """The release command sees the container's env (RUNPOD_POD_ID etc.) plus ours."""
-    from .procfs import PROC, parse_environ, read_text
-    env = parse_environ(read_text(PROC + "/1/environ"))
+    from .provider_facts import pid1_environ
+    env = pid1_environ()
     env.update(os.environ)
     return env
 

@@ -180,6 +180,7 @@ async def on_preflight(daemon, client, msg):
     facts = await loop.run_in_executor(
         None, lambda: preflight.collect(python, bool(msg.get("smoke", True)), urls))
     facts["inventory"] = daemon.inventory
+    facts["topology"] = preflight.topology_of(daemon.backend)  # NVLink/PCIe/P2P between GPUs
     return {"facts": facts}
 
 

@@ -57,7 +57,8 @@ def wait_port(port, proc, log):
     raise RuntimeError("sshd did not listen: " + log.read_text())
 
 
-def start_sshd(root, extra_config=""):
+def start_sshd(root, extra_config="", wrap=()):
+    """`wrap`: argv put before sshd (e.g. unshare into a PID namespace, issue 22)."""
     if not os.path.exists(SSHD):
         pytest.skip("OpenSSH sshd is not installed (apt install openssh-server)")
     root.mkdir(parents=True, exist_ok=True)
@@ -92,7 +93,7 @@ SetEnv TMUX_TMPDIR={root} GPUTUI_SIM_SCOPE={root}
 {extra_config}
 """)
     os.makedirs("/run/sshd", exist_ok=True)  # privilege separation dir on Debian
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=open(log, "wb"),
+    proc = subprocess.Popen(list(wrap) + [SSHD, "-D", "-e", "-f", str(cfg)], stdout=open(log, "wb"),
                             stderr=subprocess.STDOUT)
     wait_port(port, proc, log)
     known = root / "known_hosts"

@@ -109,7 +109,8 @@ sha256 HF_ENDPOINT PyPI README matmul demo box sim simulated rsync git LMDB tar 
 iowait worker env nvitop
 None ModuleNotFoundError module named
 CUDA_VISIBLE_DEVICES
-""".split())
+PHB PIX PXB SYS NODE NVSWITCH NVLink P2P tmpfs ext4 xfs overlay dev shm mnt home
+""".split())  # last line: nvidia-smi topo words and the box's filesystems in doctor (issue 22)
 
 
 def values(doc):

@@ -155,6 +155,15 @@ class NvmlBackend:
             })
         return out
 
+    def topology(self):
+        """NVLink/PCIe links and P2P between every GPU pair (issue 22); read when doctor asks,
+        since an idle GPU may have dropped its PCIe generation to save power."""
+        from . import topology
+        try:
+            return topology.from_nvml(self)
+        except self.nv.NVMLError as exc:
+            return {"error": "NVML error: %s" % exc}
+
     # -- one tick --------------------------------------------------------------
     def sample(self):
         gpus, procs = [], []

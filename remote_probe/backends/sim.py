@@ -228,6 +228,10 @@ class SimBackend:
                 "cuda_driver": self.scenario.get("cuda_driver", "12.4"), "gpus": gpus,
                 "scenario": self.scenario.get("name")}
 
+    def topology(self):
+        from . import topology  # the scenario's "topology" (issue 22)
+        return None if self.scenario.get("no_gpu") else topology.from_scenario(self.scenario, len(self.gpus))
+
     def sample(self):
         t = self.clock() - self.t0
         fail = self.scenario.get("fail_between")

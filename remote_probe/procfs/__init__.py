@@ -21,14 +21,14 @@ from .processes import (LIST_BUDGET, NVIDIA_DEV, ProcIndex, ProcScan, ProcTable,
                         YOUNG_SECONDS, list_pids, list_proc, listing_due, nvidia_fd_holders,
                         parse_pid_stat, parse_pid_stat_full, parse_status_fields, parse_status_uid,
                         pid_start, pids_to_read, read_cmdline, start_epoch, user_name)
-from .instance import (PROVIDER_ENV, PROVIDER_PATHS, parse_environ, pid1_start, provider_facts)
+from .instance import pid1_start, provider_facts
 
 __all__ = [
     "CLK_TCK", "CpuMeter", "DiskMeter", "LIST_BUDGET", "NVIDIA_DEV", "NetMeter", "PAGE_MIB",
-    "PROC", "PROVIDER_ENV", "PROVIDER_PATHS", "PSEUDO_FS", "ProcIndex", "ProcScan", "ProcTable",
+    "PROC", "PSEUDO_FS", "ProcIndex", "ProcScan", "ProcTable",
     "REFRESH_EVERY", "SKIP_MOUNT_PREFIXES", "YOUNG_SECONDS", "boot_id", "boot_time",
     "cgroup_cpu_limit", "cpu_busy_idle", "disk_usage", "list_pids", "list_proc", "listing_due",
-    "nvidia_fd_holders", "parse_environ", "parse_loadavg", "parse_meminfo", "parse_mounts",
+    "nvidia_fd_holders", "parse_loadavg", "parse_meminfo", "parse_mounts",
     "parse_net_dev", "parse_pid_stat", "parse_pid_stat_full", "parse_proc_stat",
     "parse_status_fields", "parse_status_uid", "pid1_start", "pid_start", "pids_to_read",
     "provider_facts", "read_cmdline", "read_text", "start_epoch", "user_name"]

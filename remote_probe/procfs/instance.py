@@ -1,25 +1,8 @@
-"""Facts about the instance: when it started (PID 1), its provider's marks, PID 1's environ."""
-
-import os
+"""Facts about the instance: when it started (PID 1) and its provider's marks
+(remote_probe/provider_facts.py reads those, PID 1's environment included)."""
 
 from .processes import pid_start
-from .reader import PROC, read_text
 from .system import boot_time
-
-
-# Only these variables leave the box: provider env often holds API keys too.
-PROVIDER_ENV = ("RUNPOD_POD_ID", "RUNPOD_GPU_COUNT", "CONTAINER_ID", "VAST_CONTAINERLABEL",
-                "AutoDLContainerUUID", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
-PROVIDER_PATHS = ("/root/autodl-tmp", "/root/autodl-fs", "/workspace", "/lambda/nfs")
-
-
-def parse_environ(raw):
-    out = {}
-    for item in raw.split("\0"):
-        key, sep, value = item.partition("=")
-        if sep:
-            out[key] = value
-    return out
 
 
 def pid1_start():
@@ -32,10 +15,6 @@ def pid1_start():
 
 
 def provider_facts():
-    env = parse_environ(read_text(PROC + "/1/environ"))  # readable when we are root
-    env.update(os.environ)
-    return {
-        "env": {k: env[k] for k in PROVIDER_ENV if k in env},
-        "paths": [p for p in PROVIDER_PATHS if os.path.isdir(p)],
-        "dmi_vendor": read_text("/sys/class/dmi/id/sys_vendor").strip() or None,
-    }
+    """The provider's marks on this box (remote_probe/provider_facts.py gathers them)."""
+    from .. import provider_facts as facts
+    return facts.gather()

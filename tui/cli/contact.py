@@ -44,4 +44,5 @@ def record_contact(host: str, inventory: Dict[str, Any],
     ledger.close()
     return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,
             "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
-            "release_command": f.release_command}
+            "release_command": f.release_command, "release_action": f.release_action,
+            "after_release": f.after_release}

@@ -36,6 +36,8 @@ class Figures:
     provider: str
     release_command: Optional[str]
     idle_now: bool
+    release_action: Optional[str] = None  # the chosen action's key (issue 22)
+    after_release: str = ""  # what that action keeps billing, and its clock
 
 
 class BillingClock:
@@ -124,6 +126,7 @@ class BillingClock:
             storage_per_day=billing.storage_cost_per_day(cfg.storage_gb, cfg.storage_price_gb_month),
             provider=self.preset.name, release_command=self.preset.release_command,
             idle_now=self.idle_now,
+            release_action=self.preset.action, after_release=providers.after_release(self.preset),
         )
 
     def _other_sessions_today(self, now: float) -> float:

@@ -7,6 +7,7 @@ import os
 from typing import List, Optional
 
 from tui.core import format as fmt
+from tui.core import providers
 from tui.core.boxtext import visible
 from tui.core.config import data_dir
 from tui.core.i18n import _, ngettext
@@ -125,11 +126,12 @@ def check_ephemeral(statuses, preset):
     persistent = [p for p in preset.persistent_paths if p != "/"]
     at_risk = [s for s in statuses if _under(s["path"], preset.ephemeral_paths)
                and not _under(s["path"], persistent)]
+    facts = [visible(line) for line in providers.action_lines(preset)]  # the chosen action (issue 22)
     if not at_risk:
         return Item("ephemeral", _("Nothing on vanishing disks"), PASS, _("no artifact on a path %s wipes at release")
-                    % preset.wiper)
+                    % preset.wiper, facts)
     details = ["%s%s" % (visible(s["path"]), _(" (downloaded)") if s["state"] == "same" else _(" (NOT downloaded)"))
-               for s in at_risk]
+               for s in at_risk] + facts
     return Item("ephemeral", _("Nothing on vanishing disks"), WARN,
                 ngettext("%d artifact on disks %s wipes at release%s",
                          "%d artifacts on disks %s wipes at release%s", len(at_risk))

@@ -80,6 +80,8 @@ class HostConfig:
     budget_day: Optional[float] = None
     provider: Optional[str] = None
     release_command: Optional[str] = None
+    release_action: Optional[str] = None  # which of the provider's actions releases it (stop, terminate, ...)
+    expect: Optional[str] = None  # what was ordered when it is not a whole card: "mig 3g.40gb", "vgpu" (doctor)
     persistent_paths: List[str] = dataclasses.field(default_factory=list)
     ephemeral_paths: List[str] = dataclasses.field(default_factory=list)
     artifact_paths: List[str] = dataclasses.field(default_factory=list)
@@ -114,7 +116,7 @@ class HostConfig:
 _TYPES = {
     "rate": (int, float), "currency": str, "granularity": str, "idle_threshold": (int, float),
     "budget_session": (int, float), "budget_day": (int, float), "provider": str,
-    "release_command": str, "persistent_paths": list, "ephemeral_paths": list,
+    "release_command": str, "release_action": str, "expect": str, "persistent_paths": list, "ephemeral_paths": list,
     "artifact_paths": list, "storage_gb": (int, float), "storage_price_gb_month": (int, float),
     "start": str, "gpus": int, "python": str, "net_check_urls": list,
     "min_cores_per_gpu": (int, float), "min_ram_gb_per_gpu": (int, float),

@@ -6,9 +6,9 @@ Each check gives pass / warn / fail and one line. The facts come from the probe
 
 import dataclasses
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional
 
-from tui.core.i18n import _, ngettext
+from tui.core.i18n import N_, _, ngettext
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 ORDER = {PASS: 0, WARN: 1, FAIL: 2}
@@ -62,7 +62,35 @@ def _cuda_tuple(text):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def check_gpus(inv, rented: Optional[int]) -> List[Check]:
+def _expect_words(expect):
+    return (expect or "").lower().replace(",", " ").split()
+
+
+def slice_verdict(kind, slice_names, expect):
+    """A MIG or vGPU slice judged against what was ordered (`expect` in the host's config):
+    ordered -> pass; nothing said -> warn (RunPod and others sell MIG SKUs); a whole card ordered,
+    or another slice profile -> fail."""
+    words = _expect_words(expect)
+    if not words:
+        return WARN
+    if kind not in words:
+        return FAIL
+    profiles = [w for w in words if w != kind]
+    if profiles and not all(any(p in (n or "").lower() for p in profiles) for n in slice_names):
+        return FAIL
+    return PASS
+
+
+def slice_hint(kind, slice_names, expect):
+    verdict = slice_verdict(kind, slice_names, expect)
+    if verdict == PASS:
+        return _(" (as ordered: %s)") % expect
+    if verdict == WARN:
+        return _(" (set expect = \"%s\" for this host if you ordered one)") % kind
+    return _(" (ordered: %s)") % expect
+
+
+def check_gpus(inv, rented: Optional[int], expect: Optional[str] = None) -> List[Check]:
     gpus = inv.get("gpus") or []
     out = []
     if not gpus:
@@ -78,13 +106,15 @@ def check_gpus(inv, rented: Optional[int]) -> List[Check]:
         spec = spec_for(g.get("name"))
         if g.get("mig_mode") == 1:
             slices = g.get("mig_devices") or []
-            out.append(Check(label, FAIL, ngettext("MIG is on: this is a slice, not a whole card (%d slice: %s)",
-                                                   "MIG is on: this is a slice, not a whole card (%d slices: %s)",
-                                                   len(slices))
-                             % (len(slices), ", ".join(s.get("name") or "?" for s in slices) or _("none visible"))))
+            names = ", ".join(s.get("name") or "?" for s in slices) or _("none visible")
+            out.append(Check(label, slice_verdict("mig", [s.get("name") or "" for s in slices], expect),
+                             ngettext("MIG is on: a slice, not a whole card (%d slice: %s)",
+                                      "MIG is on: a slice, not a whole card (%d slices: %s)", len(slices))
+                             % (len(slices), names) + slice_hint("mig", [s.get("name") or "" for s in slices], expect)))
         elif g.get("virt_mode") == "vgpu":
-            out.append(Check(label, FAIL, _("virtualization mode vGPU: a virtual slice of a card, "
-                                           "not a whole GPU")))
+            out.append(Check(label, slice_verdict("vgpu", [], expect),
+                             _("virtualization mode vGPU: a virtual slice of a card, not a whole GPU")
+                             + slice_hint("vgpu", [], expect)))
         elif spec and g.get("mem_total") and g["mem_total"] < 0.9 * spec["mem_total"]:
             out.append(Check(label, FAIL, _("%d MiB of VRAM where a %s has %d: a slice or a smaller "
                                            "variant") % (g["mem_total"], g.get("name"), spec["mem_total"])))
@@ -215,31 +245,197 @@ def check_disks(facts, preset) -> List[Check]:
     return out
 
 
-def check_net(facts) -> List[Check]:
+def net_hint(host, facts, preset):
+    """What to do when `host` does not answer, for this provider (issue 22)."""
+    key = preset.key if preset else None
+    if key in ("autodl", "gpuhub") and "/etc/network_turbo" in (facts.get("network_files") or ()):
+        if "pypi" in host:
+            return _(" → pip: use a mirror (pip config set global.index-url "
+                     "https://mirrors.aliyun.com/pypi/simple); GitHub/HF: source /etc/network_turbo")
+        return _(" → run `source /etc/network_turbo` (AutoDL's academic proxy) before downloading")
+    if "huggingface" in host:
+        return _(" → use a mirror (HF_ENDPOINT=https://hf-mirror.com) or upload weights")
+    if "pypi" in host:
+        if facts.get("pip_index"):
+            return _(" → pip already uses %s") % facts["pip_index"]
+        return _(" → configure a pip mirror")
+    return ""
+
+
+def check_net(facts, preset=None) -> List[Check]:
     out = []
     for r in facts.get("net") or []:
         host = re.sub(r"^https?://([^/]+).*$", r"\1", r["url"])
         if r.get("ok"):
             out.append(Check(_("reach %s") % host, PASS, _("answered in %d ms") % r.get("ms", 0)))
         else:
-            hint = _(" → use a mirror (HF_ENDPOINT=https://hf-mirror.com) or upload weights") \
-                if "huggingface" in host else _(" → configure a pip mirror") if "pypi" in host else ""
-            out.append(Check(_("reach %s") % host, WARN, _("no answer: %s%s") % (r.get("error"), hint)))
+            out.append(Check(_("reach %s") % host, WARN, _("no answer: %s%s")
+                             % (r.get("error"), net_hint(host, facts, preset))))
+    return out
+
+
+ROLE_NAMES = {"home": N_("home"), "cwd": N_("working directory"), "data": N_("data")}
+
+
+def check_filesystems(facts) -> List[Check]:
+    """Every filesystem holding the home, the working directory or a data dir, tmpfs included."""
+    by_mount: Dict[str, dict] = {}
+    for f in facts.get("filesystems") or []:
+        role = _(ROLE_NAMES.get(f["role"], f["role"]))
+        by_mount.setdefault(f["mount"], {"f": f, "roles": [], "home": False})
+        by_mount[f["mount"]]["roles"].append("%s %s" % (role, f["path"]) if f["role"] == "data"
+                                             else "%s (%s)" % (role, f["path"]))
+        by_mount[f["mount"]]["home"] |= f["role"] in ("home", "cwd")
+    out = []
+    for mount, e in by_mount.items():
+        f = e["f"]
+        free = f["free"] / 1024.0
+        tmp = f["fstype"] in ("tmpfs", "ramfs")
+        home = e["home"]
+        verdict = WARN if free < (10 if mount == "/" or home else 5) or (tmp and home) else PASS
+        why = ""
+        if tmp and home:
+            why = _(" → in memory: lost at restart, and it counts against RAM")
+        elif free < 10 and verdict == WARN:
+            why = _(" → pip and checkpoints will fail")
+        out.append(Check(_("disk %s") % mount, verdict, _("%.0f GB free of %.0f (%s) for %s%s") % (
+            free, f["total"] / 1024.0, f["fstype"], ", ".join(e["roles"]), why)))
+    return out
+
+
+# Per direction, per lane, after line encoding (8b/10b to Gen2, 128b/130b from Gen3): the PCI-SIG line
+# rates 2.5/5/8/16/32/64 GT/s (UNCONFIRMED from a page in this session; well-known figures).
+PCIE_GBPS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+# NVLink 2/3/4: 25 GB/s per link per direction (H100: 900 GB/s over 18 links, both directions; A100: 600 GB/s
+# over 12). NVIDIA's datasheet figures, UNCONFIRMED from a page in this session.
+NVLINK_GBPS_PER_LINK = 25.0
+
+
+def pcie_gbps(gen, width):
+    lane = PCIE_GBPS_PER_LANE.get(gen)
+    return lane * width if lane and width else None
+
+
+def pair_gbps(pair, links):
+    """What a device-to-device copy between two GPUs should reach (GB/s, one direction), or None."""
+    if pair.get("nvlinks"):
+        return pair["nvlinks"] * NVLINK_GBPS_PER_LINK
+    a, b = links.get(pair["a"], {}), links.get(pair["b"], {})
+    rates = [pcie_gbps(x.get("pcie_gen_max"), x.get("pcie_width")) for x in (a, b)]
+    if None in rates:
+        return None
+    rate = min(rates)
+    return rate if pair.get("p2p") == "ok" else rate / 2  # through host memory: down and up again
+
+
+def allreduce_gbps(pairs, links, n):
+    """Expected all-reduce bus bandwidth: the slowest hop of the ring 0-1-..-(n-1)-0."""
+    by = {(p["a"], p["b"]): p for p in pairs}
+    hops = []
+    for i in range(n):
+        a, b = sorted((i, (i + 1) % n))
+        if a == b or (a, b) not in by:
+            continue
+        hops.append(pair_gbps(by[(a, b)], links))
+    return min(hops) if hops and None not in hops else None
+
+
+def bandwidth_verdict(measured, expected):
+    """A measured copy or all-reduce against what the link should give. -> (verdict, fraction)."""
+    if not measured or not expected:
+        return PASS, None
+    frac = measured / expected
+    return (PASS if frac >= 0.5 else WARN if frac >= 0.25 else FAIL), frac
+
+
+def link_verdict(g, busy=False):
+    """One GPU's PCIe link, negotiated vs maximum. -> (verdict, reason) or None when all is well/unknown."""
+    gen, gen_max, w, w_max = g.get("pcie_gen"), g.get("pcie_gen_max"), g.get("pcie_width"), g.get("pcie_width_max")
+    if w and w_max and w < w_max:
+        return (FAIL if w * 2 <= w_max else WARN), _("PCIe trained at x%d of x%d: host↔GPU copies at %d%% "
+                                                      "speed (a riser or a bad slot)") % (w, w_max, round(100 * w / w_max))
+    if gen and gen_max and gen < gen_max:
+        return WARN, _("PCIe Gen%d of Gen%d%s") % (gen, gen_max, _(" under load: the slot or the board limits it")
+                                                    if busy else _(" (an idle GPU may drop its link speed to save "
+                                                                   "power: check again under load)"))
+    return None
+
+
+def check_interconnect(topology, torch=None, sample_gpus=None) -> List[Check]:
+    """NVLink/PCIe topology, P2P between every GPU pair, link training, and the measured copies."""
+    if not topology or topology.get("error"):
+        return [Check(_("interconnect"), WARN, topology["error"])] if topology else []
+    links = {g["index"]: g for g in topology.get("gpus") or []}
+    pairs = topology.get("pairs") or []
+    out = []
+    for i, g in sorted(links.items()):
+        live = (sample_gpus or {}).get(i)  # tui.core.model.GpuLive
+        busy = bool(live is not None and live.util)
+        v = link_verdict(g, busy)
+        if v:
+            out.append(Check(_("PCIe GPU %d") % i, v[0], v[1]))
+    most = max((g.get("nvlinks") or 0 for g in links.values()), default=0)
+    for i, g in sorted(links.items()):
+        if most and (g.get("nvlinks") or 0) < most:
+            out.append(Check(_("NVLink GPU %d") % i, WARN, _("%d NVLinks active where the other GPUs have %d")
+                             % (g.get("nvlinks") or 0, most)))
+    if pairs:
+        kinds: Dict[str, List[str]] = {}
+        for p in pairs:
+            kinds.setdefault(p["path"] or "?", []).append("%d-%d" % (p["a"], p["b"]))
+        no_p2p = [p for p in pairs if p.get("p2p") == "not supported"]
+        summary = "; ".join("%s: %s" % (k, " ".join(v[:6]) + (" …" if len(v) > 6 else "")) for k, v in sorted(kinds.items()))
+        if no_p2p:
+            out.append(Check(_("GPU-to-GPU"), WARN, ngettext(
+                "%d pair without P2P (%s): NCCL goes through host memory, multi-GPU scaling suffers",
+                "%d pairs without P2P (%s): NCCL goes through host memory, multi-GPU scaling suffers",
+                len(no_p2p)) % (len(no_p2p), summary)))
+        else:
+            out.append(Check(_("GPU-to-GPU"), PASS, _("P2P between every pair (%s)") % summary))
+    link = (torch or {}).get("link") or {}
+    if link.get("error"):
+        out.append(Check(_("copy bandwidth"), WARN, link["error"]))
+    elif link and not link.get("idle"):
+        out.append(Check(_("copy bandwidth"), PASS, _("not measured: the GPUs are in use")))
+    for m in link.get("h2d") or []:
+        g = links.get(m["gpu"], {})
+        want = pcie_gbps(g.get("pcie_gen_max"), g.get("pcie_width_max"))
+        verdict, frac = bandwidth_verdict(m["gbps"], want)
+        out.append(Check(_("host→GPU %d copy") % m["gpu"], verdict, _("%.1f GB/s%s") % (
+            m["gbps"], _(" = %d%% of PCIe Gen%s x%s (%.0f GB/s)") % (round(frac * 100), g.get("pcie_gen_max"),
+                                                                    g.get("pcie_width_max"), want) if frac else "")))
+    by = {(p["a"], p["b"]): p for p in pairs}
+    for m in link.get("d2d") or []:
+        p = by.get((m["a"], m["b"]), {"a": m["a"], "b": m["b"]})
+        want = pair_gbps(p, links) if p.get("path") else None
+        verdict, frac = bandwidth_verdict(m["gbps"], want)
+        if verdict != PASS:
+            out.append(Check(_("GPU %d→%d copy") % (m["a"], m["b"]), verdict, _("%.1f GB/s = %d%% of the %.0f GB/s "
+                             "its link (%s) should give") % (m["gbps"], round(frac * 100), want, p.get("path"))))
+    ar = link.get("allreduce")
+    if ar:
+        want = allreduce_gbps(pairs, links, ar["gpus"])
+        verdict, frac = bandwidth_verdict(ar["busbw_gbps"], want)
+        out.append(Check(_("all-reduce"), verdict, _("%.1f GB/s bus bandwidth over %d GPUs%s") % (
+            ar["busbw_gbps"], ar["gpus"], _(" = %d%% of the %.0f GB/s the slowest link should give")
+            % (round(frac * 100), want) if frac else "")))
     return out
 
 
 def run_checks(facts, cfg, preset=None, sample_gpus=None) -> List[Check]:
     inv = facts.get("inventory") or {}
     torch = facts.get("torch") or {}
-    checks = check_gpus(inv, cfg.gpus)
+    checks = check_gpus(inv, cfg.gpus, getattr(cfg, "expect", None))
     checks += check_torch(inv, torch)
     visible = torch.get("cuda_visible_devices", facts.get("cuda_visible_devices"))
     if inv.get("gpus"):
         checks += check_visible_devices(inv, visible)
     checks += check_smoke(inv, torch, sample_gpus)
     checks += check_host(inv, facts, cfg)
+    checks += check_interconnect(facts.get("topology"), torch, sample_gpus)
     checks += check_disks(facts, preset)
-    checks += check_net(facts)
+    checks += check_filesystems(facts)
+    checks += check_net(facts, preset)
     checks.append(Check("tmux", PASS if facts.get("tmux") else WARN,
                         _("installed") if facts.get("tmux") else _("missing: jobs die with the SSH connection")))
     if facts.get("conda_pythons") and not cfg.python:
