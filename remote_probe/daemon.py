@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from . import __version__, dataloader, handlers, procfs, protection, tmux, wire
+from . import __version__, dataloader, handlers, procfs, protection, tmux_control as tmux, wire
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook

@@ -14,7 +14,7 @@ import functools
 import os
 import time
 
-from . import filexfer, tmux, wire
+from . import filexfer, tmux_control as tmux, wire
 from .dlhook import dlhook_env
 from .server import NO_REPLY, RequestError, request_id
 
@@ -171,7 +171,7 @@ async def on_release(daemon, client, msg):
 @handles(wire.PREFLIGHT)
 async def on_preflight(daemon, client, msg):
     """Slow (a matmul per GPU): runs in its own thread, the connection stays live."""
-    from . import preflight
+    from . import preflight_facts as preflight
     urls = msg.get("urls")
     if not (isinstance(urls, list) and all(isinstance(u, str) for u in urls)):
         urls = list(preflight.DEFAULT_URLS)
@@ -186,7 +186,7 @@ async def on_preflight(daemon, client, msg):
 
 @handles(wire.CHECKLIST)
 async def on_checklist(daemon, client, msg):
-    from . import checklist
+    from . import checklist_facts as checklist
     temp = strings(msg, "temp_dirs") if "temp_dirs" in msg else None
     caches = strings(msg, "cache_dirs") if "cache_dirs" in msg else None
     roots, paths = strings(msg, "roots") or None, strings(msg, "artifact_paths")
@@ -195,14 +195,14 @@ async def on_checklist(daemon, client, msg):
 
 @handles(wire.SHA256)
 async def on_sha256(daemon, client, msg):
-    from . import checklist
+    from . import checklist_facts as checklist
     paths = strings(msg, "paths")
     return {"sha256": await off_loop(lambda: {p: checklist.sha256_of(p) for p in paths})}
 
 
 @handles(wire.KILL)
 async def on_kill(daemon, client, msg):
-    from . import checklist
+    from . import checklist_facts as checklist
     pid = msg.get("pid")
     if not wire.is_int(pid) or pid <= 1 or pid in daemon.sampler.own_pids:
         raise RequestError("refusing to kill pid %r" % (pid,))
@@ -211,14 +211,14 @@ async def on_kill(daemon, client, msg):
 
 @handles(wire.DELETE)
 async def on_delete(daemon, client, msg):
-    from . import checklist
+    from . import checklist_facts as checklist
     paths, allowed = strings(msg, "paths"), strings(msg, "allowed")
     return {"deleted": await off_loop(lambda: checklist.delete(paths, allowed))}
 
 
 @handles(wire.ENV_CAPTURE)
 async def on_env_capture(daemon, client, msg):
-    from . import checklist
+    from . import checklist_facts as checklist
     python = msg.get("python") if isinstance(msg.get("python"), str) else None
     return await off_loop(lambda: checklist.env_capture(python))
 

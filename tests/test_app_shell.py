@@ -77,7 +77,7 @@ async def test_release_pressed_before_the_session_is_live_waits_for_it(tmp_path)
     the Release screen on "Looking at the box…" for good."""
     from tui.remote.demo_box import DemoBox
     from tui.ui.demo import demo_app, local_dirs_inside
-    from tui.ui.screens.release import ReleaseScreen
+    from tui.ui.screens.release_screen import ReleaseScreen
     box = await DemoBox().start()
     try:
         with local_dirs_inside(box.dir):

@@ -31,7 +31,7 @@ def test_import_contract_catches_a_forbidden_import(tmp_path):
         "tui/ui/background.py": ("import tui.cli\n", "layers"),
         "tui/ui/widgets/gpu_panel.py": ("from remote_probe.wire import throttle_names\n",
                                         "never read the wire BROKEN"),
-        "tui/core/fleet.py": ("from remote_probe import wire\n", "never read the wire BROKEN"),
+        "tui/core/fleet_rows.py": ("from remote_probe import wire\n", "never read the wire BROKEN"),
         # a probe internal on the laptop: only remote_probe.wire (and the bundle's entries)
         "tui/core/format.py#probe": ("import remote_probe.procfs\n", "remote_probe.wire only"),
     }

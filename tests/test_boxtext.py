@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.cells import cell_len
 
 from tui.core.boxtext import finite, json_safe, segments, visible
-from tui.ui.boxtext import box_text, join
+from tui.ui.boxtext_rich import box_text, join
 
 from .hostile import BAD_UTF8, NAMES, assert_inert
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tui.core import fleet, layout, ledger, report
+from tui.core import fleet_rows as fleet, layout, ledger, report
 from tui.core.cells import cell_len, columns, pad
 
 

@@ -15,7 +15,7 @@ import pytest
 from remote_probe import wire
 from tui.remote.demo_box import DemoBox
 from tui.ui.demo import demo_app, local_dirs_inside
-from tui.ui.screens.release import ReleaseScreen
+from tui.ui.screens.release_screen import ReleaseScreen
 
 from .conftest import REPO
 from .test_app import wait_for

@@ -14,7 +14,7 @@ from tui.core.ledger import Ledger
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen
-from tui.ui.screens.release import ReleaseScreen, TypeToConfirm
+from tui.ui.screens.release_screen import ReleaseScreen, TypeToConfirm
 
 from .test_app import SIZE, wait_for
 
@@ -141,7 +141,7 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         await pilot.pause(0.1)
         await pilot.press("w")
         assert items_by_key(screen)["ephemeral"].waived
-        from tui.core.checklist import verdict
+        from tui.core.checklist_verdicts import verdict
         assert verdict(screen.items) == "pass"
 
         # release: type the host name

@@ -70,7 +70,7 @@ async def test_fleet_rows_follow_a_drop_and_the_reconnect(simfleet):  # noqa: F8
     import os
     import signal
 
-    from tui.remote.fleet import open_fleet
+    from tui.remote.fleet_pool import open_fleet
 
     from .conftest import SSHD
     fleet, _ = open_fleet(["busy", "idle1"], ssh_config=simfleet.ssh_config)

@@ -13,8 +13,8 @@ from tui.core.ledger import Ledger
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen
-from tui.ui.screens.release import ReleaseScreen
-from tui.ui.screens.tmux import TmuxScreen
+from tui.ui.screens.release_screen import ReleaseScreen
+from tui.ui.screens.tmux_screen import TmuxScreen
 
 from .hostile import ARGV0_SHOWN, assert_inert, make_artifacts
 from .test_app import SIZE, wait_for

@@ -99,7 +99,7 @@ async def test_dashboard_samples_and_checklist_download_over_the_terminal(pty_on
         from tui.core.billing_clock import BillingClock
         from tui.core.config import HostConfig
         from tui.core.providers import resolve
-        from tui.core.release import Release
+        from tui.core.release_actions import Release
         work = tmp_path / "work"
         (work / "ckpt").mkdir(parents=True)
         payload = os.urandom((3 << 20) + 12345)  # several chunks and a ragged end

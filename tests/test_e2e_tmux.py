@@ -14,7 +14,7 @@ from tui.core.ledger import Ledger
 from tui.remote import session as session_mod
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
-from tui.ui.screens.tmux import JobScreen, TmuxScreen
+from tui.ui.screens.tmux_screen import JobScreen, TmuxScreen
 
 from .test_app import SIZE, wait_for
 

@@ -4,7 +4,7 @@ reconnecting anything."""
 
 from tui.ui.fleet_app import FleetApp
 from tui.ui.screens.dashboard import DashboardScreen
-from tui.ui.screens.fleet import FleetScreen
+from tui.ui.screens.fleet_screen import FleetScreen
 
 from .fleet_fixtures import simfleet  # noqa: F401 - the fixture
 
@@ -74,7 +74,7 @@ async def test_fleet_screen_alarm_dashboard_and_back(simfleet):  # noqa: F811
         await pilot.press("n")
         assert await wait_for(pilot, lambda: app.screen is screen, 5)
         # R: the release screen of that box, escape back to the fleet
-        from tui.ui.screens.release import ReleaseScreen
+        from tui.ui.screens.release_screen import ReleaseScreen
         await pilot.press("R")
         assert await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen), 5)
         assert app.screen.box.host == "busy"

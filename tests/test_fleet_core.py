@@ -3,9 +3,9 @@
 import pytest
 
 from remote_probe import wire
-from tui.core import fleet
+from tui.core import fleet_rows as fleet
 from tui.core.config import Config, HostConfig
-from tui.core.fleet import BoxRow, FleetBox, FleetHost, IdleStreak
+from tui.core.fleet_rows import BoxRow, FleetBox, FleetHost, IdleStreak
 
 
 def test_fleet_hosts_open_ledger_then_config_released_marked():

@@ -2,9 +2,9 @@
 on the UI's loop), force writes them all."""
 
 from tui.core.config import Config
-from tui.core.fleet import FleetHost
+from tui.core.fleet_rows import FleetHost
 from tui.core.ledger import Ledger
-from tui.remote.fleet import Fleet
+from tui.remote.fleet_pool import Fleet
 
 
 def make_fleet(tmp_path, names, clock):

@@ -6,8 +6,8 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import DataTable
 
-from tui.core import fleet, i18n
-from tui.ui.screens.fleet import COLUMNS
+from tui.core import fleet_rows as fleet, i18n
+from tui.ui.screens.fleet_screen import COLUMNS
 
 from .fleet_canned import HOSTS, RELEASED, canned_fleet_app
 from .test_i18n_screens import english_left, screen_text, zh_recorded  # noqa: F401 - fixture

@@ -79,7 +79,7 @@ def test_tmux_rows_and_advice(session, window, command):
         {"index": 0, "name": window, "panes": [{"id": "%1", "command": command, "running": True,
                                                  "started": 1.0, "path": window}]}]}]
     rows = pane_rows(sessions, 100.0)
-    from tui.ui.boxtext import box_text as to_text
+    from tui.ui.boxtext_rich import box_text as to_text
     rendered(*[to_text(r[k]) for r in rows for k in ("session", "window", "command")])
     assert_inert(unprotected_advice({"pid": 3, "cmd": command, "reason": session}))
 

@@ -11,9 +11,9 @@ import zipfile
 
 import pytest
 
-from tui.core import nvitop
+from tui.core import nvitop_commands as nvitop
 from tui.remote import ssh
-from tui.remote.nvitop import install_nvitop, nvitop_present
+from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.remote.session import RemoteSession
 
 from .conftest import free_port

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tui.core.config import HostConfig
-from tui.core.preflight import FAIL, PASS, WARN, exit_code, run_checks, spec_for, worst
+from tui.core.preflight_verdicts import FAIL, PASS, WARN, exit_code, run_checks, spec_for, worst
 from tui.core.providers import PRESETS
 
 DATA = os.path.join(os.path.dirname(__file__), "data")

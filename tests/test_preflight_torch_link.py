@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from remote_probe import preflight
+from remote_probe import preflight_facts as preflight
 
 FAKE_TORCH = textwrap.dedent('''
     import sys, time, types

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from remote_probe import progress, tmux
+from remote_probe import progress, tmux_control as tmux
 
 from .test_tmux import tmux_server, wait_for  # noqa: F401  (fixture)
 

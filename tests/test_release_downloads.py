@@ -5,7 +5,7 @@ import os
 import sys
 
 from tui.core.config import HostConfig
-from tui.core.release import Release
+from tui.core.release_actions import Release
 from tui.remote import ssh
 from tui.remote.session import RemoteSession
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from remote_probe import protection, tmux
+from remote_probe import protection, tmux_control as tmux
 from tui.core import jobs
 from tui.remote.ssh import Target
 

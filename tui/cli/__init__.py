@@ -208,7 +208,7 @@ def print_notices(notices):
 
 
 def cmd_doctor(args):
-    from tui.core.preflight import exit_code, run_checks, worst
+    from tui.core.preflight_verdicts import exit_code, run_checks, worst
     from tui.core.providers import resolve
     cfg, host_cfg = config_for(args.host)
     t0 = time.time()
@@ -241,7 +241,7 @@ async def checklist_run(args, host_cfg):
     from tui.core.billing_clock import BillingClock
     from tui.core.ledger import Ledger, LedgerError
     from tui.core.providers import resolve
-    from tui.core.release import Release
+    from tui.core.release_actions import Release
     from tui.remote.session import RemoteSession
     session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                             ask_trust=_terminal_trust, remote_python=args.remote_python,
@@ -272,7 +272,7 @@ async def checklist_run(args, host_cfg):
 
 
 def cmd_checklist(args):
-    from tui.core.checklist import exit_code, verdict
+    from tui.core.checklist_verdicts import exit_code, verdict
     _cfg, host_cfg = config_for(args.host)
     t0 = time.time()
     result = run_remote(checklist_run(args, host_cfg))
@@ -384,8 +384,8 @@ def setup_language(lang):
 
 def cmd_fleet(args):
     if args.check or args.json:
-        from tui.core.fleet import check_exit_code, fleet_json, fleet_table
-        from tui.remote.fleet import fleet_rows
+        from tui.core.fleet_rows import check_exit_code, fleet_json, fleet_table
+        from tui.remote.fleet_pool import fleet_rows
         result = run_remote(fleet_rows(args.hosts, ssh_config=args.ssh_config, timeout=args.timeout,
                                        remote_python=args.remote_python))
         if result is None:
@@ -405,7 +405,7 @@ def cmd_fleet(args):
 
 
 def fleet_alarm_line(rows):
-    from tui.core.fleet import alarm_text
+    from tui.core.fleet_rows import alarm_text
     alarm = alarm_text(rows)
     live = sum(1 for r in rows if r.state == "live")
     if not rows:

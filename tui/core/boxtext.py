@@ -2,7 +2,7 @@
 
 Process argv, tmux names, file names and probe strings are controlled by whoever uses
 the box. Before any of it reaches the user's terminal (plain CLI output) or the app
-(through `tui.ui.boxtext.box_text`, which builds a `rich.text.Text`, never markup),
+(through `tui.ui.boxtext_rich.box_text`, which builds a `rich.text.Text`, never markup),
 it passes through `visible()`: every character a terminal would act on is replaced by
 a visible escape, so `\\x1b]52;c;…` cannot write the clipboard, `\\x1b[2J` cannot clear
 the screen and U+202E cannot reorder what the user reads.

@@ -11,7 +11,7 @@ from typing import Any, Iterable, List, Optional
 
 from prometheus_client.core import GaugeMetricFamily
 
-from tui.core.fleet import LIVE, FleetBox
+from tui.core.fleet_rows import LIVE, FleetBox
 
 # (metric, help, key in the per-GPU view). Units as dcgm-exporter: %, MiB, C, W, MHz.
 DCGM_GAUGES = (

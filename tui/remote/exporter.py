@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 
 from tui.core.i18n import _, ngettext
 from tui.core.metrics import FleetCollector, export_view
-from tui.remote.fleet import open_fleet
+from tui.remote.fleet_pool import open_fleet
 
 PUBLISH_EVERY = 1.0
 

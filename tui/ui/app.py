@@ -30,7 +30,7 @@ from tui.ui.background import background, failure_text
 from tui.ui.box_context import BoxContext, single_box
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
-from tui.ui.screens.tmux import TmuxScreen, default_hand_off
+from tui.ui.screens.tmux_screen import TmuxScreen, default_hand_off
 from tui.ui.translate import Translated
 
 log = logging.getLogger("gputui.ui")
@@ -61,7 +61,7 @@ class StateChanged(Message):
 
 
 class _AppListener(Listener):
-    """The one-box app's session events: into its box's record (tui.core.fleet.FleetBox, as in
+    """The one-box app's session events: into its box's record (tui.core.fleet_rows.FleetBox, as in
     the fleet), then what the app does about them, plus one collapsed StateChanged."""
 
     def __init__(self, app: "GputuiApp") -> None:
@@ -316,7 +316,7 @@ class GputuiApp(CockpitApp):
 
     @background("Preflight")
     async def quick_preflight(self) -> None:
-        from tui.core.preflight import worst
+        from tui.core.preflight_verdicts import worst
         from tui.ui.screens.doctor import summary
         checks = await flows.run_preflight(self.box, smoke=False)
         verdict = worst(checks)

@@ -11,16 +11,16 @@ from typing import Any, List, Optional, Set, cast
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tui.core import fleet as fleet_core
+from tui.core import fleet_rows as fleet_core
 from tui.core.billing import format_money
 from tui.core.config import Config
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger
-from tui.remote.fleet import Fleet, open_fleet
+from tui.remote.fleet_pool import Fleet, open_fleet
 from tui.ui.app import CockpitApp, StateChanged
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.dashboard import DashboardScreen
-from tui.ui.screens.fleet import FleetScreen
+from tui.ui.screens.fleet_screen import FleetScreen
 from tui.ui.screens.modals import DialogAsker, HostKeyScreen
 
 log = logging.getLogger("gputui.fleet")

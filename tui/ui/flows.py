@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 from rich.text import Text
 
 from remote_probe import wire
-from tui.core import billing, nvitop
+from tui.core import billing, nvitop_commands as nvitop
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.i18n import _
-from tui.remote.nvitop import install_nvitop, nvitop_present
+from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
 
@@ -128,7 +128,7 @@ async def ask_rate(app: CockpitApp, box: BoxContext) -> bool:
 # -- preflight -----------------------------------------------------------------------------
 async def run_preflight(box: BoxContext, smoke: bool = True) -> list:
     """The preflight checks of `box`, kept on it for the doctor screen."""
-    from tui.core.preflight import run_checks
+    from tui.core.preflight_verdicts import run_checks
     from tui.core.report import doctor_request
     assert box.session is not None
     # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs

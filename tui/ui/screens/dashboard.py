@@ -21,10 +21,10 @@ from tui.remote.session import FAILED, LIVE
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
-from tui.ui.boxtext import box_text
+from tui.ui.boxtext_rich import box_text
 from tui.ui.screens.doctor import DoctorScreen
-from tui.ui.screens.release import ReleaseScreen
-from tui.ui.screens.tmux import TmuxScreen
+from tui.ui.screens.release_screen import ReleaseScreen
+from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.widgets.billing_panel import (
     BillingPanel,
     clock_text,

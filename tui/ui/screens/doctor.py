@@ -9,12 +9,12 @@ from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import clip
-from tui.core.preflight import worst
+from tui.core.preflight_verdicts import worst
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.translate import Translated
-from tui.ui.boxtext import box_text, join
+from tui.ui.boxtext_rich import box_text, join
 
 PRESS_D = N_(" — press d")
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}

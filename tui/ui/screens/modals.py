@@ -16,7 +16,7 @@ from textual.widgets.button import ButtonVariant
 from tui.core.billing import next_clock_time
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
-from tui.ui.boxtext import box_text
+from tui.ui.boxtext_rich import box_text
 from tui.ui.translate import Translated
 
 

@@ -19,7 +19,7 @@ from tui.core.i18n import _, ngettext
 from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, cmd_width, proc_columns
 from tui.core.model import ProcRow
 from tui.core.state import PROC_COLUMNS
-from tui.ui.boxtext import box_text
+from tui.ui.boxtext_rich import box_text
 
 
 def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None) -> tuple:

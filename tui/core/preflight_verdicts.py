@@ -1,7 +1,7 @@
 """Preflight verdicts for a freshly rented box: plain functions over recorded facts.
 
 Each check gives pass / warn / fail and one line. The facts come from the probe
-(`remote_probe.preflight.collect` plus the GPU inventory); the config says what was rented.
+(`remote_probe.preflight_facts.collect` plus the GPU inventory); the config says what was rented.
 """
 
 import dataclasses

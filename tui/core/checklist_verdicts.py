@@ -11,7 +11,7 @@ from tui.core import providers
 from tui.core.boxtext import visible
 from tui.core.config import data_dir
 from tui.core.i18n import _, ngettext
-from tui.core.preflight import FAIL, ORDER, PASS, WARN
+from tui.core.preflight_verdicts import FAIL, ORDER, PASS, WARN
 from tui.core.transfer import (
     NAMES_FILE,
     RefusedPath,

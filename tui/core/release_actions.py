@@ -6,7 +6,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from remote_probe import wire
-from tui.core import checklist
+from tui.core import checklist_verdicts as checklist
 from tui.core.billing import format_money
 from tui.core.config import HostConfig
 from tui.core.i18n import _

@@ -18,7 +18,7 @@ from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
-from tui.ui.boxtext import ansi_text, box_text, plain
+from tui.ui.boxtext_rich import ansi_text, box_text, plain
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.translate import Translated
 

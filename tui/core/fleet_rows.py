@@ -1,7 +1,7 @@
 """Every box at once: which hosts make the fleet, one row per box, the forgotten-box alarm.
 
 Plain functions and one plain class (FleetBox, the per-box state fed by a session's
-listener calls). The pool that connects lives in tui.remote.fleet; the screen in
+listener calls). The pool that connects lives in tui.remote.fleet_pool; the screen in
 tui.ui.fleet_app. Nothing here touches the network or a terminal.
 """
 

@@ -1,6 +1,6 @@
 """The fleet screen: one row per box, the forgotten-box alarm in the header.
 
-It is handed the fleet it shows, displays its rows (tui.core.fleet.BoxRow) and hands the
+It is handed the fleet it shows, displays its rows (tui.core.fleet_rows.BoxRow) and hands the
 selected box to the same flows the dashboard uses (tui.ui.flows); every cell is a rich Text
 built here, so box text is never parsed as markup."""
 
@@ -13,18 +13,18 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from tui.core import fleet
+from tui.core import fleet_rows as fleet
 from tui.core.billing import format_money
 from tui.core.i18n import N_, _, ngettext
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
-from tui.ui.boxtext import box_text
-from tui.ui.screens.release import ReleaseScreen
+from tui.ui.boxtext_rich import box_text
+from tui.ui.screens.release_screen import ReleaseScreen
 from tui.ui.translate import Translated
 
 if TYPE_CHECKING:
-    from tui.remote.fleet import Fleet
+    from tui.remote.fleet_pool import Fleet
 
 # Titles are translated when the table is built (the language may change after import).
 COLUMNS = (("host", N_("HOST")), ("state", N_("STATE")), ("gpus", N_("GPUS util · VRAM")),

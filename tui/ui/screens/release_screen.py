@@ -20,15 +20,15 @@ from textual.widgets import (
 )
 
 from tui.core import format as fmt
-from tui.core.checklist import release_blockers, verdict
+from tui.core.checklist_verdicts import release_blockers, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
-from tui.core.release import Release
+from tui.core.release_actions import Release
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
-from tui.ui.boxtext import box_text, join
+from tui.ui.boxtext_rich import box_text, join
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
-from tui.ui.screens.tmux import TmuxScreen
+from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.translate import Translated
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}

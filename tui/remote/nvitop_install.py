@@ -1,12 +1,12 @@
 """Find and install nvitop on a box over the session's SSH connection (commands from
-tui.core.nvitop)."""
+tui.core.nvitop_commands)."""
 
 import asyncio
 import shlex
 
 import asyncssh
 
-from tui.core import nvitop
+from tui.core import nvitop_commands as nvitop
 from tui.core.i18n import _
 from tui.core.model import ConnState
 from tui.remote import transports
