@@ -304,8 +304,9 @@ def cmd_ledger(args):
     from tui.core.ledger import Ledger, LedgerError, ledger_csv, ledger_table
     try:
         ledger = Ledger()
-        if ledger.notice:
+        if ledger.notice:  # the old ledger was moved aside: an empty list would be a lie
             warn(ledger.notice)
+            return EXIT_FAILED
         rows = ledger.sessions()
     except LedgerError as exc:  # locked or unreadable: said once, nothing moved
         warn(exc)
