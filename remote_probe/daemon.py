@@ -36,7 +36,7 @@ CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop", "tmu
 
 
 from .paths import (config_key, default_state_dir, ensure_private_dir, runtime_dir,  # noqa: E402,F401
-                    self_command, socket_path)
+                    self_command, socket_path, lock_path, refuse_stranger)
 
 
 MAX_IN_FLIGHT = 32  # requests of one client running at once; more get an error reply
@@ -261,6 +261,8 @@ class Daemon:
     async def handle_client(self, reader, writer):
         """Read requests; each runs as its own task, so a slow one (a tmux install via
         apt, up to 600 s) never holds up pings, samples or the next request."""
+        if refuse_stranger(writer, log):  # another user on the box: SO_PEERCRED, issue 20
+            return
         client = Client(reader, writer)
         self.clients.add(client)
         self.send(client, self.hello())
@@ -615,7 +617,7 @@ def terminate(state_dir, timeout=5.0):
     to an init that does not reap lingers as a zombie: that counts as gone.
     """
     try:
-        with open(os.path.join(runtime_dir(state_dir), "daemon.lock")) as f:
+        with open(lock_path(state_dir)) as f:
             pid = json.loads(f.read() or "{}").get("pid")
         if not pid:
             return
@@ -635,7 +637,7 @@ def install_dlhook(state_dir):
     import pkgutil
     target = os.path.join(state_dir, "dlhook")
     os.makedirs(target, exist_ok=True)
-    os.makedirs(dataloader.dl_dir(state_dir), mode=0o700, exist_ok=True)
+    ensure_private_dir(dataloader.dl_dir(state_dir))
     for name in ("sitecustomize.py", "gputui_dlhook.py"):
         data = pkgutil.get_data("remote_probe", "dlhook_site/" + name)
         path = os.path.join(target, name)
@@ -663,7 +665,7 @@ def run_daemon(state_dir, simulate=None, interval=1.0):
     rdir = runtime_dir(state_dir)
     ensure_private_dir(state_dir)
     ensure_private_dir(rdir)
-    lock = open(os.path.join(rdir, "daemon.lock"), "a+")
+    lock = open(lock_path(state_dir), "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
