@@ -40,6 +40,7 @@ import asyncssh
 
 from tui.core.destination import Destination, parse_destination
 from tui.core.i18n import _
+from tui.remote.nodump import hold_secrets
 
 log = logging.getLogger("gputui.ssh")
 
@@ -726,6 +727,7 @@ class _Client(asyncssh.SSHClient):
     def auth_completed(self):
         pw = getattr(self, "_last_password", None)
         if pw is not None:
+            hold_secrets()  # held for reconnects: no core dumps, not dumpable (issue 20)
             self.creds.passwords[self._where()] = pw
             self.creds.password_used.add(self._where())
         self.close_agent()
