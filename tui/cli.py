@@ -13,6 +13,7 @@ from tui import __version__
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.layout import pad
+from tui.core.private import open_private
 from tui.core.report import (
     config_for,
     doctor_request,
@@ -463,6 +464,7 @@ def main(argv=None):
             return EXIT_USAGE
         args.host = args.target.key  # config and ledger key: the alias or user@host:port
     if args.log:
+        os.close(open_private(args.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT))  # 0600: a log says which boxes
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,

@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from tui.core import config
+from tui.core.private import make_private_dir
 
 FILE = "probe-sockets.json"
 MAX_ENTRIES = 256
@@ -66,7 +67,7 @@ def _save(data):
         data = dict(keep[:MAX_ENTRIES])
     path = cache_path()
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_private_dir(os.path.dirname(path))  # 0700; mkstemp's file is 0600
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".probe-sockets-")
     except OSError:
         return  # a cache that cannot be written costs speed, never a connect

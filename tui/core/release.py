@@ -8,6 +8,7 @@ from remote_probe import protocol
 from tui.core import checklist
 from tui.core.billing import format_money
 from tui.core.i18n import _
+from tui.core.private import make_private_dir, write_private_file
 from tui.core.transfer import (
     RESERVE_BYTES,
     NotRegular,
@@ -127,16 +128,14 @@ class Release:
         reply = await self.session.request(protocol.ENV_CAPTURE, timeout=300,
                                            **({"python": self.cfg.python} if self.cfg.python else {}))
         env_dir = os.path.join(self.base, "env")
-        os.makedirs(env_dir, exist_ok=True)
+        make_private_dir(env_dir)
         saved = []
         if reply.get("pip_freeze") is not None:
-            with open(os.path.join(env_dir, "pip-freeze.txt"), "w") as f:
-                f.write("# %s on %s, %s\n%s" % (reply.get("python"), self.host, time.strftime("%Y-%m-%d %H:%M"),
-                                                reply["pip_freeze"]))
+            write_private_file(os.path.join(env_dir, "pip-freeze.txt"), "# %s on %s, %s\n%s" % (
+                reply.get("python"), self.host, time.strftime("%Y-%m-%d %H:%M"), reply["pip_freeze"]))
             saved.append("pip-freeze.txt")
         if reply.get("conda_env"):
-            with open(os.path.join(env_dir, "conda-env.yml"), "w") as f:
-                f.write(reply["conda_env"])
+            write_private_file(os.path.join(env_dir, "conda-env.yml"), reply["conda_env"])
             saved.append("conda-env.yml")
         if not saved:
             raise RuntimeError(_("nothing captured: %s") % (reply.get("pip_error") or _("pip freeze failed")))

@@ -25,6 +25,7 @@ from typing import Callable, Optional
 
 from tui.core.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
+from tui.core.private import make_private_dir, open_private, write_private_file
 
 # Result.status values (compared in code, so kept English; the UI translates them when shown)
 STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newer local"),
@@ -101,10 +102,7 @@ def remember_name(base, local, remote_path):
     names[os.path.relpath(local, base)] = {
         "remote": visible(remote_path),
         "remote_bytes_hex": remote_path.encode("utf-8", "surrogateescape").hex()}
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(names, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    write_private_file(path, json.dumps(names, indent=1, sort_keys=True), fsync=False)
 
 
 def remote_for(base, local):
@@ -236,7 +234,7 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
             if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
                 return Result(remote, local, "refused", detail=_("not a regular file on the box any "
                                                                  "more (a FIFO or device would block the download)"))
-        os.makedirs(os.path.dirname(local), exist_ok=True)
+        make_private_dir(os.path.dirname(local))  # checkpoints are the user's work: 0700/0600
         if renamed(remote):
             remember_name(base, local, remote)
         done, got = await _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds)
@@ -295,7 +293,7 @@ async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
     opener = sftp.open(remote_arg, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS)
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
     try:
-        with open(part, "ab") as out:
+        with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
             def sink(data):  # hashlib and file writes release the GIL: overlap with the network
                 out.write(data)
