@@ -115,6 +115,10 @@ def add_fleet_parsers(sub):
                    help=_("where to serve /metrics (default 127.0.0.1:9835)"))
     p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
     p.add_argument("--remote-python", metavar="PATH", help=_("the python to run the probe with on the boxes"))
+    p.add_argument("--bearer-token-file", metavar="FILE",
+                   help=_("scrapes must send this token (Authorization: Bearer); also "
+                          "GPUTUI_EXPORTER_TOKEN or [exporter] in the config"))
+    p.add_argument("--basic-auth-file", metavar="FILE", help=_("scrapes must send this user:password (basic auth)"))
 
 
 BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
@@ -424,14 +428,17 @@ def fleet_alarm_line(rows):
 
 
 def cmd_exporter(args):
-    from tui.remote.exporter import parse_listen, serve
+    from tui.core.config import Config
+    from tui.remote.exporter import load_auth, parse_listen, serve
     try:
         addr, port = parse_listen(args.listen)
+        auth = load_auth(Config.load().data.get("exporter"), token_file=args.bearer_token_file,
+                         basic_auth_file=args.basic_auth_file)
     except ValueError as exc:
         print("gputui: %s" % exc, file=sys.stderr)
         return EXIT_USAGE
     code = run_remote(serve(args.hosts, addr, port, ssh_config=args.ssh_config,
-                            remote_python=args.remote_python))
+                            remote_python=args.remote_python, auth=auth))
     return EXIT_CONNECT if code is None else code
 
 
