@@ -1,6 +1,7 @@
 """Gathering and fixing for the shutdown checklist, shared by the Release screen and
 `gputui checklist`: the probe collects, the laptop downloads and verifies."""
 
+import asyncio
 import os
 import time
 
@@ -17,6 +18,12 @@ from tui.core.transfer import (
     sha256_file,
     size_text,
 )
+
+
+RESUME_TRIES = 3  # automatic resumes of one file after the link dropped
+RECONNECT_WAIT = 120.0  # seconds to wait for the session to be live again
+RESUME_PAUSE = 0.5
+LIVE = "live"  # RemoteSession.state when connected (tui.remote.session.LIVE)
 
 
 def free_space_problem(base, todo):
@@ -81,37 +88,67 @@ class Release:
         todo = self.to_download()
         if not todo:
             return []
-        shas = (await self.session.request(protocol.SHA256, timeout=600,
-                                           paths=[s["path"] for s in todo]))["sha256"]
+        # Free space first (it costs nothing), then each file: the box hashes it while its
+        # bytes flow (it used to hash every artifact before the first byte moved).
         if free_space_problem(self.base, todo):
             todo.sort(key=lambda s: s["size"])  # as many whole files as fit
         total = sum(s["size"] for s in todo)
         finished = 0
         results = []
-        i = 0
+        i = tries = 0
         while i < len(todo):
-            async with self.session.file_client() as sftp:
-                while i < len(todo):
-                    s = todo[i]
+            try:
+                async with self.session.file_client() as sftp:
+                    while i < len(todo):
+                        s = todo[i]
 
-                    def on_progress(done, size, i=i, s=s):
-                        if progress:
-                            progress(i, len(todo), s["path"], done, size, finished + done, total)
-                    force = s["path"] in self.corrupt
-                    if force and s.get("local") and os.path.exists(s["local"]):
-                        os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
-                    r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
-                                       expected_sha=(shas or {}).get(s["path"]),
-                                       progress=on_progress, force=force)
-                    finished += s["size"]
-                    i += 1
-                    if r.status in ("downloaded", "resumed"):
-                        self.corrupt.discard(s["path"])
-                    results.append(r)
-                    if r.stalled:
-                        break  # a fresh file channel for the rest
+                        def on_progress(done, size, i=i, s=s):
+                            if progress:
+                                progress(i, len(todo), s["path"], done, size, finished + done, total)
+                        force = s["path"] in self.corrupt
+                        if force and s.get("local") and os.path.exists(s["local"]):
+                            os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
+                            self.corrupt.discard(s["path"])  # moved aside: a retry resumes
+                        r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
+                                           expected_sha=lambda p=s["path"]: self._box_sha(p),
+                                           progress=on_progress, force=force)
+                        if r.status == "failed" and tries < RESUME_TRIES and \
+                                await self._back_online(RECONNECT_WAIT):
+                            tries += 1  # the link dropped mid-file: resume the .part, by itself
+                            break
+                        finished += s["size"]
+                        i += 1
+                        tries = 0
+                        if r.status in ("downloaded", "resumed"):
+                            self.corrupt.discard(s["path"])
+                        results.append(r)
+                        if r.stalled:
+                            break  # a fresh file channel for the rest
+            except Exception:  # noqa: BLE001 - no file channel while reconnecting
+                if tries >= RESUME_TRIES or not await self._back_online(RECONNECT_WAIT):
+                    raise
+                tries += 1
         self.results = results
         return results
+
+    async def _box_sha(self, path):
+        reply = await self.session.request(protocol.SHA256, timeout=600, paths=[path])
+        return (reply.get("sha256") or {}).get(path)
+
+    async def _back_online(self, timeout):
+        """After a failed file: True once the session is live again (it reconnects by
+        itself) within `timeout` s, False if it is gone for good or took too long."""
+        deadline = time.monotonic() + timeout
+        await asyncio.sleep(RESUME_PAUSE)  # a drop is seen a moment after the read failed
+        while time.monotonic() < deadline:
+            state = getattr(self.session, "state", LIVE)
+            client = getattr(self.session, "client", None)  # "live" lags a dead link a little
+            if state == LIVE and (client is None or not client.closed.is_set()):
+                return True
+            if state in ("failed", "closed"):
+                return False
+            await asyncio.sleep(0.2)
+        return False
 
     async def verify(self):
         """sha256 of every downloaded artifact against the box's: finds corrupt copies."""
