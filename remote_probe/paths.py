@@ -54,7 +54,7 @@ def path_problem(path, uid=None):
     Walked one component at a time with lstat, from /: a symlink is followed only when it
     belongs to root or to us; each directory on the way must belong to root or to us and
     not be writable by other users unless sticky (/tmp: nobody can rename or delete what
-    we own there); the last must be ours. Then nobody else can swap anything under it
+    we own there); the last must be ours and writable by nobody else. Then nobody else can swap anything under it
     between this check and its use. Self-contained (its own imports): the start script
     runs this same source before it trusts a directory (tui/remote/bootstrap.py).
     """
@@ -92,9 +92,10 @@ def path_problem(path, uid=None):
         last = not pending
         if st.st_uid != uid and (last or st.st_uid != 0):
             return "%s belongs to %s" % (here, _who(st.st_uid))
-        sticky = st.st_mode & stat.S_ISVTX
-        if not last and not sticky and (st.st_mode & 0o002 or
-                                        (st.st_mode & 0o020 and st.st_gid != gid)):
+        others_write = st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_gid != gid)
+        # a sticky parent (/tmp) is fine; as the directory itself it is shared: others may
+        # already have put names in it
+        if others_write and (last or not st.st_mode & stat.S_ISVTX):
             return "%s can be written by other users" % here
         cur = here
     return None

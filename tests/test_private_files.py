@@ -78,3 +78,17 @@ def test_written_text_is_private(tmp_path, name):
     with umask(0o002):
         write_private_file(str(tmp_path / "env" / name), "torch==2\n")
     assert mode(tmp_path / "env" / name) == 0o600 and mode(tmp_path / "env") == 0o700
+
+
+def test_a_shared_or_home_dir_is_never_narrowed(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    make_private_dir(str(shared))
+    assert mode(shared) == 0o1777  # like /tmp: others' files live there
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    os.chmod(home, 0o755)
+    monkeypatch.setenv("HOME", str(home))
+    make_private_dir(str(home))
+    assert mode(home) == 0o755

@@ -7,6 +7,7 @@ directory that already existed, narrowed when it is ours.
 """
 
 import os
+import stat
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -33,7 +34,10 @@ def make_private_dir(path):
             os.chmod(d, DIR_MODE)  # mkdir's mode is masked by the umask; 0700 is not widened
     try:
         st = os.lstat(path)
-        if st.st_uid == os.getuid() and st.st_mode & 0o077 and not missing:
+        # An existing dir of ours is narrowed, but never a shared one (/tmp is sticky) nor
+        # the home itself, should a GPUTUI_*_DIR point there.
+        if (st.st_uid == os.getuid() and st.st_mode & 0o077 and not missing
+                and not st.st_mode & stat.S_ISVTX and path != os.path.expanduser("~")):
             os.chmod(path, DIR_MODE)
     except OSError:
         pass
