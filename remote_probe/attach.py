@@ -16,8 +16,8 @@ import sys
 import time
 
 from . import filexfer, protocol
-from .paths import (UnsafePath, check_daemon_peer, config_key, ensure_private_dir, runtime_dir,
-                    self_command, socket_path)
+from .paths import (UnsafePath, check_daemon_peer, config_key, ensure_private_dir,
+                    ensure_runtime_dir, self_command, socket_path)
 
 SPAWN_WAIT = 10.0
 # Bad arguments (an unknown simulator scenario): retrying cannot help. Like sysexits' EX_USAGE.
@@ -117,7 +117,9 @@ class DaemonInUse(Exception):
 def daemon_connection(state_dir, simulate):
     """A socket to a daemon running the wanted config, and its hello line."""
     ensure_private_dir(state_dir)
-    ensure_private_dir(runtime_dir(state_dir))
+    _, note = ensure_runtime_dir(state_dir)
+    if note:
+        print("gputui probe: %s" % note, file=sys.stderr)
     path = socket_path(state_dir)
     want = config_key(simulate)
     spawned = False

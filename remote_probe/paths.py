@@ -24,10 +24,51 @@ def runtime_dir(state_dir):
     """
     path = os.path.join(state_dir, "run")
     if len(os.fsencode(os.path.join(path, "probe.sock"))) > 100:
+        chosen = _chosen_runtime_dir(state_dir)
+        if chosen:
+            return chosen
         import hashlib  # here: it maps libcrypto (~4 MB) into every attach bridge otherwise
         digest = hashlib.sha256(os.fsencode(state_dir)).hexdigest()[:16]
         path = "/tmp/gputui-%d-%s" % (os.getuid(), digest)
     return path
+
+
+CHOICE_FILE = "run-dir"  # in the (private) state dir: the /tmp runtime dir picked instead
+
+
+def _chosen_runtime_dir(state_dir):
+    try:
+        with open(os.path.join(state_dir, CHOICE_FILE)) as f:
+            chosen = f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    prefix = "/tmp/gputui-%d-" % os.getuid()
+    if chosen.startswith(prefix) and "/" not in chosen[len(prefix):] and len(chosen) < 60:
+        return chosen
+    return None
+
+
+def ensure_runtime_dir(state_dir):
+    """The runtime dir, created and checked (ensure_private_dir). When the predictable /tmp
+    name of a long state dir is taken by someone else (a squatter's directory or symlink),
+    an unpredictable one is made instead (mkdtemp: O_EXCL, 0700) and remembered in the
+    state dir, which attach and the daemon it spawns both read. -> (path, note or None)."""
+    path = runtime_dir(state_dir)
+    try:
+        return ensure_private_dir(path), None
+    except UnsafePath as exc:
+        if not path.startswith("/tmp/"):
+            raise
+        why = str(exc)
+    import tempfile
+    fresh = tempfile.mkdtemp(prefix="gputui-%d-" % os.getuid(), dir="/tmp")
+    ensure_private_dir(fresh)
+    tmp = os.path.join(state_dir, CHOICE_FILE + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(fresh + "\n")
+    os.replace(tmp, os.path.join(state_dir, CHOICE_FILE))
+    return fresh, "%s; using %s instead" % (why.replace("gputui probe: ", "", 1), fresh)
 
 
 def socket_path(state_dir):
