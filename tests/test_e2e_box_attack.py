@@ -66,6 +66,10 @@ with open(%r, "a") as f:
 
 
 def test_a_fallback_dir_symlinked_by_another_user_runs_no_attacker_code(two_users, isolated_dirs):
+    """The attacker's link first points at a directory the victim owns (test -d/-w/-O all
+    pass through it: the probe used to be deployed and run through the link), then at the
+    attacker's own with a "probe" of the right name; swapped between the check and the exec,
+    that ran the attacker's code as the victim. Now the link is refused, naming its owner."""
     box, victim, attacker, made = two_users
     fallback = "/tmp/gputui-%d" % victim.pw_uid
     stash = "/tmp/%s-stash" % ATTACKER
