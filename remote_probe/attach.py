@@ -16,7 +16,8 @@ import sys
 import time
 
 from . import filexfer, wire
-from .paths import ensure_private_dir, runtime_dir, self_command, socket_path
+from .paths import (UnsafePath, check_daemon_peer, ensure_private_dir, ensure_runtime_dir,
+                    self_command, socket_path)
 from .wire import EXIT_USAGE, config_key
 
 SPAWN_WAIT = 10.0
@@ -34,18 +35,23 @@ def spawn_daemon(state_dir, simulate):
             os.replace(log_path, log_path + ".1")
     except OSError:
         pass
-    with open(log_path, "ab") as log:
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                 0o600)
+    with os.fdopen(fd, "ab") as log:
         subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          cwd="/", close_fds=True, start_new_session=True)
 
 
 def connect(path):
+    """A socket to the daemon at `path`, or None if nothing listens. UnsafePath when the
+    process listening there is another user's (SO_PEERCRED): never talk to it."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError:
         sock.close()
         return None
+    check_daemon_peer(sock, path)
     return sock
 
 
@@ -110,7 +116,9 @@ class DaemonInUse(Exception):
 def daemon_connection(state_dir, simulate):
     """A socket to a daemon running the wanted config, and its hello line."""
     ensure_private_dir(state_dir)
-    ensure_private_dir(runtime_dir(state_dir))
+    _, note = ensure_runtime_dir(state_dir)
+    if note:
+        print("gputui probe: %s" % note, file=sys.stderr)
     path = socket_path(state_dir)
     want = config_key(simulate)
     spawned = False
@@ -264,6 +272,8 @@ def run_attach(state_dir, simulate=None):
         sock, first = daemon_connection(state_dir, simulate)
     except DaemonInUse as exc:
         return fail_before_hello(wire.EXIT_DAEMON_IN_USE, str(exc))
+    except UnsafePath as exc:  # retrying cannot help: the user must remove it
+        return fail_before_hello(EXIT_USAGE, str(exc).replace("gputui probe: ", "", 1))
     if sock is None:
         log = os.path.join(state_dir, "daemon.log")
         tail = ""

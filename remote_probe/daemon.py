@@ -26,7 +26,7 @@ from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook
 from .history import RING_SAMPLES, SampleHistory
-from .paths import ensure_private_dir, runtime_dir, self_command, socket_path
+from .paths import ensure_private_dir, lock_path, runtime_dir, self_command, socket_path
 from .sampler import Sampler
 from .server import SocketServer
 
@@ -222,7 +222,7 @@ def terminate(state_dir, timeout=5.0):
     to an init that does not reap lingers as a zombie: that counts as gone.
     """
     try:
-        with open(os.path.join(runtime_dir(state_dir), "daemon.lock")) as f:
+        with open(lock_path(state_dir)) as f:
             pid = json.loads(f.read() or "{}").get("pid")
         if not pid:
             return
@@ -241,7 +241,7 @@ def run_daemon(state_dir, simulate=None, interval=1.0):
     rdir = runtime_dir(state_dir)
     ensure_private_dir(state_dir)
     ensure_private_dir(rdir)
-    lock = open(os.path.join(rdir, "daemon.lock"), "a+")
+    lock = open(lock_path(state_dir), "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -5,6 +5,7 @@ import os
 import pkgutil
 
 from . import dataloader
+from .paths import ensure_private_dir
 
 
 def install_dlhook(state_dir):
@@ -12,7 +13,7 @@ def install_dlhook(state_dir):
     hand need one line: export PYTHONPATH=$HOME/.cache/gputui/dlhook${PYTHONPATH:+:$PYTHONPATH}"""
     target = os.path.join(state_dir, "dlhook")
     os.makedirs(target, exist_ok=True)
-    os.makedirs(dataloader.dl_dir(state_dir), mode=0o700, exist_ok=True)
+    ensure_private_dir(dataloader.dl_dir(state_dir))
     for name in ("sitecustomize.py", "gputui_dlhook.py"):
         data = pkgutil.get_data("remote_probe", "dlhook_site/" + name)
         path = os.path.join(target, name)

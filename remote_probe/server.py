@@ -11,7 +11,7 @@ import logging
 import os
 
 from . import wire
-from .paths import ensure_private_dir
+from .paths import ensure_private_dir, refuse_stranger
 
 log = logging.getLogger("gputui.probe")
 
@@ -82,6 +82,8 @@ class SocketServer:
     async def handle_client(self, reader, writer):
         """Read requests; each runs as its own task, so a slow one (a tmux install via
         apt, up to 600 s) never holds up pings, samples or the next request."""
+        if refuse_stranger(writer, log):  # another user on the box (SO_PEERCRED)
+            return
         client = Client(reader, writer)
         self.clients.add(client)
         self.send(client, self.hello())

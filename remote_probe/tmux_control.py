@@ -151,23 +151,71 @@ def install():
     return text[-2000:]
 
 
-def _add_start_times(sessions, scan=None):
-    """When each pane's process started (epoch), from /proc: "how long it has run"."""
-    from . import procfs
-    btime = (procfs.boot_time() or 0) if scan is None else None
+def pane_job(pane_pid, children, comm, gpu_pids=()):
+    """The pid that makes a pane busy, or None when only shells live under it.
+
+    `pane_current_command` names the pane's foreground program as argv[0]: for
+    `./train.sh` (a bash script running python) or `bash -c 'python3 x.py; ...'` that is
+    `bash`, a shell, and the pane looked idle while it trained. So the whole process tree
+    below the pane's shell is looked at: a GPU process first, then a python one, then any
+    other program that is not a shell. children: {pid: [child pids]}; comm: {pid: name}
+    (/proc/PID/stat's; a shebang script's is its own file name, e.g. "train.sh").
+    """
+    gpu = set(gpu_pids)
+    found, seen, stack = [], set(), [pane_pid]
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        name = comm.get(pid)
+        if pid in gpu:
+            return pid
+        if name and name not in SHELLS:
+            found.append((0 if name.startswith("python") else 1, pid))
+        stack.extend(children.get(pid, ()))
+    return min(found)[1] if found else None
+
+
+def children_map(stats):
+    """{pid: stat tuple with ppid at [2]} -> ({ppid: [pids]}, {pid: comm})."""
+    children, comm = {}, {}
+    for pid, st in stats.items():
+        comm[pid] = st[0]
+        children.setdefault(st[2], []).append(pid)
+    return children, comm
+
+
+def _judge_panes(sessions, scan, gpu_pids=()):
+    """Start times (epoch, "how long it has run") and the tree's verdict on each pane."""
+    children, comm = children_map(scan.stats)
     for s in sessions:
         for w in s["windows"]:
             for p in w["panes"]:
-                p["started"] = (scan.start(p["pid"]) if scan is not None
-                                else procfs.pid_start(p["pid"], btime))
+                p["started"] = scan.start(p["pid"])
+                if p["dead"] or not p["pid"]:
+                    continue
+                if p["pid"] not in comm and scan.comm(p["pid"]):  # a pane newer than the listing
+                    comm[p["pid"]] = scan.comm(p["pid"])
+                job = pane_job(p["pid"], children, comm, gpu_pids)
+                p["running"] = job is not None
+                if job is not None and p["command"] in SHELLS:
+                    p["command"] = comm.get(job) or p["command"]  # say what runs: "python3"
     return sessions
 
 
-def status(scan=None):
+def status(scan=None, gpu_pids=()):
     """The jobs block of a sample: sessions, or why there are none. `scan`: a
-    procfs.ProcScan to take start times from (one /proc pass per jobs scan)."""
+    procfs.ProcScan to take start times and the process tree from (one /proc pass per
+    jobs scan); a fresh one when not given."""
     try:
-        return {"sessions": _add_start_times(list_sessions(), scan), "error": None}
+        sessions = list_sessions()
+        if sessions:
+            if scan is None:
+                from . import procfs
+                scan = procfs.ProcScan()
+            _judge_panes(sessions, scan, gpu_pids)
+        return {"sessions": sessions, "error": None}
     except TmuxMissing as exc:
         return {"sessions": [], "error": str(exc), "missing": True, "install": exc.install}
     except TmuxError as exc:

@@ -95,7 +95,7 @@ def daemons_for(state_dir):
 
 
 async def test_a_long_remote_dir_connects_and_reconnects_to_one_daemon(sshbox, tmp_path):
-    from remote_probe.paths import runtime_dir
+    from remote_probe.paths import lock_path, runtime_dir
     remote = str(tmp_path / ("a-long-remote-dir-name-" * 5))
     assert runtime_dir(remote).startswith("/tmp/")  # the socket would not fit under it
     try:
@@ -103,7 +103,7 @@ async def test_a_long_remote_dir_connects_and_reconnects_to_one_daemon(sshbox, t
         for _ in range(3):
             reply = await session_mod.snapshot(target(sshbox), simulate="idle", remote_dir=remote)
             assert reply["inventory"]["backend"] == "sim"
-            with open(os.path.join(runtime_dir(remote), "daemon.lock")) as f:
+            with open(lock_path(remote)) as f:
                 seen.append(json.load(f)["pid"])
         assert len(set(seen)) == 1 and daemons_for(remote) == seen[:1]
     finally:

@@ -162,9 +162,23 @@ def snapshot(now=None):
     return out
 
 
+def _private_dirs(directory):
+    """mkdir -p where every directory made is 0700 (makedirs gives the parents 0755: a
+    `rm -rf run/` came back world-readable)."""
+    missing, head = [], directory
+    while head and not os.path.isdir(head):
+        missing.append(head)
+        head = os.path.dirname(head)
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+
+
 def write_stats(directory=None):
     directory = directory or stats_dir()
-    os.makedirs(directory, mode=0o700, exist_ok=True)
+    _private_dirs(directory)
     path = os.path.join(directory, "dl-%d.json" % os.getpid())
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

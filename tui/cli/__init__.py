@@ -14,6 +14,7 @@ from tui.core import from_wire
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.layout import pad
+from tui.core.private import open_private
 from tui.core.report import doctor_request, procs_from, status_json, status_text
 from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
@@ -108,6 +109,10 @@ def add_fleet_parsers(sub):
                    help=_("where to serve /metrics (default 127.0.0.1:9835)"))
     p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
     p.add_argument("--remote-python", metavar="PATH", help=_("the python to run the probe with on the boxes"))
+    p.add_argument("--bearer-token-file", metavar="FILE",
+                   help=_("scrapes must send this token (Authorization: Bearer); also "
+                          "GPUTUI_EXPORTER_TOKEN or [exporter] in the config"))
+    p.add_argument("--basic-auth-file", metavar="FILE", help=_("scrapes must send this user:password (basic auth)"))
 
 
 BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
@@ -298,8 +303,9 @@ def cmd_ledger(args):
     from tui.core.ledger import Ledger, LedgerError, ledger_csv, ledger_table
     try:
         ledger = Ledger()
-        if ledger.notice:
+        if ledger.notice:  # the old ledger was moved aside: an empty list would be a lie
             warn(ledger.notice)
+            return EXIT_FAILED
         rows = ledger.sessions()
     except LedgerError as exc:  # locked or unreadable: said once, nothing moved
         warn(exc)
@@ -416,14 +422,17 @@ def fleet_alarm_line(rows):
 
 
 def cmd_exporter(args):
-    from tui.remote.exporter import parse_listen, serve
+    from tui.core.config import Config
+    from tui.remote.exporter import load_auth, parse_listen, serve
     try:
         addr, port = parse_listen(args.listen)
+        auth = load_auth(Config.load().data.get("exporter"), token_file=args.bearer_token_file,
+                         basic_auth_file=args.basic_auth_file)
     except ValueError as exc:
         print("gputui: %s" % exc, file=sys.stderr)
         return EXIT_USAGE
     code = run_remote(serve(args.hosts, addr, port, ssh_config=args.ssh_config,
-                            remote_python=args.remote_python))
+                            remote_python=args.remote_python, auth=auth))
     return EXIT_CONNECT if code is None else code
 
 
@@ -456,6 +465,7 @@ def main(argv=None):
             return EXIT_USAGE
         args.host = args.target.key  # config and ledger key: the alias or user@host:port
     if args.log:
+        os.close(open_private(args.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT))  # 0600: a log says which boxes
         logging.basicConfig(filename=args.log, level=logging.DEBUG,
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,

@@ -55,13 +55,14 @@ class BillingClock:
         self.preset = providers.resolve({}, host_cfg)
         self.problem: Optional[str] = None  # a ledger problem to show once
         self._persisted_at = 0.0
+        self.contact_at: Optional[float] = None  # when the box last answered: the ledger's figures stop there
         self._others: Tuple[float, Optional[float], float] = (0.0, None, 0.0)  # (read at, for which midnight, cost)
 
     # -- inputs ------------------------------------------------------------------
     def on_inventory(self, inventory: Dict[str, Any]) -> None:
         facts = inventory.get("host") or {}
         self.preset = providers.resolve(facts.get("provider") or {}, self.cfg)
-        first = self.clock()
+        first = self.contact_at = self.clock()
         self.start = billing.session_start(self.cfg.start_epoch(), facts.get("instance_start"), first)
         gpus = inventory.get("gpus") or []
         model = gpus[0].get("name") if gpus else None
@@ -83,6 +84,7 @@ class BillingClock:
             self.cfg.rate = self.session["rate"]
 
     def on_sample(self, sample: Dict[str, Any]) -> None:
+        self.contact_at = self.clock()
         if sample.get("gpu_error"):
             return  # unknown is not idle
         utils, compute = wire.idle_inputs(sample)
@@ -163,10 +165,13 @@ class BillingClock:
             return
         if not force and now - self._persisted_at < PERSIST_EVERY:
             return
-        f = self.figures(now)
+        # While the box is unreachable the row records what is known: cost up to the last
+        # contact, not a clock that keeps running (an ended session ends now).
+        at = now if ended_how or self.contact_at is None else min(now, self.contact_at)
+        f = self.figures(at)
         values = dict(cost=f.cost, rate=f.rate, currency=f.currency,
                       granularity=f.granularity, idle_seconds=f.idle_seconds,
-                      idle_until=self.idle.last_t, idle_cost=f.idle_cost, last_contact=now)
+                      idle_until=self.idle.last_t, idle_cost=f.idle_cost, last_contact=at)
         if ended_how:  # the session is over (released, or the user said so)
             values["ended_how"] = ended_how
             values["end"] = now

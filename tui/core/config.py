@@ -30,9 +30,11 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib
 
-import tomli_w
+import tomlkit
+import tomlkit.exceptions
 
 from tui.core.i18n import _
+from tui.core.private import write_private_file
 
 APP = "gputui"
 GRANULARITIES = ("second", "minute", "hour")
@@ -235,6 +237,9 @@ class Config:
         for where, table in (("defaults", self.data.get("defaults", {})),
                              ("hosts.%s" % name, self.data.get("hosts", {}).get(name, {}))):
             if not isinstance(table, dict):
+                if where != "defaults":
+                    problems.append(_("%s: %s is %r, not a table such as [%s] (ignored)")
+                                    % (self.path, where, table, where))
                 continue
             table = dict(table)
             auto = table.pop("autostop", None)
@@ -264,28 +269,57 @@ class Config:
         return keymap
 
     def set_host_values(self, name, **values):
-        """Remember values for a host (e.g. a rate typed in the app). Atomic write."""
+        """Remember values for a host (e.g. a rate typed in the app). The file is edited
+        round-trip (tomlkit): the user's comments, order and formatting stay, only these
+        values change. Atomic write, 0600."""
         if self.broken:
             raise ConfigError(_("%s could not be read, so gputui will not overwrite it; fix or "
                                 "remove it first") % self.path)
-        hosts = self.data.setdefault("hosts", {})
-        table = hosts.setdefault(name, {})
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            text = ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(_("cannot read %s: %s") % (self.path, getattr(exc, "strerror", None) or exc))
+        try:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.TOMLKitError as exc:  # changed on disk since it was loaded
+            raise ConfigError(_("%s is not valid TOML (%s); gputui will not overwrite it")
+                              % (self.path, exc))
+        table = host_table_for_edit(doc, name, self.path)
+        current = Config(doc.unwrap(), self.path).host(name)
         for key, value in values.items():
             if value is None:
                 table.pop(key, None)
-            else:
-                table[key] = value
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        tmp = self.path + ".tmp"
+            elif key in table or getattr(current, key, None) != value:
+                # a value the host already gets (e.g. the currency from [defaults]) is not
+                # copied into its table: the file changes only where the user changed something
+                if not (key in table and table[key] == value):
+                    table[key] = value
         try:
-            with open(tmp, "wb") as f:
-                tomli_w.dump(self.data, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            write_private_file(self.path, tomlkit.dumps(doc))
         except OSError as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             raise ConfigError(_("cannot save %s: %s") % (self.path, exc.strerror or exc))
+        self.data = doc.unwrap()
+
+
+def host_table_for_edit(doc, name, path):
+    """The tomlkit table of [hosts.NAME] in `doc`, created when missing; ConfigError (saying
+    which key and what it holds) when [hosts] or hosts.NAME is there but is not a table."""
+    hosts = doc.get("hosts")
+    if hosts is None:
+        hosts = tomlkit.table(is_super_table=True)
+        doc["hosts"] = hosts
+    elif not isinstance(hosts, dict):
+        raise ConfigError(_("%s: hosts is %r, not a table; make it [hosts.NAME] tables first")
+                          % (path, hosts))
+    table = hosts.get(name)
+    if table is None:
+        table = tomlkit.table()
+        hosts[name] = table
+    elif not isinstance(table, dict):
+        raise ConfigError(_("%s: hosts.%s is %r, not a table such as [hosts.%s]; gputui will not "
+                            "replace it, fix it first") % (path, name, table.unwrap()
+                                                           if hasattr(table, "unwrap") else table, name))
+    return table

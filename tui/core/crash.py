@@ -10,6 +10,7 @@ from tui import __version__
 from tui.core.boxtext import visible
 from tui.core.config import state_dir
 from tui.core.i18n import _
+from tui.core.private import make_private_dir, open_private
 
 EXIT_CRASH = 70  # EX_SOFTWARE
 
@@ -22,8 +23,9 @@ def write_crash_log(exc: BaseException, path: Optional[str] = None) -> Optional[
     """Append the traceback of `exc`; returns the path, or None if it cannot be written."""
     path = path or crash_log_path()
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
+        make_private_dir(os.path.dirname(path))
+        with os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a",
+                       encoding="utf-8", errors="backslashreplace") as f:
             f.write("=== gputui %s crashed at %s\n" % (__version__, time.strftime("%Y-%m-%d %H:%M:%S")))
             f.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
             f.write("\n")

@@ -53,8 +53,24 @@ COLUMNS = ("id", "host", "boot_id", "gpu_model", "gpu_count", "provider", "start
            "ended_how", "checklist")
 
 
+# Several clients (two apps, the fleet, the exporter) write the same row; each knows what it
+# saw. Counters that only grow are merged as the largest, so the last writer never takes
+# them back. A None leaves the stored value.
+MONOTONE = ("idle_seconds", "idle_until", "last_contact")
+
+
 def ledger_path():
     return os.path.join(config.state_dir(), "ledger.sqlite3")
+
+
+def make_private_dir(path):  # tui.core.private, imported here to keep ledger's import lines as they are
+    from tui.core.private import make_private_dir as make
+    return make(path)
+
+
+def open_private(path, flags):
+    from tui.core.private import open_private as opener
+    return opener(path, flags)
 
 
 class LedgerError(Exception):
@@ -155,7 +171,8 @@ class Ledger:
         self.path = path or ledger_path()
         self.timeout = timeout  # seconds to wait for another process's lock
         self.notice = None  # a message for the user (e.g. "corrupt file moved aside")
-        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        make_private_dir(os.path.dirname(self.path) or ".")
+        self._create_private()
         try:
             self.db = self._open_waiting()
         except sqlite3.DatabaseError as exc:
@@ -168,6 +185,14 @@ class Ledger:
                 raise LedgerError(self._explain("cannot open", exc2))
         except sqlite3.Error as exc:
             raise LedgerError(self._explain("cannot open", exc))
+
+    def _create_private(self):
+        """Create the file 0600 before SQLite does (it would use 0644 under a normal umask);
+        SQLite gives its -wal and -shm files the database file's mode."""
+        try:
+            os.close(open_private(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)))
+        except OSError:
+            pass  # SQLite's own open says what is wrong, with the path
 
     def _explain(self, what, exc):
         """One line for the user; a lock says who holds it and that nothing was lost."""
@@ -230,6 +255,7 @@ class Ledger:
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(self.path + suffix):
                 os.replace(self.path + suffix, aside + suffix)
+        self._create_private()
         return ("The ledger %s could not be read (%s). It was moved to %s and a new ledger "
                 "was started; the old file is kept for recovery." % (self.path, exc, aside))
 
@@ -248,7 +274,7 @@ class Ledger:
                            rate, currency, granularity, first_contact, last_contact)
                        VALUES (?,?,?,?,?,?,?,?,?,?,?)
                        ON CONFLICT (host, boot_id) DO UPDATE SET
-                           last_contact = excluded.last_contact,
+                           last_contact = max(last_contact, excluded.last_contact),
                            gpu_model = coalesce(excluded.gpu_model, gpu_model),
                            gpu_count = coalesce(excluded.gpu_count, gpu_count),
                            provider = coalesce(excluded.provider, provider),
@@ -271,11 +297,14 @@ class Ledger:
             raise ValueError("unknown ledger fields: %s" % ", ".join(sorted(bad)))
         if "checklist" in values and not isinstance(values["checklist"], (str, type(None))):
             values["checklist"] = json.dumps(values["checklist"])
-        sets = ", ".join("%s = ?" % k for k in values)
+        sets = ", ".join(("%s = coalesce(max(%s, ?), ?, %s)" % (k, k, k)) if k in MONOTONE else "%s = ?" % k
+                         for k in values)
+        args = []
+        for k, v in values.items():
+            args += [v, v] if k in MONOTONE else [v]
         try:
             with self._tx(self.db):
-                self.db.execute("UPDATE sessions SET %s WHERE id = ?" % sets,
-                                list(values.values()) + [session_id])
+                self.db.execute("UPDATE sessions SET %s WHERE id = ?" % sets, args + [session_id])
         except sqlite3.Error as exc:
             raise LedgerError(self._explain("cannot write", exc))
 

@@ -19,6 +19,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional
 
 from tui.core import config
+from tui.core.private import make_private_dir
 
 Entry = Dict[str, Any]
 
@@ -69,7 +70,7 @@ def _save(data: Dict[str, Any]) -> None:
         data = dict(keep[:MAX_ENTRIES])
     path = cache_path()
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_private_dir(os.path.dirname(path))  # 0700; mkstemp's file is 0600
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".probe-sockets-")
     except OSError:
         return  # a cache that cannot be written costs speed, never a connect

@@ -1,6 +1,7 @@
 """Gathering and fixing for the shutdown checklist, shared by the Release screen and
 `gputui checklist`: the probe collects, the laptop downloads and verifies."""
 
+import asyncio
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
@@ -10,6 +11,8 @@ from tui.core import checklist_verdicts as checklist
 from tui.core.billing import format_money
 from tui.core.config import HostConfig
 from tui.core.i18n import _
+from tui.core.model import ConnState
+from tui.core.private import make_private_dir, write_private_file
 from tui.core.transfer import (
     RESERVE_BYTES,
     NotRegular,
@@ -18,6 +21,11 @@ from tui.core.transfer import (
     sha256_file,
     size_text,
 )
+
+
+RESUME_TRIES = 3  # automatic resumes of one file after the link dropped
+RECONNECT_WAIT = 120.0  # seconds to wait for the session to be live again
+RESUME_PAUSE = 0.5
 
 
 def free_space_problem(base: str, todo: Sequence[Dict[str, Any]]) -> Optional[str]:
@@ -86,37 +94,67 @@ class Release:
         todo = self.to_download()
         if not todo:
             return []
-        shas = (await self.session.request(wire.SHA256, timeout=600,
-                                           paths=[s["path"] for s in todo]))["sha256"]
+        # Free space first (it costs nothing), then each file: the box hashes it while its
+        # bytes flow (it used to hash every artifact before the first byte moved).
         if free_space_problem(self.base, todo):
             todo.sort(key=lambda s: s["size"])  # as many whole files as fit
         total = sum(s["size"] for s in todo)
         finished = 0
         results: List[Any] = []
-        i = 0
+        i = tries = 0
         while i < len(todo):
-            async with self.session.file_client() as sftp:
-                while i < len(todo):
-                    s = todo[i]
+            try:
+                async with self.session.file_client() as sftp:
+                    while i < len(todo):
+                        s = todo[i]
 
-                    def on_progress(done: int, size: int, i: int = i, s: Dict[str, Any] = s) -> None:
-                        if progress:
-                            progress(i, len(todo), s["path"], done, size, finished + done, total)
-                    force = s["path"] in self.corrupt
-                    if force and s.get("local") and os.path.exists(s["local"]):
-                        os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
-                    r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
-                                       expected_sha=(shas or {}).get(s["path"]),
-                                       progress=on_progress, force=force)
-                    finished += s["size"]
-                    i += 1
-                    if r.status in ("downloaded", "resumed"):
-                        self.corrupt.discard(s["path"])
-                    results.append(r)
-                    if r.stalled:
-                        break  # a fresh file channel for the rest
+                        def on_progress(done: int, size: int, i: int = i, s: Dict[str, Any] = s) -> None:
+                            if progress:
+                                progress(i, len(todo), s["path"], done, size, finished + done, total)
+                        force = s["path"] in self.corrupt
+                        if force and s.get("local") and os.path.exists(s["local"]):
+                            os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
+                            self.corrupt.discard(s["path"])  # moved aside: a retry resumes
+                        r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
+                                           expected_sha=lambda p=s["path"]: self._box_sha(p),
+                                           progress=on_progress, force=force)
+                        if r.status == "failed" and tries < RESUME_TRIES and \
+                                await self._back_online(RECONNECT_WAIT):
+                            tries += 1  # the link dropped mid-file: resume the .part, by itself
+                            break
+                        finished += s["size"]
+                        i += 1
+                        tries = 0
+                        if r.status in ("downloaded", "resumed"):
+                            self.corrupt.discard(s["path"])
+                        results.append(r)
+                        if r.stalled:
+                            break  # a fresh file channel for the rest
+            except Exception:  # noqa: BLE001 - no file channel while reconnecting
+                if tries >= RESUME_TRIES or not await self._back_online(RECONNECT_WAIT):
+                    raise
+                tries += 1
         self.results = results
         return results
+
+    async def _box_sha(self, path: str) -> Optional[str]:
+        reply = await self.session.request(wire.SHA256, timeout=600, paths=[path])
+        return (reply.get("sha256") or {}).get(path)
+
+    async def _back_online(self, timeout: float) -> bool:
+        """After a failed file: True once the session is live again (it reconnects by
+        itself) within `timeout` s, False if it is gone for good or took too long."""
+        deadline = time.monotonic() + timeout
+        await asyncio.sleep(RESUME_PAUSE)  # a drop is seen a moment after the read failed
+        while time.monotonic() < deadline:
+            state = getattr(self.session, "state", ConnState.LIVE)
+            client = getattr(self.session, "client", None)  # "live" lags a dead link a little
+            if state == ConnState.LIVE and (client is None or not client.closed.is_set()):
+                return True
+            if state in (ConnState.FAILED, ConnState.CLOSED):
+                return False
+            await asyncio.sleep(0.2)
+        return False
 
     async def verify(self) -> List[str]:
         """sha256 of every downloaded artifact against the box's: finds corrupt copies."""
@@ -133,16 +171,14 @@ class Release:
         reply = await self.session.request(wire.ENV_CAPTURE, timeout=300,
                                            **({"python": self.cfg.python} if self.cfg.python else {}))
         env_dir = os.path.join(self.base, "env")
-        os.makedirs(env_dir, exist_ok=True)
-        saved: List[str] = []
+        make_private_dir(env_dir)
+        saved = []
         if reply.get("pip_freeze") is not None:
-            with open(os.path.join(env_dir, "pip-freeze.txt"), "w") as f:
-                f.write("# %s on %s, %s\n%s" % (reply.get("python"), self.host, time.strftime("%Y-%m-%d %H:%M"),
-                                                reply["pip_freeze"]))
+            write_private_file(os.path.join(env_dir, "pip-freeze.txt"), "# %s on %s, %s\n%s" % (
+                reply.get("python"), self.host, time.strftime("%Y-%m-%d %H:%M"), reply["pip_freeze"]))
             saved.append("pip-freeze.txt")
         if reply.get("conda_env"):
-            with open(os.path.join(env_dir, "conda-env.yml"), "w") as f:
-                f.write(reply["conda_env"])
+            write_private_file(os.path.join(env_dir, "conda-env.yml"), reply["conda_env"])
             saved.append("conda-env.yml")
         if not saved:
             raise RuntimeError(_("nothing captured: %s") % (reply.get("pip_error") or _("pip freeze failed")))

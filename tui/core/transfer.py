@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import errno
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from typing import Callable, Optional
 
 from tui.core.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
+from tui.core.private import make_private_dir, open_private, write_private_file
 
 # Result.status values (compared in code, so kept English; the UI translates them when shown)
 STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newer local"),
@@ -101,10 +103,7 @@ def remember_name(base, local, remote_path):
     names[os.path.relpath(local, base)] = {
         "remote": visible(remote_path),
         "remote_bytes_hex": remote_path.encode("utf-8", "surrogateescape").hex()}
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(names, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    write_private_file(path, json.dumps(names, indent=1, sort_keys=True), fsync=False)
 
 
 def remote_for(base, local):
@@ -195,11 +194,33 @@ def local_state(local, size, mtime):
     return "stale"
 
 
-async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] = None,
-                   progress: Optional[Callable[[int, int], None]] = None, force=False,
-                   stall_seconds=STALL_SECONDS, reserve=RESERVE_BYTES) -> Result:
+async def download(sftp, remote, base, size, mtime, expected_sha=None, **kw) -> Result:
     """One artifact. Never raises for a problem with this file: the Result says what
-    happened (and, for a failure, how to resume or remove the .part)."""
+    happened (and, for a failure, how to resume or remove the .part).
+
+    expected_sha: the box's sha256, or a coroutine function that asks the box for it: it is
+    started when the bytes start, so the box hashes while they flow, and awaited once they
+    are all here, before the file is put in place. Not called at all when nothing moves."""
+    started = []
+    sha = expected_sha
+    if callable(expected_sha):
+        def sha():
+            fut = asyncio.ensure_future(expected_sha())
+            started.append(fut)
+            return fut
+    try:
+        return await _download(sftp, remote, base, size, mtime, sha, **kw)
+    finally:
+        for fut in started:
+            if not fut.done():
+                fut.cancel()
+            elif not fut.cancelled():
+                fut.exception()  # retrieved: a failed hash on an early return is no warning
+
+
+async def _download(sftp, remote, base, size, mtime, expected_sha=None,
+                    progress: Optional[Callable[[int, int], None]] = None, force=False,
+                    stall_seconds=STALL_SECONDS, reserve=RESERVE_BYTES) -> Result:
     try:
         local = local_path_for(base, remote)
     except RefusedPath as exc:
@@ -236,9 +257,11 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
             if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
                 return Result(remote, local, "refused", detail=_("not a regular file on the box any "
                                                                  "more (a FIFO or device would block the download)"))
-        os.makedirs(os.path.dirname(local), exist_ok=True)
+        make_private_dir(os.path.dirname(local))  # checkpoints are the user's work: 0700/0600
         if renamed(remote):
             remember_name(base, local, remote)
+        if callable(expected_sha):
+            expected_sha = expected_sha()  # the box starts hashing now
         done, got = await _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds)
     except asyncio.TimeoutError:
         done = _getsize(part)
@@ -257,6 +280,13 @@ async def download(sftp, remote, base, size, mtime, expected_sha: Optional[str] 
     if done != size:
         return Result(remote, local, "corrupt", done, _("the box's file changed size during the "
                                                         "download; %s") % part_advice(visible(part), done))
+    if expected_sha is not None and inspect.isawaitable(expected_sha):
+        try:
+            expected_sha = await expected_sha
+        except Exception as exc:  # noqa: BLE001 - the box could not hash it: keep the .part
+            return Result(remote, local, "failed", done - offset, _("the box could not compute the "
+                                                                  "sha256 (%s); %s") % (
+                visible(str(exc) or type(exc).__name__), part_advice(visible(part), done)))
     if expected_sha:
         if got != expected_sha:
             os.unlink(part)
@@ -295,7 +325,7 @@ async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
     opener = sftp.open(remote_arg, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS)
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
     try:
-        with open(part, "ab") as out:
+        with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
             def sink(data):  # hashlib and file writes release the GIL: overlap with the network
                 out.write(data)

@@ -54,7 +54,13 @@ if hashlib.sha256(data).hexdigest() != want:
     sys.exit(1)
 tmp = "%s.tmp-%d" % (path, os.getpid())
 try:
-    with open(tmp, "wb") as f:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    # O_EXCL and O_NOFOLLOW: never written through a name someone else put there
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
 except OSError as exc:
@@ -87,18 +93,19 @@ if [ -z "$P" ]; then
   [ -n "$OLD" ] && die {too_old} "$OLD is too old"
   die {no_python} "no python3 or python on PATH"
 fi
-# Builtins and python only: a box's PATH may lack coreutils (the python was found by path).
+# Python, not test -d/-w/-O (they follow symlinks): the probe is run from this directory,
+# so it must be ours, 0700, and reached through nothing another user can write or swap.
 usable() {{
-  [ -d "$1" ] || (umask 077; mkdir -p "$1" || "$P" -c 'import os, sys; os.makedirs(sys.argv[1])' "$1") 2>/dev/null
-  [ -d "$1" ] && [ -w "$1" ] && [ -O "$1" ]
+  WHY=$("$P" -c {dircheck} "$1" 2>&1) && return 0
+  WHY=${{WHY%%"$NL"*}}; return 1
 }}
 D={dir}
 if ! usable "$D"; then
-  W="$D"; D=; U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
+  W="$D"; D=; WHY0=$WHY; U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
   for alt in {fallbacks}; do
-    [ -n "$alt" ] && usable "$alt" && {{ chmod 700 "$alt" 2>/dev/null; D=$alt; break; }}
+    [ -n "$alt" ] && usable "$alt" && {{ D=$alt; break; }}
   done
-  [ -n "$D" ] || die {no_dir} "$W is not writable{no_dir_hint}"
+  [ -n "$D" ] || die {no_dir} "$W is not writable ($WHY0){no_dir_hint}${{WHY:+ ($WHY)}}"
   say "NOTE $W is not writable; the probe lives in $D instead"
 fi
 F="$D"/{file}
@@ -178,7 +185,49 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         replace="1" if replace else "", upload="1" if upload else "",
         encodings=" ".join(ENCODINGS), receiver=shlex.quote(RECEIVER), sha=shlex.quote(sha),
         args=" ".join(args), sizes=" ".join(str(n) for n in wire_sizes(size)),
+        dircheck=shlex.quote(dir_check_source()),
     )
+
+
+def dir_check_source():
+    """The python the start script runs on a directory before it trusts it: create it 0700
+    if missing (mkdir never follows a symlink), then remote_probe.paths.path_problem (the
+    same source the probe itself uses), then narrow it to 0700 through an O_NOFOLLOW fd.
+    Prints why not and exits 1."""
+    import inspect
+
+    from remote_probe import paths
+    return "\n".join((inspect.getsource(paths._who), inspect.getsource(paths.path_problem),
+                      DIR_CHECK_MAIN))
+
+
+DIR_CHECK_MAIN = r'''
+import os, sys
+path = os.path.abspath(sys.argv[1])
+missing, head = [], path
+while not os.path.lexists(head):
+    missing.append(head)
+    head = os.path.dirname(head)
+for d in reversed(missing):
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        print("cannot create %s: %s" % (d, exc.strerror or exc))
+        sys.exit(1)
+why = path_problem(path)
+if why:
+    print(why + "; refusing to use it")
+    sys.exit(1)
+fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+if os.fstat(fd).st_mode & 0o077:
+    os.fchmod(fd, 0o700)
+os.close(fd)
+if not os.access(path, os.W_OK):
+    print("%s is read-only" % path)
+    sys.exit(1)
+'''
 
 
 def _dq(text):

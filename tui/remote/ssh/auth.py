@@ -11,6 +11,7 @@ import time
 import asyncssh
 
 from tui.core.i18n import _
+from tui.remote.nodump import hold_secrets
 from tui.remote.ssh.errors import ConnectError
 from tui.remote.ssh.known_hosts import host_key_policy
 
@@ -222,6 +223,7 @@ class _Client(asyncssh.SSHClient):
     def auth_completed(self):
         pw = getattr(self, "_last_password", None)
         if pw is not None:
+            hold_secrets()  # held for reconnects: no core dumps, not dumpable
             self.creds.passwords[self._where()] = pw
             self.creds.password_used.add(self._where())
         self.close_agent()
