@@ -25,6 +25,7 @@ E2E_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e") + os.s
 SSHD_FIXTURES = frozenset({
     "sshbox", "untrusted_sshbox", "user_world", "pw_box", "kbd_box", "pty_only_box",
     "chatty_box", "readonly_cache_box", "simfleet",
+    "demo_box",  # not OpenSSH, but a real ssh server with a probe daemon: as slow, and e2e
 })
 
 
