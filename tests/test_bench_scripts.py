@@ -37,6 +37,10 @@ SHORT = {
     "transport.py": ["--short"],
     "wire_load.py": ["--ticks", "12", "--sizes", "2,5000"],  # memory from the 10th tick
 }
+# Benches that still leave temp files behind (issue 26: every file they start goes too). When
+# one is fixed its test fails until it is taken off this list.
+LEAVES_FILES = {"status_time.py", "daemon_cpu.py", "daemon_whole.py", "checklist_bench.py",
+                "ring_memory.py", "fleet.py", "latency.py", "probe_overhead.py"}
 NEEDS = {"app_cost.py": "htop"}  # its peer; skipped where the program is not installed
 CANNOT = {
     "dl_gpu.py": "needs a CUDA GPU",
@@ -98,7 +102,7 @@ def processes_of(tmp, sid):
 @pytest.mark.sshd  # most of them start an sshd; all of them take seconds, not milliseconds
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("name", sorted(SHORT))
-def test_short_run_works_and_leaves_no_process(name):
+def test_short_run_works_and_leaves_nothing_behind(name):
     if name in NEEDS and shutil.which(NEEDS[name]) is None:
         pytest.skip("%s needs %s" % (name, NEEDS[name]))
     tmp = tempfile.mkdtemp(prefix="gputui-bench-test-")
@@ -119,6 +123,11 @@ def test_short_run_works_and_leaves_no_process(name):
             time.sleep(0.1)
         left = processes_of(tmp, proc.pid)
         assert not left, "left running after the bench ended:\n" + "\n".join(left)
+        files = sorted(os.listdir(tmp))  # the bench's TMPDIR
+        if name in LEAVES_FILES:
+            assert files, "%s cleans up now: take it off LEAVES_FILES" % name
+            pytest.xfail("%s leaves %s in its TMPDIR (issue 26)" % (name, files))
+        assert not files, "left in its TMPDIR: %s" % files
     finally:
         import psutil
         for line in processes_of(tmp, proc.pid):
