@@ -14,9 +14,6 @@ pytest_plugins = [
     "tests.support.fleet_fixtures",
 ]
 
-# Until the scripted move (tests-move.py) rewrites them, flat tests import helpers from here.
-from tests.support.sshd import (  # noqa: E402,F401
-    REPO, SSHD, SshBox, box_tmux_env, free_port, keygen, start_sshd, stop_daemon, stop_sshd, wait_port)
 
 E2E_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e") + os.sep
 
