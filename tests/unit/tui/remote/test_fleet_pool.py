@@ -25,6 +25,8 @@ async def test_persist_takes_turns_and_force_writes_all(tmp_path):
         b.on_inventory({"gpus": [], "host": {"boot_id": "boot-" + b.host, "instance_start": 500.0}})
     contact = lambda: {r["host"]: r["last_contact"] for r in ledger.sessions()}  # noqa: E731
     now[0] = 1100.0
+    for b in fleet.boxes:  # every box answers at 1100: its row's last contact can advance to it
+        b.on_sample({"type": "sample", "seq": 1, "t": 1100.0, "gpus": [], "procs": []})
     fleet.persist()
     assert sorted(h for h, t in contact().items() if t == 1100.0) == ["b0", "b1"]
     fleet.persist()
@@ -32,6 +34,8 @@ async def test_persist_takes_turns_and_force_writes_all(tmp_path):
     fleet.persist()
     assert all(t == 1100.0 for t in contact().values())
     now[0] = 1200.0
+    for b in fleet.boxes:
+        b.on_sample({"type": "sample", "seq": 2, "t": 1200.0, "gpus": [], "procs": []})
     fleet.persist(force=True)
     assert all(t == 1200.0 for t in contact().values())
     costs = {r["host"]: r["cost"] for r in ledger.sessions()}
