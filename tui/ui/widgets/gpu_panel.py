@@ -5,14 +5,13 @@ One widget, one Text per sample: repainted only when what it shows changed."""
 from typing import List, Optional, Sequence, Tuple
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
 from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
 from tui.core.model import Gpu
-from tui.ui.widgets.live import update_text
+from tui.ui.widgets.live import LinePanel, update_text
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
 
@@ -160,14 +159,17 @@ def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width
     return t
 
 
-class GpuPanel(Static):
+class GpuPanel(LinePanel):
     DEFAULT_CSS = """
     GpuPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """
+    _subtitle = None
 
     def show(self, gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], plan: GpuPlan) -> None:
         width = max(20, self.size.width - 4) if self.size.width else 76
         text = render_gpus(gpus, histories, width, plan)
         n = len(gpus)
-        self.border_subtitle = (ngettext("%d GPU", "%d GPUs", n) % n) if n > 1 else ""
-        update_text(self, text)  # an unchanged sample costs no repaint
+        subtitle = (ngettext("%d GPU", "%d GPUs", n) % n) if n > 1 else ""
+        if subtitle != self._subtitle:  # setting it repaints the whole panel, even unchanged
+            self._subtitle = self.border_subtitle = subtitle
+        update_text(self, text)  # only the lines that changed are repainted

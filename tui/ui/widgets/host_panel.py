@@ -3,13 +3,12 @@
 from typing import Optional, Sequence
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.model import Host, HostFacts
-from tui.ui.widgets.live import update_text
+from tui.ui.widgets.live import LinePanel, update_text
 
 
 def render_host(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float],
@@ -56,7 +55,7 @@ def render_host(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[fl
     return t
 
 
-class HostPanel(Static):
+class HostPanel(LinePanel):
     DEFAULT_CSS = """
     HostPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """

@@ -1,11 +1,149 @@
-"""Repainting a panel once a second without re-laying out the whole screen (issue 12)."""
+"""Repainting a panel once a second without re-laying out the whole screen (issues 12, 25).
+
+A `LinePanel` shows a list of text lines and repaints only the lines whose text changed:
+one new CPU figure repaints its line, not the panel. Each line is laid out with the same
+code a Static uses (`Visual.to_strips` over the line's Content), so what is drawn is what a
+Static with the joined text draws: the same wrapping, styles and snapshots."""
+
+from typing import List, Optional, Sequence
 
 from rich.text import Text
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.visual import Visual, visualize
+from textual.widget import Widget
+
+NEWLINE = Text("\n")
+
+
+def same_text(a: Text, b: Text) -> bool:
+    """The same characters with the same styles (rich's == leaves the base style out)."""
+    return a.plain == b.plain and a.spans == b.spans and a.style == b.style
+
+
+def split_lines(text) -> List[Text]:
+    """A panel's text as its lines, as a Static would break it (blank lines kept)."""
+    if not isinstance(text, Text):
+        text = Text(str(text))
+    if "\n" not in text.plain:
+        return [text]
+    return list(text.split("\n", allow_blank=True))
+
+
+class LinePanel(Widget):
+    """Lines of text; a changed line repaints that line only.
+
+    `show_lines` takes the new lines; lines equal to those on screen cost a comparison.
+    A line count change (the panel's height) asks for a layout; anything else repaints the
+    changed lines' regions. While text is selected with the mouse the panel renders its
+    whole text at once, as a Static does, so the selection spans lines correctly."""
+
+    DEFAULT_CSS = """
+    LinePanel { height: auto; }
+    """
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._lines: List[Text] = []
+        self._strips: List[List[Strip]] = []  # per line, laid out at self._width
+        self._flat: List[Strip] = []
+        self._width = 0
+        self._style = None
+        self._joined: Optional[Text] = None
+
+    # -- what tests and screens read ---------------------------------------------------
+    @property
+    def lines(self) -> List[Text]:
+        return list(self._lines)
+
+    def render(self) -> Text:
+        """The whole text (what `str(panel.render())` reads in tests)."""
+        if self._joined is None:
+            self._joined = NEWLINE.join(self._lines) if self._lines else Text()
+        return self._joined
+
+    # -- data ----------------------------------------------------------------------
+    def show_text(self, text) -> bool:
+        return self.show_lines(split_lines(text))
+
+    def show_lines(self, lines: Sequence[Text]) -> bool:
+        """Show `lines`; returns whether anything changed."""
+        lines = list(lines) or [Text()]
+        old = self._lines
+        if len(lines) == len(old) and all(same_text(a, b) for a, b in zip(lines, old)):
+            return False
+        self._lines = lines
+        self._joined = None
+        width = self._width
+        if not width:  # not laid out yet: the first render lays everything out
+            self.refresh(layout=True)
+            return True
+        old_strips = self._strips
+        old_height = len(self._flat)
+        strips, dirty, y = [], [], 0
+        for i, line in enumerate(lines):
+            if i < len(old) and i < len(old_strips) and same_text(line, old[i]):
+                rendered = old_strips[i]
+            else:
+                rendered = self._render_one(line, width)
+                dirty.append((y, len(rendered)))
+            strips.append(rendered)
+            y += len(rendered)
+        self._set_strips(strips)
+        if len(self._flat) != old_height or len(lines) != len(old):
+            self.refresh(layout=True)
+        elif self.text_selection is not None:
+            self.refresh()
+        else:
+            for y, height in dirty:
+                self.refresh(Region(0, y, width, height))
+        return True
+
+    # -- rendering -----------------------------------------------------------------
+    def _render_one(self, line: Text, width: int) -> List[Strip]:
+        visual = visualize(self, line, markup=False)
+        return Visual.to_strips(self, visual, width, None, self.visual_style)
+
+    def _set_strips(self, strips: List[List[Strip]]) -> None:
+        self._strips = strips
+        self._flat = [s for rendered in strips for s in rendered]
+
+    def _layout_at(self, width: int) -> None:
+        # colours from CSS (the theme, the stale dashboard's opacity) are in the strips
+        style = self.visual_style
+        if width != self._width or style is not self._style or len(self._strips) != len(self._lines):
+            self._width, self._style = width, style
+            self._set_strips([self._render_one(line, width) for line in self._lines])
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if width <= 0:
+            return len(self._lines)
+        self._layout_at(width)
+        return len(self._flat)
+
+    def on_resize(self, _event) -> None:
+        self._layout_at(self.size.width)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        style = self.visual_style
+        if self.text_selection is not None:  # a Static's whole-text rendering
+            whole = Visual.to_strips(self, visualize(self, self.render(), markup=False), width, None, style)
+            return whole[y] if y < len(whole) else Strip.blank(width, style.rich_style)
+        self._layout_at(width)
+        if y < len(self._flat):
+            return self._flat[y]
+        return Strip.blank(width, style.rich_style)
+
+    def get_selection(self, selection):
+        return selection.extract(str(self.render())), "\n"
 
 
 def update_text(widget, text):
-    """Show `text` in a Static. Unchanged text costs nothing; a re-layout of the screen is
-    asked for only when the panel's line count changes (its height can change)."""
+    """Show `text` in a Static or a LinePanel. Unchanged text costs nothing; a Static asks
+    for a re-layout of the screen only when its line count changes (its height can)."""
+    if isinstance(widget, LinePanel):
+        return widget.show_text(text)
     old = getattr(widget, "_live_text", None)
     if old is not None and old == text:
         return False
