@@ -122,7 +122,7 @@ def grid_cell(gpu: Gpu) -> Text:
     t.append(fmt.bar(None if util is None else util / 100.0, 5), style=util_style(util))
     t.append("%5s " % fmt.pct(util))
     t.append(fmt.bar(frac, 4), style="magenta")
-    t.append("%5s" % ("n/a" if frac is None else "%d%%" % round(frac * 100)))
+    t.append("%5s" % fmt.pct(None if frac is None else frac * 100))  # a huge ratio: n/a, not inf
     return t
 
 
