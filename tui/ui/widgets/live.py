@@ -10,7 +10,8 @@ from typing import List, Optional, Sequence
 from rich.text import Text
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual.visual import Visual, visualize
+from textual.content import Content
+from textual.visual import RenderOptions, Visual, visualize
 from textual.widget import Widget
 
 NEWLINE = Text("\n")
@@ -81,11 +82,13 @@ class LinePanel(Widget):
         old_strips = self._strips
         old_height = len(self._flat)
         strips, dirty, y = [], [], 0
+        render = None
         for i, line in enumerate(lines):
             if i < len(old) and i < len(old_strips) and same_text(line, old[i]):
                 rendered = old_strips[i]
             else:
-                rendered = self._render_one(line, width)
+                render = render or self._renderer(width)
+                rendered = render(line)
                 dirty.append((y, len(rendered)))
             strips.append(rendered)
             y += len(rendered)
@@ -100,9 +103,24 @@ class LinePanel(Widget):
         return True
 
     # -- rendering -----------------------------------------------------------------
-    def _render_one(self, line: Text, width: int) -> List[Strip]:
-        visual = visualize(self, line, markup=False)
-        return Visual.to_strips(self, visual, width, None, self.visual_style)
+    def _renderer(self, width: int):
+        """Lay out one line as `Visual.to_strips` would (no selection: see render_line), with
+        what it looks up per call (styles, link style, alignment) looked up once."""
+        style = self.visual_style
+        if self.styles.content_align != ("left", "top"):
+            return lambda line: Visual.to_strips(self, visualize(self, line, markup=False), width, None, style)
+        options = RenderOptions(self._get_style, self.styles, None, None)
+        link = (self.link_style if self.auto_links and not self.is_container and not self.screen._selecting
+                else None)
+        console = self.app.console
+
+        def render(line: Text) -> List[Strip]:
+            strips = Content.from_rich_text(line, console=console).render_strips(width, None, style, options)
+            if link is not None:
+                strips = [strip._apply_link_style(link) for strip in strips]
+            return strips
+
+        return render
 
     def _set_strips(self, strips: List[List[Strip]]) -> None:
         self._strips = strips
@@ -113,7 +131,8 @@ class LinePanel(Widget):
         style = self.visual_style
         if width != self._width or style is not self._style or len(self._strips) != len(self._lines):
             self._width, self._style = width, style
-            self._set_strips([self._render_one(line, width) for line in self._lines])
+            render = self._renderer(width)
+            self._set_strips([render(line) for line in self._lines])
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width <= 0:
