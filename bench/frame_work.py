@@ -250,6 +250,8 @@ async def drive(make, size, samples, warm=20, mode="count"):
                 await pilot.pause()
             counters.uninstall()
             out = {k: v / samples for k, v in counters.n.items()}
+        elif mode == "phases":
+            out = await phase_calls(app, feed, pilot, range(warm + 1, warm + samples + 1))
         else:
             prof = cProfile.Profile()
             idle = cProfile.Profile()
@@ -271,6 +273,48 @@ async def drive(make, size, samples, warm=20, mode="count"):
     return out
 
 
+async def phase_calls(app, feed, pilot, seqs):
+    """Python calls per sample by phase: reading the sample into the model, the screen's
+    refresh (widgets building what they show), Textual's frame (compositor, lines, filters,
+    terminal bytes) and the rest (message pump, pilot)."""
+    from textual.screen import Screen
+    from tui.core.state import DashboardState
+    from tui.ui.screens.dashboard import DashboardScreen
+    counts = {"model": 0, "view": 0, "frame": 0, "other": 0}
+    phase = ["other"]
+
+    def counter(_frame, event, _arg):
+        if event == "call" or event == "c_call":
+            counts[phase[0]] += 1
+
+    undo = []
+    for owner, name, label in ((DashboardState, "add_sample", "model"), (DashboardScreen, "refresh_view", "view"),
+                               (Screen, "_compositor_refresh", "frame")):
+        original = getattr(owner, name)
+
+        def wrapped(*args, _original=original, _label=label, **kwargs):
+            outer, phase[0] = phase[0], _label
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                phase[0] = outer
+
+        setattr(owner, name, wrapped)
+        undo.append((owner, name, original))
+    n = 0
+    try:
+        sys.setprofile(counter)
+        for seq in seqs:
+            feed(seq)
+            await pilot.pause()
+            n += 1
+    finally:
+        sys.setprofile(None)
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+    return {k: v / n for k, v in counts.items()}
+
+
 def top_functions(stats, samples, n=12):
     rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:n]  # by own time
     return ["    %8.0f calls %6.2f ms  %s:%d %s" % (v[1] / samples, 1000 * v[2] / samples,
@@ -284,6 +328,7 @@ def measure(gpus, size, samples, profile_top=0):
     counts_peer = asyncio.run(drive(lambda: peer_app(size), size, samples))
     prof_app = asyncio.run(drive(lambda: gputui_app(gpus), size, samples, mode="profile"))
     prof_peer = asyncio.run(drive(lambda: peer_app(size), size, samples, mode="profile"))
+    prof_app["phases"] = asyncio.run(drive(lambda: gputui_app(gpus), size, samples, mode="phases"))
     return counts_app, counts_peer, prof_app, prof_peer
 
 
@@ -357,10 +402,11 @@ def main():
                           ("filtered", ca["filtered"], cp["filtered"]), ("wraps", ca["wraps"], cp["wraps"]),
                           ("bytes", ca["bytes"], cp["bytes"]), ("cpu ms", pa["cpu_ms"], pp["cpu_ms"])):
             print("  %-9s %10.1f | %10.1f | %5.2fx" % (key, a, p, a / p if p else float("nan")))
+        print("  app calls by phase: " + ", ".join("%s %.0f" % kv for kv in pa["phases"].items()))
         if args.top:
             print("  app, most own time per sample:")
             print("\n".join(top_functions(pa["stats"], args.samples, args.top)))
-        report[label] = {"app": dict(ca, calls=pa["calls"], cpu_ms=pa["cpu_ms"]),
+        report[label] = {"app": dict(ca, calls=pa["calls"], cpu_ms=pa["cpu_ms"], phases=pa["phases"]),
                          "peer": dict(cp, calls=pp["calls"], cpu_ms=pp["cpu_ms"])}
         sys.stdout.flush()
     if args.memory:
