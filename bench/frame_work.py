@@ -11,7 +11,7 @@ at a time, with the clocks stepped one second per sample. For each sample it cou
   calls      Python function calls (cProfile), minus those of an empty pause
   lines      widget lines composed again (StylesCache.render_line)
   filtered   strips passed through a line filter (ANSIToTruecolor & co)
-  wraps      Content.render_strips (a Static laying out its text again)
+  wraps      Content._wrap_and_format (a Static or a panel line laid out again)
   bytes      what the frame would write to the terminal
   cpu ms     process CPU time under the profiler (noisy; for orientation only)
 
@@ -206,7 +206,7 @@ class Counters:
         self._wrap(StylesCache, "render_line", "lines")
         for cls in (tfilter.ANSIToTruecolor, tfilter.DimFilter, tfilter.Monochrome, tfilter.NoColor):
             self._wrap(cls, "apply", "filtered")
-        self._wrap(Content, "render_strips", "wraps")
+        self._wrap(Content, "_wrap_and_format", "wraps")
         self.install_output(app, self.n)
 
     @staticmethod

@@ -88,7 +88,7 @@ class LinePanel(Widget):
                 rendered = old_strips[i]
             else:
                 render = render or self._renderer(width)
-                rendered = render(line)
+                rendered = render(line, i)
                 dirty.append((y, len(rendered)))
             strips.append(rendered)
             y += len(rendered)
@@ -104,18 +104,31 @@ class LinePanel(Widget):
 
     # -- rendering -----------------------------------------------------------------
     def _renderer(self, width: int):
-        """Lay out one line as `Visual.to_strips` would (no selection: see render_line), with
-        what it looks up per call (styles, link style, alignment) looked up once."""
+        """Lay out line `index` as a Static with the joined text would (`Visual.to_strips` ->
+        `Content.render_strips`, no selection: see render_line): the same wrapping and styles,
+        and the same (x, line) offsets in the styles' meta that mouse selection reads. What
+        that looks up per call (styles, rules, link style) is looked up once here."""
         style = self.visual_style
-        if self.styles.content_align != ("left", "top"):
-            return lambda line: Visual.to_strips(self, visualize(self, line, markup=False), width, None, style)
-        options = RenderOptions(self._get_style, self.styles, None, None)
+        wrap = getattr(Content, "_wrap_and_format", None)
+        if self.styles.content_align != ("left", "top") or wrap is None:  # not for these panels
+            return lambda line, index: Visual.to_strips(self, visualize(self, line, markup=False),
+                                                        width, None, style)
+        get_rule = self.styles.get
+        rules = dict(align=get_rule("text_align", "left"), overflow=get_rule("text_overflow", "fold"),
+                     no_wrap=get_rule("text_wrap", "wrap") == "nowrap", line_pad=get_rule("line_pad", 0),
+                     tab_size=8, get_style=self._get_style)
         link = (self.link_style if self.auto_links and not self.is_container and not self.screen._selecting
                 else None)
         console = self.app.console
 
-        def render(line: Text) -> List[Strip]:
-            strips = Content.from_rich_text(line, console=console).render_strips(width, None, style, options)
+        def render(line: Text, index: int) -> List[Strip]:
+            if not width:
+                return []
+            formatted = Content.from_rich_text(line, console=console)._wrap_and_format(width, **rules)
+            strips = []
+            for f in formatted:
+                f.y = index  # the line's place in the whole text, as in the Static
+                strips.append(Strip(*f.to_strip(style)))
             if link is not None:
                 strips = [strip._apply_link_style(link) for strip in strips]
             return strips
@@ -132,7 +145,7 @@ class LinePanel(Widget):
         if width != self._width or style is not self._style or len(self._strips) != len(self._lines):
             self._width, self._style = width, style
             render = self._renderer(width)
-            self._set_strips([render(line) for line in self._lines])
+            self._set_strips([render(line, i) for i, line in enumerate(self._lines)])
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width <= 0:
