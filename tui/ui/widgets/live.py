@@ -11,6 +11,11 @@ from rich.text import Text
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.content import Content
+
+try:  # the one-line case of Content._wrap_and_format, built directly (tests/test_line_panel.py)
+    from textual.content import _FormattedLine
+except ImportError:  # another Textual: the general path
+    _FormattedLine = None
 from textual.visual import RenderOptions, Visual, visualize
 from textual.widget import Widget
 
@@ -121,10 +126,18 @@ class LinePanel(Widget):
                 else None)
         console = self.app.console
 
+        short_cut = not rules["no_wrap"] and not rules["line_pad"] and _FormattedLine is not None
+
         def render(line: Text, index: int) -> List[Strip]:
             if not width:
                 return []
-            formatted = Content.from_rich_text(line, console=console)._wrap_and_format(width, **rules)
+            content = Content.from_rich_text(line, console=console)
+            if short_cut and content.cell_length <= width and "\t" not in content.plain:
+                # what _wrap_and_format makes of a line that fits: itself, one line, no cuts
+                formatted = [_FormattedLine(self._get_style, content, width, 0, index,
+                                            align=rules["align"], line_end=True)]
+            else:
+                formatted = content._wrap_and_format(width, **rules)
             strips = []
             for f in formatted:
                 f.y = index  # the line's place in the whole text, as in the Static
