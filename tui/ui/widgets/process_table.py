@@ -95,8 +95,9 @@ class ProcessTable(ScrollView, can_focus=True):
         self._cells = {}       # row key -> cells
         self._shown = {}       # row key -> shown_key of its cells
         self._texts = {}       # box_text cells by (text, style, limit)
-        self._strips = {}      # row key -> (cells, width, Strip): rendered once per change
+        self._strips = {}      # row key -> (cells, width, Strip, style): rendered once per change
         self._subtitle = None
+        self._fit = {}         # (cell, column width) -> the cell cut to it
         self._layout = None    # (columns, width) the rows were rendered for
         self._sort = None
         self.cursor_row = 0
@@ -177,23 +178,34 @@ class ProcessTable(ScrollView, can_focus=True):
                 self.refresh(Region(0, y, width, 1))
 
     # -- rendering -------------------------------------------------------------------
+    def _fitted(self, cell, width):
+        """A cell cut or padded to its column: kept while the cell is (one per cell, not per
+        frame: the ELAPSED cell changes each second, the other seven do not)."""
+        key = (cell, width) if isinstance(cell, str) else (id(cell), width)
+        hit = self._fit.get(key)
+        if hit is not None and (isinstance(cell, str) or hit[0] is cell):
+            return hit[1]
+        text = cell.copy() if isinstance(cell, Text) else Text(cell)
+        text.truncate(width, overflow="ellipsis", pad=True)
+        if len(self._fit) > 8192:
+            self._fit.clear()
+        self._fit[key] = (cell, text)  # the cell itself is held: its id stays its own
+        return text
+
     def _line(self, cells):
         t = Text(no_wrap=True, overflow="ellipsis")
         for col, cell in zip(self.columns.values(), cells):
-            text = cell if isinstance(cell, Text) else Text(cell)
-            text = text.copy()
-            text.truncate(col.width, overflow="ellipsis", pad=True)
-            t.append_text(text)
+            t.append_text(self._fitted(cell, col.width))
             t.append(" ")
         return t
 
-    def _row_strip(self, key, width):
+    def _row_strip(self, key, width, base):
         cells = self._cells[key]
         cached = self._strips.get(key)
-        if cached and cached[0] == cells and cached[1] == width:
+        if cached and cached[0] == cells and cached[1] == width and cached[3] == base:
             return cached[2]
-        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, self.rich_style)
-        self._strips[key] = (cells, width, strip)
+        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, base)
+        self._strips[key] = (cells, width, strip, base)
         return strip
 
     def render_line(self, y):
@@ -210,9 +222,9 @@ class ProcessTable(ScrollView, can_focus=True):
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self._order):
             return Strip.blank(width, self.rich_style)
-        strip = self._row_strip(self._order[index], width)
         # every segment gets a real style: opacity (the dimmed, stale dashboard) needs one
-        base = self.rich_style
+        base = self.rich_style  # walks the ancestors: once per line
+        strip = self._row_strip(self._order[index], width, base)
         if index == self.cursor_row and self.has_focus:
             return strip.apply_style(base + self.get_component_rich_style("process-table--cursor"))
         if index % 2:
