@@ -97,7 +97,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self._texts = {}       # box_text cells by (text, style, limit)
         self._strips = {}      # row key -> (cells, width, Strip, style): rendered once per change
         self._subtitle = None
-        self._fit = {}         # (cell, column width) -> the cell cut to it
+        self._fit = {}         # row key -> (column widths, cells, cells cut to them)
         self._layout = None    # (columns, width) the rows were rendered for
         self._sort = None
         self.cursor_row = 0
@@ -148,6 +148,8 @@ class ProcessTable(ScrollView, can_focus=True):
             self._order = order
             for gone in set(self._strips) - set(cells):  # rows of ended processes
                 del self._strips[gone]
+            for gone in set(self._fit) - set(cells):
+                del self._fit[gone]
             self.virtual_size = Size(width, len(order) + 1)
             if selected in cells:
                 self.cursor_row = order.index(selected)
@@ -178,24 +180,25 @@ class ProcessTable(ScrollView, can_focus=True):
                 self.refresh(Region(0, y, width, 1))
 
     # -- rendering -------------------------------------------------------------------
-    def _fitted(self, cell, width):
-        """A cell cut or padded to its column: kept while the cell is (one per cell, not per
-        frame: the ELAPSED cell changes each second, the other seven do not)."""
-        key = (cell, width) if isinstance(cell, str) else (id(cell), width)
-        hit = self._fit.get(key)
-        if hit is not None and (isinstance(cell, str) or hit[0] is cell):
-            return hit[1]
-        text = cell.copy() if isinstance(cell, Text) else Text(cell)
-        text.truncate(width, overflow="ellipsis", pad=True)
-        if len(self._fit) > 8192:
-            self._fit.clear()
-        self._fit[key] = (cell, text)  # the cell itself is held: its id stays its own
-        return text
-
-    def _line(self, cells):
+    def _line(self, key, cells):
+        """The row as one Text, each cell cut or padded to its column. A row's cells that did
+        not change since it was last drawn (seven of eight, when a second passes) are reused
+        as they were cut; kept per row, so this holds no more than the table shows."""
+        widths = [col.width for col in self.columns.values()]
+        prev = self._fit.get(key)
+        fitted = []
+        for i, (width, cell) in enumerate(zip(widths, cells)):
+            if prev is not None and prev[0] == widths and (prev[1][i] is cell or
+                                                           (isinstance(cell, str) and prev[1][i] == cell)):
+                fitted.append(prev[2][i])
+                continue
+            text = cell.copy() if isinstance(cell, Text) else Text(cell)
+            text.truncate(width, overflow="ellipsis", pad=True)
+            fitted.append(text)
+        self._fit[key] = (widths, cells, fitted)
         t = Text(no_wrap=True, overflow="ellipsis")
-        for col, cell in zip(self.columns.values(), cells):
-            t.append_text(self._fitted(cell, col.width))
+        for text in fitted:
+            t.append_text(text)
             t.append(" ")
         return t
 
@@ -204,7 +207,7 @@ class ProcessTable(ScrollView, can_focus=True):
         cached = self._strips.get(key)
         if cached and cached[0] == cells and cached[1] == width and cached[3] == base:
             return cached[2]
-        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, base)
+        strip = Strip(self._line(key, cells).render(self.app.console)).crop_extend(0, width, base)
         self._strips[key] = (cells, width, strip, base)
         return strip
 
