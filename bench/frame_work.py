@@ -11,7 +11,10 @@ at a time, with the clocks stepped one second per sample. For each sample it cou
   calls      Python function calls (cProfile), minus those of an empty pause
   lines      widget lines composed again (StylesCache.render_line)
   filtered   strips passed through a line filter (ANSIToTruecolor & co)
-  wraps      Content._wrap_and_format (a Static or a panel line laid out again)
+  wraps      Content._wrap_and_format (a Static's text, or a panel line too long for
+             one row, wrapped again)
+  formatted  text lines turned into strips again (a Static: all its lines; a LinePanel:
+             the changed ones)
   bytes      what the frame would write to the terminal
   cpu ms     process CPU time under the profiler (noisy; for orientation only)
 
@@ -185,7 +188,7 @@ class Counters:
     """Counts calls into the parts of Textual that do per-line work."""
 
     def __init__(self):
-        self.n = {"lines": 0, "filtered": 0, "wraps": 0, "bytes": 0}
+        self.n = {"lines": 0, "filtered": 0, "wraps": 0, "formatted": 0, "bytes": 0}
         self._undo = []
 
     def _wrap(self, owner, name, key):
@@ -207,6 +210,8 @@ class Counters:
         for cls in (tfilter.ANSIToTruecolor, tfilter.DimFilter, tfilter.Monochrome, tfilter.NoColor):
             self._wrap(cls, "apply", "filtered")
         self._wrap(Content, "_wrap_and_format", "wraps")
+        from textual.content import _FormattedLine
+        self._wrap(_FormattedLine, "to_strip", "formatted")
         self.install_output(app, self.n)
 
     @staticmethod
@@ -278,6 +283,7 @@ async def phase_calls(app, feed, pilot, seqs):
     refresh (widgets building what they show), Textual's frame (compositor, lines, filters,
     terminal bytes) and the rest (message pump, pilot)."""
     from textual.screen import Screen
+
     from tui.core.state import DashboardState
     from tui.ui.screens.dashboard import DashboardScreen
     counts = {"model": 0, "view": 0, "frame": 0, "other": 0}
@@ -400,6 +406,7 @@ def main():
         print("%s, per sample (app | peer | app/peer):" % label)
         for key, a, p in (("calls", pa["calls"], pp["calls"]), ("lines", ca["lines"], cp["lines"]),
                           ("filtered", ca["filtered"], cp["filtered"]), ("wraps", ca["wraps"], cp["wraps"]),
+                          ("formatted", ca["formatted"], cp["formatted"]),
                           ("bytes", ca["bytes"], cp["bytes"]), ("cpu ms", pa["cpu_ms"], pp["cpu_ms"])):
             print("  %-9s %10.1f | %10.1f | %5.2fx" % (key, a, p, a / p if p else float("nan")))
         print("  app calls by phase: " + ", ".join("%s %.0f" % kv for kv in pa["phases"].items()))

@@ -8,15 +8,15 @@ Static with the joined text draws: the same wrapping, styles and snapshots."""
 from typing import List, Optional, Sequence
 
 from rich.text import Text
+from textual.content import Content
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual.content import Content
 
 try:  # the one-line case of Content._wrap_and_format, built directly (tests/test_line_panel.py)
     from textual.content import _FormattedLine
 except ImportError:  # another Textual: the general path
     _FormattedLine = None
-from textual.visual import RenderOptions, Visual, visualize
+from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 NEWLINE = Text("\n")
