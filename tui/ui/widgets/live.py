@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.geometry import Region, Size
 from textual.strip import Strip
 
-try:  # the one-line case of Content._wrap_and_format, built directly (tests/test_line_panel.py)
+try:  # the one-line case of Content._wrap_and_format, built directly (tests/unit/tui/ui/widgets/test_line_panel.py)
     from textual.content import _FormattedLine
 except ImportError:  # another Textual: the general path
     _FormattedLine = None
