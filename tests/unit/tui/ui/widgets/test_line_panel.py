@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.app import App
 from textual.widgets import Static
 
-from tui.ui.boxtext import box_text
+from tui.ui.boxtext_rich import box_text
 from tui.ui.widgets.live import LinePanel, split_lines, update_text
 
 CSS = """
