@@ -81,6 +81,8 @@ def build_parser():
     fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
     fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
     add_fleet_parsers(sub)
+    from tui.cli.push_cmd import add_push_parser
+    add_push_parser(sub)
     return parser
 
 
@@ -470,7 +472,8 @@ def main(argv=None):
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
                 "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
-                "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter}
+                "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter,
+                "push": _push}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE
@@ -489,6 +492,14 @@ def main(argv=None):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+
+
+def _push(args):
+    import types
+
+    from tui.cli.push_cmd import cmd_push
+    return cmd_push(args, types.SimpleNamespace(trust=_terminal_trust, asker_of=asker_of,
+                                                print_notices=print_notices))
 
 
 if __name__ == "__main__":

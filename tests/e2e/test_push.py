@@ -1,0 +1,79 @@
+"""`gputui push` through a real sshd, connecting the way users do (alias in ~/.ssh/config):
+a tree with a 200 MB file, the connection killed mid-file, resumed, verified on the box; a
+second push sends nothing; nothing lands outside DEST."""
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.support.sshd import REPO
+
+
+def gputui(*argv, **kw):
+    return subprocess.Popen([sys.executable, "-m", "tui", *argv], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ), **kw)
+
+
+def sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def make_tree(root):
+    data = root / "data"
+    (data / "sub").mkdir(parents=True)
+    block = os.urandom(1 << 20)
+    with open(data / "big.bin", "wb") as f:
+        for i in range(200):
+            f.write(block[i:] + block[:i])  # 200 MB, no two MiB alike
+    (data / "sub" / "train.py").write_text("print('hi')\n")
+    os.chmod(data / "sub" / "train.py", 0o755)
+    os.symlink("sub/train.py", data / "link.py")
+    os.mkfifo(data / "pipe")
+    return data
+
+
+def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tmp_path):
+    box = user_world.box
+    data = make_tree(tmp_path)
+    dest = tmp_path / "boxside" / "dest"
+    args = ("push", str(data), "mybox:%s" % dest, "--remote-dir", box.remote_dir, "--simulate", "idle")
+    p = gputui(*args)
+    part = dest / "data" / "big.bin.gputui-part"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (part.exists() and part.stat().st_size > 40 << 20):
+        time.sleep(0.05)
+    assert part.exists(), p.communicate(timeout=60)
+    for pid in box.session_pids():  # the link drops mid-file
+        os.kill(pid, signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode != 0
+    assert "run the same command again to continue" in err, err
+    cut_at = part.stat().st_size
+    assert 0 < cut_at < 200 << 20
+
+    p = gputui(*args)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert "resumed" in out, out
+    big = dest / "data" / "big.bin"
+    assert sha(big) == sha(data / "big.bin") and not part.exists()
+    assert abs(big.stat().st_mtime - (data / "big.bin").stat().st_mtime) < 1
+    assert (dest / "data" / "sub" / "train.py").stat().st_mode & 0o777 == 0o755
+    assert os.readlink(dest / "data" / "link.py") == "sub/train.py"
+    assert "not sent: data/pipe (a FIFO)" in err  # listed, never silently dropped
+    sent_mb = float(out.split(" MiB sent")[0].split()[-1]) if " MiB sent" in out else 0.0
+    assert sent_mb < 200 - (cut_at >> 20) + 1  # the resume did not start over
+
+    p = gputui(*args)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert out.startswith("0 B sent"), out
+    assert "up to date" in out
+    assert sorted(os.listdir(tmp_path / "boxside")) == ["dest"]  # nothing outside DEST

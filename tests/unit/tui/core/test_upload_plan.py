@@ -1,0 +1,72 @@
+"""What push decides before a byte moves (tui.core.upload_plan, tui.cli.push_cmd.split_remote)."""
+
+import os
+
+import pytest
+
+from tui.cli.push_cmd import split_remote
+from tui.core.upload_plan import (LocalEntry, RemoteStat, decide, estimate, name_problem,
+                                  on_wiped_disk, remote_path_for, scan_local)
+
+F = LocalEntry("d/a.bin", "/x/d/a.bin", "file", size=100, mtime=1000.0)
+
+
+@pytest.mark.parametrize("remote, part, want", [
+    (None, None, ("send", 0)),
+    (RemoteStat(100, 1000.4), None, ("skip", 0)),  # rsync's quick check: size and mtime
+    (RemoteStat(100, 990.0), None, ("send", 0)),  # same size, other time: sent again
+    (RemoteStat(99, 1000.0), None, ("send", 0)),
+    (RemoteStat(100, 1000.0, is_file=False), None, ("send", 0)),
+    (None, 40, ("resume", 40)),
+    (None, 100, ("resume", 100)),  # all bytes there, not yet verified and renamed
+    (None, 101, ("send", 0)),  # a part longer than the file is not a prefix of it
+    (None, 0, ("send", 0)),
+])
+def test_decide(remote, part, want):
+    assert decide(F, remote, part) == want
+
+
+@pytest.mark.parametrize("rel", ["../x", "a/../../x", "/etc/passwd", "a//b", "", "a/./b", "a\x00b"])
+def test_names_that_leave_dest_are_refused(rel):
+    with pytest.raises(ValueError):
+        remote_path_for("/data", rel)
+
+
+def test_names_inside_dest():
+    assert remote_path_for("/data", "run/ckpt.pt") == "/data/run/ckpt.pt"
+
+
+@pytest.mark.parametrize("spec, want", [
+    ("mybox:/root/autodl-tmp", ("mybox", "/root/autodl-tmp")),
+    ("mybox:~/data", ("mybox", "~/data")),
+    ("root@connect.example.com:38211:/root/x", ("root@connect.example.com:38211", "/root/x")),
+    ("mybox:data", ("mybox", "data")),
+    ("mybox:", ("mybox", ".")),
+])
+def test_split_remote(spec, want):
+    assert split_remote(spec) == want
+
+
+def test_split_remote_needs_a_host():
+    with pytest.raises(ValueError):
+        split_remote("just-a-path")
+
+
+def test_estimate_and_wiped_disk():
+    assert estimate(100 << 20, 10 << 20, 3.6) == (10.0, 0.01)
+    assert estimate(1, None, 3.6) == (None, None)
+    assert on_wiped_disk("/root/code/x", ["/root"]) == "/root"
+    assert on_wiped_disk("/root/autodl-fs/x", ["/root/autodl-tmp"]) is None
+    assert on_wiped_disk("/workspace", ["/"]) == "/"
+
+
+def test_scan_lists_what_it_cannot_send(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "f").write_bytes(b"x" * 5)
+    os.mkfifo(d / "p")
+    os.symlink("/etc", d / "out")  # kept as a link, never walked into
+    got = {e.rel: (e.kind, e.why) for e in scan_local([str(d)])}
+    assert got == {"d": ("dir", ""), "d/f": ("file", ""), "d/p": ("unusual", "a FIFO"),
+                   "d/out": ("symlink", "")}
+    assert name_problem("a/" + "x" * 256) and name_problem("ok/name") is None

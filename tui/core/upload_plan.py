@@ -1,0 +1,141 @@
+"""What `gputui push` will do, decided before a byte moves: plain functions, table-tested.
+
+- ``scan_local(paths)``: the local tree as rsync -a sees it (regular files, directories,
+  symlinks kept as links), with anything else (FIFOs, devices, sockets) and names a box's
+  filesystem refuses listed as ``unusual`` — never silently dropped.
+- ``decide(entry, remote, part_size)``: per file, skip (same size and mtime: rsync's quick
+  check), resume (a ``.gputui-part`` shorter than the file), or send from zero.
+- ``remote_path_for(dest, rel)``: every name lands under DEST; a relative name that could
+  climb out of it is refused.
+- ``estimate(...)``: how long at the measured rate and what the GPUs bill meanwhile.
+"""
+
+import dataclasses
+import os
+import posixpath
+import stat
+from typing import Iterable, List, Optional, Tuple
+
+PART_SUFFIX = ".gputui-part"  # a partial upload beside its final name, continued on the next push
+NAME_MAX = 255  # bytes in one name on ext4/xfs/btrfs, the boxes' filesystems
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalEntry:
+    rel: str  # path under the pushed root, '/'-separated ('' for a single file pushed)
+    path: str  # the local path
+    kind: str  # "file" | "dir" | "symlink" | "unusual"
+    size: int = 0
+    mtime: float = 0.0
+    mode: int = 0o644
+    link: str = ""  # a symlink's target, as it is (rsync -a keeps links as links)
+    why: str = ""  # for "unusual": what it is, shown to the user
+
+
+def _kind_of(st: os.stat_result) -> Tuple[str, str]:
+    if stat.S_ISREG(st.st_mode):
+        return "file", ""
+    if stat.S_ISDIR(st.st_mode):
+        return "dir", ""
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink", ""
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(st.st_mode):
+            return "unusual", name
+    return "unusual", "not a regular file"
+
+
+def name_problem(rel: str) -> Optional[str]:
+    """Why a box's filesystem would refuse this name, or None."""
+    for part in rel.split("/"):
+        raw = part.encode("utf-8", "surrogateescape")
+        if len(raw) > NAME_MAX:
+            return "a name longer than %d bytes" % NAME_MAX
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "a name that is not UTF-8"
+    return None
+
+
+def _entry(path: str, rel: str) -> LocalEntry:
+    st = os.lstat(path)
+    kind, why = _kind_of(st)
+    problem = name_problem(rel) if rel else None
+    if problem:
+        kind, why = "unusual", problem
+    link = os.readlink(path) if kind == "symlink" else ""
+    return LocalEntry(rel, path, kind, st.st_size if kind == "file" else 0, st.st_mtime,
+                      stat.S_IMODE(st.st_mode), link, why)
+
+
+def scan_local(paths: Iterable[str]) -> List[LocalEntry]:
+    """Every entry under each path (a directory's own name is kept, as `rsync -a dir dest`
+    without a trailing slash does). Symlinks are not followed."""
+    out: List[LocalEntry] = []
+    for top in paths:
+        top = top.rstrip("/") or "/"
+        base = os.path.basename(top)
+        first = _entry(top, base)
+        out.append(first)
+        if first.kind != "dir":
+            continue
+        for root, dirs, files in os.walk(top):
+            dirs.sort()
+            rel_root = posixpath.join(base, os.path.relpath(root, top).replace(os.sep, "/"))
+            rel_root = posixpath.normpath(rel_root)
+            for name in sorted(dirs) + sorted(files):
+                out.append(_entry(os.path.join(root, name), posixpath.join(rel_root, name)))
+            # a symlinked directory is an entry, never walked into
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+    return out
+
+
+def remote_path_for(dest: str, rel: str) -> str:
+    """DEST/rel, refusing anything that would land outside DEST."""
+    if not rel or rel.startswith("/") or "\x00" in rel:
+        raise ValueError("refusing name %r" % (rel,))
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise ValueError("refusing name %r: it would leave the destination" % (rel,))
+    return posixpath.join(dest, rel)
+
+
+@dataclasses.dataclass(frozen=True)
+class RemoteStat:
+    size: int
+    mtime: float
+    is_file: bool = True
+
+
+def decide(entry: LocalEntry, remote: Optional[RemoteStat], part_size: Optional[int]) -> Tuple[str, int]:
+    """(action, offset) for one file: ("skip", 0) when the box has it (same size, same mtime
+    to the second), ("resume", n) when a partial upload of n bytes is there, else
+    ("send", 0)."""
+    if remote is not None and remote.is_file and remote.size == entry.size \
+            and abs(remote.mtime - entry.mtime) < 1.0:
+        return "skip", 0
+    if part_size is not None and 0 < part_size <= entry.size:
+        return "resume", part_size
+    return "send", 0
+
+
+def estimate(total_bytes: int, bytes_per_second: Optional[float],
+             rate_per_hour: Optional[float]) -> Tuple[Optional[float], Optional[float]]:
+    """(seconds, money the box bills meanwhile) at the measured rate; None when unknown."""
+    if not bytes_per_second or bytes_per_second <= 0:
+        return None, None
+    seconds = total_bytes / bytes_per_second
+    cost = None if rate_per_hour is None else rate_per_hour * seconds / 3600.0
+    return seconds, cost
+
+
+def on_wiped_disk(dest: str, wiped_paths: Iterable[str]) -> Optional[str]:
+    """The provider path DEST lies under that the chosen release action wipes, or None."""
+    d = posixpath.normpath(dest)
+    for p in wiped_paths:
+        p = posixpath.normpath(p)
+        if p == "/" or d == p or d.startswith(p.rstrip("/") + "/"):
+            return p
+    return None
