@@ -77,3 +77,24 @@ def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tm
     assert out.startswith("0 B sent"), out
     assert "up to date" in out
     assert sorted(os.listdir(tmp_path / "boxside")) == ["dest"]  # nothing outside DEST
+
+
+def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_world, tmp_path):
+    box = user_world.box
+    src = tmp_path / "boxside" / "run"
+    (src / "ckpt").mkdir(parents=True)
+    (src / "ckpt" / "epoch_3.pt").write_bytes(os.urandom(3 << 20))
+    (src / "train.log").write_text("step 1/10\n" * 1000)
+    os.mkfifo(src / "pipe")
+    local = tmp_path / "laptop"
+    args = ("pull", "mybox:%s" % src, str(local), "--remote-dir", box.remote_dir, "--simulate", "idle")
+    p = gputui(*args)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert sha(local / "run" / "ckpt" / "epoch_3.pt") == sha(src / "ckpt" / "epoch_3.pt")
+    assert (local / "run" / "train.log").read_text() == (src / "train.log").read_text()
+    assert "not pulled: run/pipe" in err  # listed, not a hang on the FIFO
+    p = gputui(*args)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert err.count("up to date") == 2, err

@@ -81,8 +81,10 @@ def build_parser():
     fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
     fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
     add_fleet_parsers(sub)
+    from tui.cli.pull_cmd import add_pull_parser
     from tui.cli.push_cmd import add_push_parser
     add_push_parser(sub)
+    add_pull_parser(sub)
     return parser
 
 
@@ -473,7 +475,7 @@ def main(argv=None):
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
                 "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
                 "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter,
-                "push": _push}
+                "push": _push, "pull": _pull}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE
@@ -494,12 +496,20 @@ def main(argv=None):
         return EXIT_OK
 
 
-def _push(args):
+def _terminal_side():
+    """What push and pull need of the terminal: the trust prompt, the asker, notices."""
     import types
+    return types.SimpleNamespace(trust=_terminal_trust, asker_of=asker_of, print_notices=print_notices)
 
+
+def _push(args):
     from tui.cli.push_cmd import cmd_push
-    return cmd_push(args, types.SimpleNamespace(trust=_terminal_trust, asker_of=asker_of,
-                                                print_notices=print_notices))
+    return cmd_push(args, _terminal_side())
+
+
+def _pull(args):
+    from tui.cli.pull_cmd import cmd_pull
+    return cmd_pull(args, _terminal_side())
 
 
 if __name__ == "__main__":
