@@ -196,7 +196,7 @@ def local_state(local: str, size: int, mtime: float) -> str:
 
 
 async def download(sftp: Any, remote: str, base: str, size: int, mtime: float,
-                   expected_sha: Union[None, str, Callable[[], Awaitable[str]]] = None,
+                   expected_sha: Union[None, str, Callable[[], Awaitable[Optional[str]]]] = None,
                    **kw: Any) -> Result:
     """One artifact. Never raises for a problem with this file: the Result says what
     happened (and, for a failure, how to resume or remove the .part).
@@ -204,10 +204,10 @@ async def download(sftp: Any, remote: str, base: str, size: int, mtime: float,
     expected_sha: the box's sha256, or a coroutine function that asks the box for it: it is
     started when the bytes start, so the box hashes while they flow, and awaited once they
     are all here, before the file is put in place. Not called at all when nothing moves."""
-    started: List["asyncio.Future[str]"] = []
+    started: List["asyncio.Future[Optional[str]]"] = []
     sha: Any = expected_sha
     if callable(expected_sha):
-        def sha() -> "asyncio.Future[str]":
+        def sha() -> "asyncio.Future[Optional[str]]":
             fut = asyncio.ensure_future(expected_sha())
             started.append(fut)
             return fut
