@@ -21,7 +21,7 @@ from remote_probe import wire
 from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.core.model import ConnState
-from tui.remote import ssh, transports
+from tui.remote import probe_files, ssh, transports
 from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
@@ -292,7 +292,7 @@ class RemoteSession:
                 self._notice(_("SFTP does not work on this box (%s); files come through the "
                                "probe channel") % self.sftp_refused)
         if sftp is None:
-            yield transports.ProbeFiles(self.request)
+            yield probe_files.ProbeFiles(self.request)
             return
         try:
             yield sftp
