@@ -1,4 +1,4 @@
-"""The rooms of tui/ (DESIGN.md "Layout"): the import contract holds and can fail."""
+"""The rooms of tui/ (docs/architecture.md, "The rooms"): the import contract holds and can fail."""
 
 import inspect
 import os
