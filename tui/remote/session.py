@@ -1,7 +1,7 @@
 """A live session with one box: SSH, probe deployment, subscription, reconnects.
 
 The session owns the connection and pushes what arrives to a listener; it stores no
-history itself (``tui.state`` does). It reconnects by itself after transient
+history itself (``tui.core.state`` does). It reconnects by itself after transient
 failures with capped exponential backoff and jitter, resubscribing from the last
 sequence number it saw so the daemon fills the gap. How the probe is started
 (exec channel or a PTY-only proxy's terminal) is ``tui.remote.transports``; failures
