@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
-from conftest import start_sshd, stop_sshd  # noqa: E402
+from tests.support.sshd import start_sshd, stop_sshd  # noqa: E402
 
 from tui.remote import ssh  # noqa: E402
 

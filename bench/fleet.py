@@ -111,8 +111,8 @@ def main():
         os.environ["GPUTUI_%s_DIR" % var] = os.path.join(tmp, var.lower())
     import pathlib
 
-    from tests.conftest import start_sshd, stop_daemon, stop_sshd
-    from tests.fleet_fixtures import write_fleet
+    from tests.support.sshd import start_sshd, stop_daemon, stop_sshd
+    from tests.support.fleet_fixtures import write_fleet
     box = start_sshd(pathlib.Path(tmp) / "box")
     box.trust()
     names = ["box%02d" % i for i in range(args.boxes)]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The device check: run on a machine with a real NVIDIA GPU (the `device` tool's H200).
-# Records NVML answers idle and under load (fixtures for tests/nvml_replay.py), captures
+# Records NVML answers idle and under load (fixtures for tests/support/nvml_replay.py), captures
 # nvidia-smi CSV for the smi backend, runs the probe zipapp with its bundled pynvml, and
 # benchmarks the NVML-backed sampler and daemon. Results go to $OUT (8 files at most).
 set -u

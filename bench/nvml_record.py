@@ -1,4 +1,4 @@
-"""Record what NVML answers on this machine, for tests/nvml_replay.py.
+"""Record what NVML answers on this machine, for tests/support/nvml_replay.py.
 
 Runs the probe's real NVML backend through a recorder that forwards every call to
 pynvml and writes the answers (structs as dicts, errors as codes) to a JSON file.

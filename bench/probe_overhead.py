@@ -134,7 +134,7 @@ def daemon_figures(scenario, use_nvml, seconds=6):
 def first_sample_times(runs=5):
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
     import pathlib
-    from conftest import start_sshd, stop_daemon, stop_sshd
+    from tests.support.sshd import start_sshd, stop_daemon, stop_sshd
     from tui.remote import session as session_mod, ssh
 
     box = start_sshd(pathlib.Path(tempfile.mkdtemp(prefix="gputui-bench-sshd-")))

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
-from conftest import SSHD, start_sshd, stop_daemon, stop_sshd  # noqa: E402
+from tests.support.sshd import SSHD, start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
 from remote_probe import wire  # noqa: E402
 from tui.remote import session as session_mod, ssh  # noqa: E402

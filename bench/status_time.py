@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from tests.conftest import start_sshd, stop_sshd  # noqa: E402
+from tests.support.sshd import start_sshd, stop_sshd  # noqa: E402
 from remote_probe.daemon import terminate  # noqa: E402
 
 

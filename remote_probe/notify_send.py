@@ -4,7 +4,7 @@ urllib only (the probe is stdlib-only, Python 3.8).
 Two halves, so both can be tested:
 - ``build_requests(url, title, body, kind, now)`` (remote_probe/wire/channel_requests.py) is pure: it parses the URL and returns
   the ``OutRequest`` objects (method, URL, headers, body bytes) the service expects. What
-  it builds is checked against the Apprise library itself (tests/test_notify_oracle.py),
+  it builds is checked against the Apprise library itself (tests/unit/remote_probe/test_notify_oracle.py),
   so a user's URL means on the box what it means in Apprise.
 - ``send_request(req)`` performs one request and judges the service's answer
   (``SendResult``: ok, retryable, reason).

@@ -26,8 +26,8 @@ async def main(lang="en"):
     tmp = tempfile.mkdtemp(prefix="gputui-shot-")
     for var in ("CONFIG", "STATE", "DATA"):
         os.environ["GPUTUI_%s_DIR" % var] = os.path.join(tmp, var.lower())
-    from tests.conftest import start_sshd, stop_daemon, stop_sshd
-    from tests.fleet_fixtures import release_in_ledger, write_fleet
+    from tests.support.sshd import start_sshd, stop_daemon, stop_sshd
+    from tests.support.fleet_fixtures import release_in_ledger, write_fleet
     from tui.ui.fleet_app import FleetApp
     box = start_sshd(pathlib.Path(tmp) / "box")
     box.trust()

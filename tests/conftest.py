@@ -1,137 +1,38 @@
-"""Fixtures: a real OpenSSH sshd on 127.0.0.1 with a throwaway host key and user key."""
+"""Registers the shared fixtures (tests/support/) for every test, isolates each test's gputui
+dirs, and marks the tests that start sshd so `pytest -m "not sshd"` is the fast lane."""
 
 import os
-import shutil
-import socket
-import subprocess
-import time
 
 import pytest
 
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytest.register_assert_rewrite("tests.support")  # before the re-export below imports them
+
+pytest_plugins = [
+    "tests.support.sshd",
+    "tests.support.user_world",
+    "tests.support.pty_fixtures",
+    "tests.support.fleet_fixtures",
+]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+E2E_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e") + os.sep
+
+# Fixtures that start an sshd (directly or through another fixture): a test that uses one is
+# an sshd test wherever it lives.
+SSHD_FIXTURES = frozenset({
+    "sshbox", "untrusted_sshbox", "user_world", "pw_box", "kbd_box", "pty_only_box",
+    "chatty_box", "readonly_cache_box", "simfleet",
+    "demo_box",  # not OpenSSH, but a real ssh server with a probe daemon: as slow, and e2e
+})
 
 
-def keygen(path, kind="ed25519"):
-    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(path)], check=True)
-
-
-class SshBox:
-    """A running sshd and an ssh_config alias `testbox` that reaches it."""
-
-    def __init__(self, root, port, proc, user_key, host_key, ssh_config, known_hosts, log):
-        self.root, self.port, self.proc = root, port, proc
-        self.user_key, self.host_key = user_key, host_key
-        self.ssh_config, self.known_hosts, self.log = ssh_config, known_hosts, log
-        self.remote_dir = str(root / "remote")
-
-    def trust(self):
-        """Put the host key in known_hosts, as if the user had accepted it before."""
-        pub = (self.host_key.parent / (self.host_key.name + ".pub")).read_text().split()
-        self.known_hosts.write_text("[127.0.0.1]:%d %s %s\n" % (self.port, pub[0], pub[1]))
-
-    def session_pids(self):
-        """pids of the per-connection sshd processes (children of the listener)."""
-        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], stdout=subprocess.PIPE,
-                             text=True).stdout.split()
-        return [int(p) for p in out]
-
-
-def wait_port(port, proc, log):
-    """Until sshd listens on 127.0.0.1:port; its log in the error if it died instead."""
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("sshd failed to start: " + log.read_text())
-            time.sleep(0.05)
-    raise RuntimeError("sshd did not listen: " + log.read_text())
-
-
-def start_sshd(root, extra_config="", wrap=()):
-    """`wrap`: argv put before sshd (e.g. unshare into a PID namespace, issue 22)."""
-    if not os.path.exists(SSHD):
-        pytest.skip("OpenSSH sshd is not installed (apt install openssh-server)")
-    root.mkdir(parents=True, exist_ok=True)
-    host_key = root / "host_ed25519"
-    user_key = root / "id_ed25519"
-    keygen(host_key)
-    keygen(user_key)
-    auth = root / "authorized_keys"
-    auth.write_text((root / "id_ed25519.pub").read_text())
-    os.chmod(auth, 0o600)
-    port = free_port()
-    log = root / "sshd.log"
-    cfg = root / "sshd_config"
-    user = os.environ.get("USER") or subprocess.run(["id", "-un"], stdout=subprocess.PIPE,
-                                                   text=True).stdout.strip()
-    cfg.write_text(f"""
-Port {port}
-ListenAddress 127.0.0.1
-HostKey {host_key}
-PidFile {root}/sshd.pid
-AuthorizedKeysFile {auth}
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin yes
-UsePAM no
-AllowUsers {user}
-Subsystem sftp internal-sftp
-LogLevel VERBOSE
-SetEnv TMUX_TMPDIR={root} GPUTUI_SIM_SCOPE={root}
-{extra_config}
-""")
-    os.makedirs("/run/sshd", exist_ok=True)  # privilege separation dir on Debian
-    proc = subprocess.Popen(list(wrap) + [SSHD, "-D", "-e", "-f", str(cfg)], stdout=open(log, "wb"),
-                            stderr=subprocess.STDOUT)
-    wait_port(port, proc, log)
-    known = root / "known_hosts"
-    known.write_text("")
-    ssh_config = root / "ssh_config"
-    ssh_config.write_text(f"""
-Host testbox
-  HostName 127.0.0.1
-  Port {port}
-  User {user}
-  IdentityFile {user_key}
-  IdentitiesOnly yes
-  UserKnownHostsFile {known}
-""")
-    return SshBox(root, port, proc, user_key, host_key, str(ssh_config), known, log)
-
-
-def box_tmux_env(box):
-    """Environment that reaches the test box's tmux server, never the developer's own."""
-    env = dict(os.environ, TMUX_TMPDIR=str(box.root), GPUTUI_SIM_SCOPE=str(box.root))
-    env.pop("TMUX", None)
-    return env
-
-
-def stop_sshd(box):
-    subprocess.run(["tmux", "kill-server"], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   env=box_tmux_env(box))
-    box.proc.terminate()
-    try:
-        box.proc.wait(5)
-    except subprocess.TimeoutExpired:
-        box.proc.kill()
-
-
-def stop_daemon(state_dir):
-    """Stop a probe daemon left by a test (they are meant to outlive SSH)."""
-    from remote_probe.daemon import terminate
-    terminate(state_dir)
+def pytest_collection_modifyitems(config, items):
+    mark = pytest.mark.sshd
+    for item in items:
+        path = str(item.fspath)
+        if path.startswith(E2E_DIR) or os.path.basename(path).startswith("test_e2e_") \
+                or SSHD_FIXTURES.intersection(item.fixturenames):
+            item.add_marker(mark)
 
 
 @pytest.fixture(autouse=True)
@@ -142,21 +43,3 @@ def isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GPUTUI_STATE_DIR", str(base / "state"))
     monkeypatch.setenv("GPUTUI_DATA_DIR", str(base / "data"))
     return base
-
-
-@pytest.fixture
-def sshbox(tmp_path_factory):
-    """A fresh sshd whose host key is already trusted."""
-    box = start_sshd(tmp_path_factory.mktemp("box"))
-    box.trust()
-    yield box
-    stop_daemon(box.remote_dir)
-    stop_sshd(box)
-
-
-@pytest.fixture
-def untrusted_sshbox(tmp_path_factory):
-    box = start_sshd(tmp_path_factory.mktemp("box"))
-    yield box
-    stop_daemon(box.remote_dir)
-    stop_sshd(box)

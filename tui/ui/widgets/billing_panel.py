@@ -4,13 +4,13 @@ import datetime
 from typing import Optional
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.billing import format_money
 from tui.core.boxtext import finite, visible
 from tui.core.i18n import N_, _
 from tui.core.model import Host
+from tui.ui.widgets.live import LinePanel
 
 # Billing granularities and the preset name shown in the panel, for the catalog.
 SHOWN_NAMES = (N_("second"), N_("minute"), N_("hour"), N_("unknown provider"))
@@ -143,7 +143,7 @@ def autostop_text(status):
     return t
 
 
-class BillingPanel(Static):
+class BillingPanel(LinePanel):
     DEFAULT_CSS = """
     BillingPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """

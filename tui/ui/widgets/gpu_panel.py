@@ -2,17 +2,17 @@
 
 One widget, one Text per sample: repainted only when what it shows changed."""
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
 from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
 from tui.core.model import Gpu
-from tui.ui.widgets.live import update_text
+from tui.ui.widgets.graph import ScrollingGraph
+from tui.ui.widgets.live import LinePanel, update_text
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
 
@@ -72,13 +72,15 @@ def summary_line(gpu: Gpu, width: int) -> Text:
     return t
 
 
-def graph_lines(history: Sequence[float], width: int, height: int) -> Tuple[List[Tuple[str, str]], str]:
-    """The utilization history with its scale (0–100 %) and time span labelled."""
+def graph_lines(history: Sequence[float], width: int, height: int,
+                graph: Optional[ScrollingGraph] = None) -> Tuple[List[Tuple[str, str]], str]:
+    """The utilization history with its scale (0–100 %) and time span labelled; `graph`
+    keeps the rows between samples (they shift one column per sample)."""
     util_label = _("util")
     # "100% " on the left, "  last 12:03:04" on the right; labels measured in columns (CJK)
     label_w, time_w = max(5, cell_len(util_label) + 1), 15
     span = max(4, width - label_w - time_w)
-    rows = fmt.graph(history, span, height=height)
+    rows = graph.rows(history, span, height) if graph is not None else fmt.graph(history, span, height=height)
     seconds = min(len(history), span) * HISTORY_SECONDS_PER_COLUMN
     out = []
     for i, row in enumerate(rows):
@@ -123,12 +125,12 @@ def grid_cell(gpu: Gpu) -> Text:
     t.append(fmt.bar(None if util is None else util / 100.0, 5), style=util_style(util))
     t.append("%5s " % fmt.pct(util))
     t.append(fmt.bar(frac, 4), style="magenta")
-    t.append("%5s" % ("n/a" if frac is None else "%d%%" % round(frac * 100)))
+    t.append("%5s" % fmt.pct(None if frac is None else frac * 100))  # a huge ratio: n/a, not inf
     return t
 
 
 def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: int,
-                plan: GpuPlan) -> Text:
+                plan: GpuPlan, graphs: Optional[Dict[int, ScrollingGraph]] = None) -> Text:
     """The panel's text for all GPUs: a plain function, so tests read it without a terminal."""
     t = Text()
     if plan.grid:
@@ -146,7 +148,8 @@ def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width
         t.append("\n")
         if plan.lines >= 2:
             height = 3 if plan.lines >= 5 else 1
-            rows, last = graph_lines(history, width - 2, height)
+            graph = None if graphs is None else graphs.setdefault(gpu.index, ScrollingGraph())
+            rows, last = graph_lines(history, width - 2, height, graph)
             for k, (label, row) in enumerate(rows):
                 t.append(label, style="dim")
                 t.append(row, style=util_style(gpu.live.util))
@@ -160,14 +163,21 @@ def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width
     return t
 
 
-class GpuPanel(Static):
+class GpuPanel(LinePanel):
     DEFAULT_CSS = """
     GpuPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """
+    _subtitle = None
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._graphs: Dict[int, ScrollingGraph] = {}  # by GPU index
 
     def show(self, gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], plan: GpuPlan) -> None:
         width = max(20, self.size.width - 4) if self.size.width else 76
-        text = render_gpus(gpus, histories, width, plan)
+        text = render_gpus(gpus, histories, width, plan, self._graphs)
         n = len(gpus)
-        self.border_subtitle = (ngettext("%d GPU", "%d GPUs", n) % n) if n > 1 else ""
-        update_text(self, text)  # an unchanged sample costs no repaint
+        subtitle = (ngettext("%d GPU", "%d GPUs", n) % n) if n > 1 else ""
+        if subtitle != self._subtitle:  # setting it repaints the whole panel, even unchanged
+            self._subtitle = self.border_subtitle = subtitle
+        update_text(self, text)  # only the lines that changed are repainted

@@ -3,17 +3,17 @@
 from typing import Optional, Sequence
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.model import Host, HostFacts
-from tui.ui.widgets.live import update_text
+from tui.ui.widgets.graph import ScrollingGraph
+from tui.ui.widgets.live import LinePanel, update_text
 
 
 def render_host(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float],
-                width: int = 36) -> Text:
+                width: int = 36, graph: Optional[ScrollingGraph] = None) -> Text:
     t = Text()
     if host is None:
         t.append(_("waiting for host data…"), style="dim")
@@ -32,7 +32,8 @@ def render_host(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[fl
             level = " ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(c) / 12.5))))]
             t.append(level, style=fmt.level_style(c, 60, 90))
         t.append("\n")
-    for line in fmt.graph(cpu_history, max(10, width - 2), height=1):
+    span = max(10, width - 2)
+    for line in graph.rows(cpu_history, span, 1) if graph is not None else fmt.graph(cpu_history, span, height=1):
         t.append(line + "\n", style="cyan")
     t.append(_("iowait %s  load %s\n") % (
         fmt.pct(host.iowait),
@@ -56,11 +57,15 @@ def render_host(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[fl
     return t
 
 
-class HostPanel(Static):
+class HostPanel(LinePanel):
     DEFAULT_CSS = """
     HostPanel { border: round $primary-darken-1; padding: 0 1; height: auto; }
     """
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._graph = ScrollingGraph()  # the CPU history, shifted one column per sample
+
     def show(self, host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float]) -> None:
         width = max(20, self.size.width - 4) if self.size.width else 36
-        update_text(self, render_host(host, facts, cpu_history, width))
+        update_text(self, render_host(host, facts, cpu_history, width, self._graph))

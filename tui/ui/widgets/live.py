@@ -1,11 +1,194 @@
-"""Repainting a panel once a second without re-laying out the whole screen (issue 12)."""
+"""Repainting a panel once a second without re-laying out the whole screen (issues 12, 25).
+
+A `LinePanel` shows a list of text lines and repaints only the lines whose text changed:
+one new CPU figure repaints its line, not the panel. Each line is laid out with the same
+code a Static uses (`Visual.to_strips` over the line's Content), so what is drawn is what a
+Static with the joined text draws: the same wrapping, styles and snapshots."""
+
+from typing import List, Optional, Sequence
 
 from rich.text import Text
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.strip import Strip
+
+try:  # the one-line case of Content._wrap_and_format, built directly (tests/unit/tui/ui/widgets/test_line_panel.py)
+    from textual.content import _FormattedLine
+except ImportError:  # another Textual: the general path
+    _FormattedLine = None
+from textual.visual import Visual, visualize
+from textual.widget import Widget
+
+NEWLINE = Text("\n")
+
+
+def same_text(a: Text, b: Text) -> bool:
+    """The same characters with the same styles (rich's == leaves the base style out)."""
+    return a.plain == b.plain and a.spans == b.spans and a.style == b.style
+
+
+def split_lines(text) -> List[Text]:
+    """A panel's text as its lines, as a Static would break it (blank lines kept)."""
+    if not isinstance(text, Text):
+        text = Text(str(text))
+    if "\n" not in text.plain:
+        return [text]
+    return list(text.split("\n", allow_blank=True))
+
+
+class LinePanel(Widget):
+    """Lines of text; a changed line repaints that line only.
+
+    `show_lines` takes the new lines; lines equal to those on screen cost a comparison.
+    A line count change (the panel's height) asks for a layout; anything else repaints the
+    changed lines' regions. While text is selected with the mouse the panel renders its
+    whole text at once, as a Static does, so the selection spans lines correctly."""
+
+    DEFAULT_CSS = """
+    LinePanel { height: auto; }
+    """
+
+    def __init__(self, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._lines: List[Text] = []
+        self._strips: List[List[Strip]] = []  # per line, laid out at self._width
+        self._flat: List[Strip] = []
+        self._width = 0
+        self._style = None
+        self._joined: Optional[Text] = None
+
+    # -- what tests and screens read ---------------------------------------------------
+    @property
+    def lines(self) -> List[Text]:
+        return list(self._lines)
+
+    def render(self) -> Text:
+        """The whole text (what `str(panel.render())` reads in tests)."""
+        if self._joined is None:
+            self._joined = NEWLINE.join(self._lines) if self._lines else Text()
+        return self._joined
+
+    # -- data ----------------------------------------------------------------------
+    def show_text(self, text) -> bool:
+        return self.show_lines(split_lines(text))
+
+    def show_lines(self, lines: Sequence[Text]) -> bool:
+        """Show `lines`; returns whether anything changed."""
+        lines = list(lines) or [Text()]
+        old = self._lines
+        if len(lines) == len(old) and all(same_text(a, b) for a, b in zip(lines, old)):
+            return False
+        self._lines = lines
+        self._joined = None
+        width = self._width
+        if not width:  # not laid out yet: the first render lays everything out
+            self.refresh(layout=True)
+            return True
+        old_strips = self._strips
+        old_height = len(self._flat)
+        strips, dirty, y = [], [], 0
+        render = None
+        for i, line in enumerate(lines):
+            if i < len(old) and i < len(old_strips) and same_text(line, old[i]):
+                rendered = old_strips[i]
+            else:
+                render = render or self._renderer(width)
+                rendered = render(line, i)
+                dirty.append((y, len(rendered)))
+            strips.append(rendered)
+            y += len(rendered)
+        self._set_strips(strips)
+        if len(self._flat) != old_height or len(lines) != len(old):
+            self.refresh(layout=True)
+        elif self.text_selection is not None:
+            self.refresh()
+        else:
+            for y, height in dirty:
+                self.refresh(Region(0, y, width, height))
+        return True
+
+    # -- rendering -----------------------------------------------------------------
+    def _renderer(self, width: int):
+        """Lay out line `index` as a Static with the joined text would (`Visual.to_strips` ->
+        `Content.render_strips`, no selection: see render_line): the same wrapping and styles,
+        and the same (x, line) offsets in the styles' meta that mouse selection reads. What
+        that looks up per call (styles, rules, link style) is looked up once here."""
+        style = self.visual_style
+        wrap = getattr(Content, "_wrap_and_format", None)
+        if self.styles.content_align != ("left", "top") or wrap is None:  # not for these panels
+            return lambda line, index: Visual.to_strips(self, visualize(self, line, markup=False),
+                                                        width, None, style)
+        get_rule = self.styles.get
+        rules = dict(align=get_rule("text_align", "left"), overflow=get_rule("text_overflow", "fold"),
+                     no_wrap=get_rule("text_wrap", "wrap") == "nowrap", line_pad=get_rule("line_pad", 0),
+                     tab_size=8, get_style=self._get_style)
+        link = (self.link_style if self.auto_links and not self.is_container and not self.screen._selecting
+                else None)
+        console = self.app.console
+
+        short_cut = not rules["no_wrap"] and not rules["line_pad"] and _FormattedLine is not None
+
+        def render(line: Text, index: int) -> List[Strip]:
+            if not width:
+                return []
+            content = Content.from_rich_text(line, console=console)
+            if short_cut and content.cell_length <= width and "\t" not in content.plain:
+                # what _wrap_and_format makes of a line that fits: itself, one line, no cuts
+                formatted = [_FormattedLine(self._get_style, content, width, 0, index,
+                                            align=rules["align"], line_end=True)]
+            else:
+                formatted = content._wrap_and_format(width, **rules)
+            strips = []
+            for f in formatted:
+                f.y = index  # the line's place in the whole text, as in the Static
+                strips.append(Strip(*f.to_strip(style)))
+            if link is not None:
+                strips = [strip._apply_link_style(link) for strip in strips]
+            return strips
+
+        return render
+
+    def _set_strips(self, strips: List[List[Strip]]) -> None:
+        self._strips = strips
+        self._flat = [s for rendered in strips for s in rendered]
+
+    def _layout_at(self, width: int) -> None:
+        # colours from CSS (the theme, the stale dashboard's opacity) are in the strips
+        style = self.visual_style
+        if width != self._width or style is not self._style or len(self._strips) != len(self._lines):
+            self._width, self._style = width, style
+            render = self._renderer(width)
+            self._set_strips([render(line, i) for i, line in enumerate(self._lines)])
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if width <= 0:
+            return len(self._lines)
+        self._layout_at(width)
+        return len(self._flat)
+
+    def on_resize(self, _event) -> None:
+        self._layout_at(self.size.width)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        style = self.visual_style
+        if self.text_selection is not None:  # a Static's whole-text rendering
+            whole = Visual.to_strips(self, visualize(self, self.render(), markup=False), width, None, style)
+            return whole[y] if y < len(whole) else Strip.blank(width, style.rich_style)
+        self._layout_at(width)
+        if y < len(self._flat):
+            return self._flat[y]
+        return Strip.blank(width, style.rich_style)
+
+    def get_selection(self, selection):
+        return selection.extract(str(self.render())), "\n"
 
 
 def update_text(widget, text):
-    """Show `text` in a Static. Unchanged text costs nothing; a re-layout of the screen is
-    asked for only when the panel's line count changes (its height can change)."""
+    """Show `text` in a Static or a LinePanel. Unchanged text costs nothing; a Static asks
+    for a re-layout of the screen only when its line count changes (its height can)."""
+    if isinstance(widget, LinePanel):
+        return widget.show_text(text)
     old = getattr(widget, "_live_text", None)
     if old is not None and old == text:
         return False

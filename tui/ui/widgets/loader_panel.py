@@ -3,13 +3,12 @@
 from typing import Sequence
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.model import LoaderView, Worker
-from tui.ui.widgets.live import update_text
+from tui.ui.widgets.live import LinePanel, update_text
 
 VERDICT_STYLE = {"starved": "bold red", "waiting": "yellow", "ok": "green", "unknown": "dim"}
 
@@ -84,7 +83,7 @@ def render_loaders(views: Sequence[LoaderView], orphans: Sequence[Worker] = (), 
     return t
 
 
-class LoaderPanel(Static):
+class LoaderPanel(LinePanel):
     DEFAULT_CSS = """
     LoaderPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: 14; display: none; }
     LoaderPanel.shown { display: block; }

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -22,22 +22,43 @@ from tui.core.state import PROC_COLUMNS
 from tui.ui.boxtext_rich import box_text
 
 
-def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None) -> tuple:
+def _box_cell(cache: Optional[dict], value, style, limit) -> Text:
+    """box_text, memoized: user and command cells repeat from sample to sample."""
+    if cache is None:
+        return box_text(value, style=style, limit=limit)
+    key = (value, style, limit)
+    cell = cache.get(key)
+    if cell is None:
+        if len(cache) > 4096:  # a long session's ended commands
+            cache.clear()
+        cell = cache[key] = box_text(value, style=style, limit=limit)
+    return cell
+
+
+def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None,
+              texts: Optional[dict] = None) -> tuple:
     pid = Text(("⚠ " if r.unprotected else "") + str(r.pid),
                style="bold red" if r.unprotected else ("" if r.local else "yellow"))
     # user and command come from the box: text with control characters shown, never markup
     cells = {
         "pid": pid,
-        "user": box_text(r.user or ("host" if not r.local else "?"), limit=16),
+        "user": _box_cell(texts, r.user or ("host" if not r.local else "?"), "", 16),
         "gpu": "?" if r.gpu is None else str(r.gpu),
         "gpu_mem": fmt.mib(r.gpu_mem) if r.gpu_mem is not None else ("n/a" if r.kind != "?" else "fd"),
         "cpu": fmt.na(r.cpu, "%.0f"),
         "rss": fmt.mib(r.rss),
         "elapsed": fmt.age(r.elapsed),
-        "cmd": box_text(r.cmd, style="" if r.local else "dim italic",
-                        limit=400 if cmd_cols is None else cmd_cols),
+        "cmd": _box_cell(texts, r.cmd, "" if r.local else "dim italic",
+                         400 if cmd_cols is None else cmd_cols),
     }
     return tuple(cells[k] for k, _ in columns)
+
+
+def shown_key(r: ProcRow) -> tuple:
+    """What a row shows: two rows with the same key draw the same cells (elapsed and CPU%
+    as displayed, so 0.2 -> 0.4 % or a second inside '3h05m' changes nothing)."""
+    return (r.pid, r.unprotected, r.local, r.user, r.gpu, r.gpu_mem, r.kind,
+            fmt.na(r.cpu, "%.0f"), r.rss, fmt.age(r.elapsed), r.cmd)
 
 
 class Column:
@@ -72,7 +93,11 @@ class ProcessTable(ScrollView, can_focus=True):
         self.columns = {}
         self._order = []       # row keys, top to bottom
         self._cells = {}       # row key -> cells
-        self._strips = {}      # row key -> (cells, width, Strip): rendered once per change
+        self._shown = {}       # row key -> shown_key of its cells
+        self._texts = {}       # box_text cells by (text, style, limit)
+        self._strips = {}      # row key -> (cells, width, Strip, style): rendered once per change
+        self._subtitle = None
+        self._fit = {}         # row key -> (column widths, cells, cells cut to them)
         self._layout = None    # (columns, width) the rows were rendered for
         self._sort = None
         self.cursor_row = 0
@@ -95,61 +120,95 @@ class ProcessTable(ScrollView, can_focus=True):
             self._layout = layout
             self.columns = {k: Column(k, _(t), PROC_WIDTHS.get(k, cmd_cols)) for k, t in columns}
             self._strips.clear()
+            self._shown = {}  # cells are cut to the columns' widths: all built again
+            self._order = []  # ... and all lines repainted
             self._sort = None
         if self._sort != (sort_key, reverse):
             self._sort = (sort_key, reverse)
             for key, col in self.columns.items():
                 title = _(dict(PROC_COLUMNS)[key])
                 col.label = Text(title + ((" ▼" if reverse else " ▲") if key == sort_key else ""))
-            self.refresh_line(0)
+            self.refresh(Region(0, 0, width, 1))  # the header, which does not scroll
         selected = self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
         drawn = rows[:MAX_PROC_ROWS]
-        order, cells = [], {}
+        order, cells, shown = [], {}, {}
+        old_cells, old_shown = self._cells, self._shown
+        changed = []  # row keys whose cells changed (the same order: only their lines repaint)
         for r in drawn:
             key = "%d-%s" % (r.pid, r.gpu)
             order.append(key)
-            cells[key] = row_cells(r, columns, cmd_cols)
-        changed = order != self._order
-        if not changed:
-            changed = any(cells[k] != self._cells.get(k) for k in order)
-        self._cells = cells
+            seen = shown[key] = shown_key(r)
+            if old_shown.get(key) == seen and key in old_cells:
+                cells[key] = old_cells[key]  # built once, kept while it shows the same
+            else:
+                cells[key] = row_cells(r, columns, cmd_cols, self._texts)
+                changed.append(key)
+        self._cells, self._shown = cells, shown
         if order != self._order:
             self._order = order
             for gone in set(self._strips) - set(cells):  # rows of ended processes
                 del self._strips[gone]
+            for gone in set(self._fit) - set(cells):
+                del self._fit[gone]
             self.virtual_size = Size(width, len(order) + 1)
             if selected in cells:
                 self.cursor_row = order.index(selected)
             self.cursor_row = max(0, min(self.cursor_row, len(order) - 1))
-        if changed:
-            self.refresh()  # only rows whose cells changed are rendered again (see _row_strip)
+            self.refresh()
+        elif changed:
+            self._refresh_rows(changed)
         total = len(rows) + (more or 0)
         if not total:
-            self.border_subtitle = _("no GPU processes")
+            subtitle = _("no GPU processes")
         elif total > len(drawn):
             # the probe sends the 500 biggest; the rest are counted, not listed
-            self.border_subtitle = _("%d processes, and %d more not shown") % (len(drawn), total - len(drawn))
+            subtitle = _("%d processes, and %d more not shown") % (len(drawn), total - len(drawn))
         else:
-            self.border_subtitle = ngettext("%d process", "%d processes", total) % total
+            subtitle = ngettext("%d process", "%d processes", total) % total
+        if subtitle != self._subtitle:  # setting it repaints the whole table, even unchanged
+            self._subtitle = self.border_subtitle = subtitle
+
+    def _refresh_rows(self, keys) -> None:
+        """Repaint the lines of these rows that are on screen, nothing else."""
+        top = int(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
+        width = self.scrollable_content_region.width
+        index = {k: i for i, k in enumerate(self._order)}
+        for key in keys:
+            y = index[key] - top + 1  # line 0 is the header
+            if 1 <= y < height:
+                self.refresh(Region(0, y, width, 1))
 
     # -- rendering -------------------------------------------------------------------
-    def _line(self, cells):
+    def _line(self, key, cells):
+        """The row as one Text, each cell cut or padded to its column. A row's cells that did
+        not change since it was last drawn (seven of eight, when a second passes) are reused
+        as they were cut; kept per row, so this holds no more than the table shows."""
+        widths = [col.width for col in self.columns.values()]
+        prev = self._fit.get(key)
+        fitted = []
+        for i, (width, cell) in enumerate(zip(widths, cells)):
+            if prev is not None and prev[0] == widths and (prev[1][i] is cell or
+                                                           (isinstance(cell, str) and prev[1][i] == cell)):
+                fitted.append(prev[2][i])
+                continue
+            text = cell.copy() if isinstance(cell, Text) else Text(cell)
+            text.truncate(width, overflow="ellipsis", pad=True)
+            fitted.append(text)
+        self._fit[key] = (widths, cells, fitted)
         t = Text(no_wrap=True, overflow="ellipsis")
-        for col, cell in zip(self.columns.values(), cells):
-            text = cell if isinstance(cell, Text) else Text(cell)
-            text = text.copy()
-            text.truncate(col.width, overflow="ellipsis", pad=True)
+        for text in fitted:
             t.append_text(text)
             t.append(" ")
         return t
 
-    def _row_strip(self, key, width):
+    def _row_strip(self, key, width, base):
         cells = self._cells[key]
         cached = self._strips.get(key)
-        if cached and cached[0] == cells and cached[1] == width:
+        if cached and cached[0] == cells and cached[1] == width and cached[3] == base:
             return cached[2]
-        strip = Strip(self._line(cells).render(self.app.console)).crop_extend(0, width, self.rich_style)
-        self._strips[key] = (cells, width, strip)
+        strip = Strip(self._line(key, cells).render(self.app.console)).crop_extend(0, width, base)
+        self._strips[key] = (cells, width, strip, base)
         return strip
 
     def render_line(self, y):
@@ -166,9 +225,9 @@ class ProcessTable(ScrollView, can_focus=True):
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self._order):
             return Strip.blank(width, self.rich_style)
-        strip = self._row_strip(self._order[index], width)
         # every segment gets a real style: opacity (the dimmed, stale dashboard) needs one
-        base = self.rich_style
+        base = self.rich_style  # walks the ancestors: once per line
+        strip = self._row_strip(self._order[index], width, base)
         if index == self.cursor_row and self.has_focus:
             return strip.apply_style(base + self.get_component_rich_style("process-table--cursor"))
         if index % 2:

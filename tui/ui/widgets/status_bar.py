@@ -3,12 +3,12 @@
 from typing import Optional, Tuple, Union
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.layout import fit
 from tui.core.model import ConnState, conn_state
+from tui.ui.widgets.live import LinePanel
 
 # Priorities when the terminal is narrow: the state and the money meter always stay.
 KEEP = 10
@@ -61,7 +61,7 @@ def render_status(host_label: str, model: Optional[str], state: Union[ConnState,
     return t
 
 
-class StatusBar(Static):
+class StatusBar(LinePanel):
     DEFAULT_CSS = """
     StatusBar { dock: top; height: 1; background: $panel; }
     """

@@ -1,0 +1,86 @@
+"""A LinePanel draws what a Static with the same text draws (wrapping, styles, the offsets
+mouse selection reads), and a changed line repaints that line, not the panel (issue 25)."""
+
+import pytest
+from rich.text import Text
+from textual.app import App
+from textual.widgets import Static
+
+from tui.ui.boxtext_rich import box_text
+from tui.ui.widgets.live import LinePanel, split_lines, update_text
+
+CSS = """
+Static, LinePanel { border: round $primary-darken-1; padding: 0 1; height: auto; width: 30; }
+"""
+
+
+def styled(*parts):
+    t = Text()
+    for text, style in parts:
+        t.append(text, style=style)
+    return t
+
+
+TEXTS = [
+    Text("one line"),
+    styled(("CPU ", "bold"), ("35%", ""), ("  32 cores\n", "dim"), ("▁▂▃▄", "green"), ("\nlast", "")),
+    styled(("a line far too long for thirty columns, so it wraps onto the next\n", "dim"), ("b", "red")),
+    Text("blank lines\n\nkept\n"),
+    Text("trailing spaces   \n  leading"),
+    box_text("rm -rf /tmp/x\x1b[31m[/] [@click=app.quit]\nnext"),
+    Text("全角の文字が折り返される長い行です、全角の文字が折り返される"),
+    Text(""),
+]
+
+
+class Pair(App):
+    CSS = CSS
+
+    def compose(self):
+        yield Static(id="static")
+        yield LinePanel(id="panel")
+
+
+def same_drawing(app):
+    static, panel = app.query_one("#static", Static), app.query_one("#panel", LinePanel)
+    assert panel.size == static.size
+    for y in range(static.size.height):
+        assert list(panel.render_line(y)) == list(static.render_line(y)), y
+
+
+@pytest.mark.parametrize("index", range(len(TEXTS)))
+async def test_draws_what_a_static_draws(index):
+    app = Pair()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.query_one("#static", Static).update(TEXTS[index])
+        update_text(app.query_one("#panel", LinePanel), TEXTS[index])
+        await pilot.pause()
+        same_drawing(app)
+        assert str(app.query_one("#panel").render()) == TEXTS[index].plain
+
+
+async def test_changed_line_repaints_only_that_line():
+    app = Pair()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one("#panel", LinePanel)
+        first = styled(("CPU 35%\n", "bold"), ("RAM 60%\n", ""), ("Net 1 kB/s", "dim"))
+        panel.show_text(first)
+        await pilot.pause()
+        before = [panel.render_line(y) for y in range(3)]
+        panel._repaint_regions.clear()
+        assert not panel.show_text(first.copy())  # the same text: nothing to do
+        second = styled(("CPU 35%\n", "bold"), ("RAM 61%\n", ""), ("Net 1 kB/s", "dim"))
+        assert panel.show_text(second)
+        assert [r.y for r in panel._repaint_regions] == [2]  # line 1 of the content, under the border
+        await pilot.pause()
+        after = [panel.render_line(y) for y in range(3)]
+        assert after[0] is before[0] and after[2] is before[2] and after[1] is not before[1]
+        app.query_one("#static", Static).update(second)
+        await pilot.pause()
+        same_drawing(app)
+
+
+def test_split_lines_keeps_blank_lines_and_styles():
+    lines = split_lines(styled(("a\n", "red"), ("\n", ""), ("b", "bold")))
+    assert [line.plain for line in lines] == ["a", "", "b"]
+    assert lines[2].spans[0].style == "bold"
