@@ -85,8 +85,8 @@ except KeyboardInterrupt:
     pass
 """
 
-# The floor any app built on the libraries DESIGN.md fixes must pay: a Textual app with one
-# Static redrawn each second, asyncssh imported, nothing of gputui ("floor" in the output).
+# The floor any app built on gputui's libraries (docs/architecture.md, "The rooms") must pay:
+# a Textual app with one Static redrawn each second, asyncssh imported, nothing of gputui ("floor" in the output).
 FLOOR_APP = r"""
 import asyncssh  # noqa: F401 - the SSH library the app must carry
 from textual.app import App

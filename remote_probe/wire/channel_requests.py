@@ -5,6 +5,8 @@ own requests by tests (the oracle test), so a user's URL means on the box what i
 Apprise. Part of the wire so the laptop can check a URL exactly as the box will use it.
 """
 
+from __future__ import annotations
+
 import base64
 import hashlib
 import hmac
@@ -17,12 +19,18 @@ from .channel_urls import (_BARK_LEVELS, _BARK_SOUNDS, _COLORS, _JSON_METHODS, _
                            _HOST_RE, APP_ID, AUTODL_URL, KINDS, NTFY_CLOUD, NotifyURLError, _hostport,
                            _Parts, _token, redact_url)
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path
+    import typing
+    _Built = typing.List[typing.Tuple[str, str, typing.Dict[str, str], bytes]]
+
 class OutRequest:
     """One HTTP request a channel sends. ``shown`` is the redacted channel URL."""
 
     __slots__ = ("method", "url", "headers", "body", "shown", "scheme")
 
-    def __init__(self, method, url, headers, body, shown, scheme):
+    def __init__(self, method: str, url: str, headers: dict[str, str], body: bytes, shown: str,
+                 scheme: str) -> None:
         self.method = method
         self.url = url
         self.headers = headers
@@ -30,7 +38,7 @@ class OutRequest:
         self.shown = shown
         self.scheme = scheme
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<OutRequest %s %s>" % (self.method, self.shown)
 
     __str__ = __repr__
@@ -38,23 +46,23 @@ class OutRequest:
 
 # ---------------------------------------------------------------- text helpers
 
-def _json(payload, ascii_only=True):
+def _json(payload: object, ascii_only: bool = True) -> bytes:
     return json.dumps(payload, ensure_ascii=ascii_only).encode("utf-8")
 
 
-def _escape_html(text, quotes=True):
+def _escape_html(text: str, quotes: bool = True) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if quotes:
         text = text.replace('"', "&quot;").replace("'", "&apos;")
     return text
 
 
-def _text_to_html(text):
+def _text_to_html(text: str) -> str:
     """Apprise's plain text -> HTML (escape, spaces as &nbsp;, new lines as <br/>)."""
     return _escape_html(text).replace("\t", "&emsp;").replace(" ", "&nbsp;").replace("\n", "<br/>")
 
 
-def _telegram_html(title, body):
+def _telegram_html(title: str, body: str) -> str:
     """What Apprise hands Telegram for a plain-text title and body: escaped HTML, bold
     title, CRLF line breaks with the blanks around them and empty lines dropped, a tab
     as three spaces."""
@@ -65,26 +73,26 @@ def _telegram_html(title, body):
     return re.sub(r"\r*\n[\r\n]+", "\r\n", html + text.replace("\t", "   "))
 
 
-def _slack_escape(text):
+def _slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _joined(title, body, sep):
+def _joined(title: str, body: str, sep: str) -> str:
     return "%s%s%s" % (title, sep, body) if title else body
 
 
 # ---------------------------------------------------------------- builders
 
-def _headers(content_type):
+def _headers(content_type: str) -> dict[str, str]:
     return {"User-Agent": APP_ID, "Content-Type": content_type}
 
 
-def _basic(user, password):
+def _basic(user: str | None, password: str | None) -> str:
     raw = ("%s:%s" % (user, password or "")).encode("latin-1", "replace")
     return "Basic " + base64.b64encode(raw).decode("ascii")
 
 
-def _build_ntfy(p, title, body, kind, now):
+def _build_ntfy(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     topics = list(p.path)
     token = p.query.get("token")
     user, password = p.user, p.password
@@ -129,7 +137,7 @@ def _build_ntfy(p, title, body, kind, now):
     return out
 
 
-def _build_json(p, title, body, kind, now):
+def _build_json(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     host = p.need_host()
     method = (p.query.get("method") or "POST").upper()
     if method not in _JSON_METHODS:
@@ -158,7 +166,7 @@ def _build_json(p, title, body, kind, now):
     return [(method, url, headers, _json(payload))]
 
 
-def _build_slack(p, title, body, kind, now):
+def _build_slack(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     tokens = [p.host] + list(p.path)
     if tokens[0].startswith("xo"):
         raise NotifyURLError("slack:// bot tokens (xoxb-...) are not supported on the box; "
@@ -170,10 +178,10 @@ def _build_slack(p, title, body, kind, now):
     a = _token(tokens[0], r"^[A-Z0-9]+$", "first token", "slack")
     b = _token(tokens[1], r"^[A-Z0-9]+$", "second token", "slack")
     c = _token(tokens[2], r"^[A-Za-z0-9]+$", "third token", "slack")
-    channels = tokens[3:]
+    channels: list[str | None] = list(tokens[3:])
     if p.query.get("to"):
         channels += [x for x in re.split(r"[ \t\r\n,#\\/]+", p.query["to"]) if x]
-    attachment = {"title": _slack_escape(title), "text": _slack_escape(body),
+    attachment: dict[str, object] = {"title": _slack_escape(title), "text": _slack_escape(body),
                   "color": _COLORS.get(kind, "#888888")}
     if p.flag("footer", True):
         attachment["footer"] = APP_ID
@@ -199,7 +207,7 @@ def _build_slack(p, title, body, kind, now):
     return out
 
 
-def _build_tgram(p, title, body, kind, now):
+def _build_tgram(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     netloc = p.netloc if p.user is None else "%s@%s" % (p.user, p.netloc)
     m = re.match(r"^(bot)?(?P<key>[0-9]+:[A-Za-z0-9_-]+)$", netloc)
     if not m:
@@ -226,28 +234,28 @@ def _build_tgram(p, title, body, kind, now):
     return out
 
 
-def _build_feishu(p, title, body, kind, now):
+def _build_feishu(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     token = _token(p.query.get("token") or p.host, r"^[A-Z0-9_-]+$", "token", "feishu")
     payload = {"msg_type": "text", "content": {"text": _joined(title, body, "\r\n")}}
     return [("POST", "https://open.feishu.cn/open-apis/bot/v2/hook/%s/" % token,
              _headers("application/json"), _json(payload, ascii_only=False))]
 
 
-def _build_lark(p, title, body, kind, now):
+def _build_lark(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     token = _token(p.query.get("token") or p.host, r"^[a-z0-9-]+$", "token", "lark")
     payload = {"msg_type": "text", "content": {"text": _joined(title, body, "\n")}}
     return [("POST", "https://open.larksuite.com/open-apis/bot/v2/hook/%s" % token,
              _headers("application/json"), _json(payload, ascii_only=False))]
 
 
-def dingtalk_sign(secret, timestamp_ms):
+def dingtalk_sign(secret: str, timestamp_ms: str) -> str:
     """DingTalk's signature: base64(HMAC-SHA256(key=secret, msg="<ts>\\n<secret>"))."""
     digest = hmac.new(secret.encode("utf-8"), ("%s\n%s" % (timestamp_ms, secret)).encode("utf-8"),
                       digestmod=hashlib.sha256).digest()
     return base64.b64encode(digest).decode("ascii")
 
 
-def _build_dingtalk(p, title, body, kind, now):
+def _build_dingtalk(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     token = _token(p.query.get("token") or p.host, r"^[a-z0-9]+$", "access token", "dingtalk")
     secret = p.query.get("secret") or p.user
     if secret:
@@ -270,21 +278,21 @@ def _build_dingtalk(p, title, body, kind, now):
     return [("POST", url, _headers("application/json"), _json(payload))]
 
 
-def _build_wecombot(p, title, body, kind, now):
+def _build_wecombot(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     key = _token(p.query.get("key") or p.host, r"^[a-z0-9_-]+$", "webhook key", "wecombot")
     payload = {"msgtype": "text", "text": {"content": _joined(title, body, "\r\n")}}
     return [("POST", "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=%s" % key,
              _headers("application/json; charset=utf-8"), _json(payload))]
 
 
-def _build_schan(p, title, body, kind, now):
+def _build_schan(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     token = _token(p.host, r"^[A-Za-z0-9]+$", "SendKey", "schan")
     form = urllib.parse.urlencode([("title", title), ("desp", body)]).encode("ascii")
     return [("POST", "https://sctapi.ftqq.com/%s.send" % token,
              {"Content-Type": "application/x-www-form-urlencoded"}, form)]
 
 
-def _build_pushplus(p, title, body, kind, now):
+def _build_pushplus(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     token = _token(p.query.get("token") or p.host, r"^[a-z0-9_-]{32,64}$", "token", "pushplus")
     fmt = (p.query.get("format") or "html").lower()
     if fmt.startswith("t"):
@@ -296,7 +304,8 @@ def _build_pushplus(p, title, body, kind, now):
     base = {"token": token, "title": title[:100] if title else content, "content": content,
             "template": template, "channel": "wechat"}
     out = []
-    for topic in p.path or [None]:
+    topics: list[str | None] = list(p.path)
+    for topic in topics or [None]:
         item = dict(base)
         if topic is not None:
             item["topic"] = topic
@@ -305,12 +314,12 @@ def _build_pushplus(p, title, body, kind, now):
     return out
 
 
-def _build_bark(p, title, body, kind, now):
+def _build_bark(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     host = p.need_host()
     keys = list(p.path)
     if not keys:
         raise NotifyURLError("%s:// needs a device key (%s://HOST/DEVICE_KEY)" % (p.scheme, p.scheme))
-    payload = {"title": title if title else APP_ID, "body": body}
+    payload: dict[str, object] = {"title": title if title else APP_ID, "body": body}
     if p.query.get("icon"):
         payload["icon"] = p.query["icon"]
     sound = (p.query.get("sound") or "").strip().lower()
@@ -343,13 +352,13 @@ def _build_bark(p, title, body, kind, now):
                               ":%d" % p.port if p.port else "")
     out = []
     for key in keys:
-        item = {"device_key": key}
+        item: dict[str, object] = {"device_key": key}
         item.update(payload)
         out.append(("POST", url, dict(headers), _json(item)))
     return out
 
 
-def _build_autodl(p, title, body, kind, now):
+def _build_autodl(p: _Parts, title: str, body: str, kind: str, now: float) -> _Built:
     # AutoDL's documented call: POST JSON {title, name, content} with the account's
     # token as the bare Authorization header. No Apprise plugin exists for it.
     token = _token(p.netloc, r"^[A-Za-z0-9._-]+$", "token", "autodl")
@@ -367,7 +376,7 @@ _BUILDERS = {
 }
 
 
-def validate_url(url):
+def validate_url(url: object) -> str | None:
     """None when the URL can be sent to; else the reason (safe to show)."""
     try:
         build_requests(url, "t", "b")
@@ -376,7 +385,8 @@ def validate_url(url):
     return None
 
 
-def build_requests(url, title, body, kind="info", now=None):
+def build_requests(url: object, title: str | None, body: str | None, kind: str = "info",
+                   now: float | None = None) -> list[OutRequest]:
     """The HTTP requests that deliver (title, body) through the channel URL.
     Raises NotifyURLError (message without secrets) for a URL that cannot be used."""
     parts = _Parts(url)

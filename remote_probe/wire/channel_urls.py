@@ -6,8 +6,14 @@ code, and the daemon on the box sends with it, so a URL means the same on both s
 Stdlib only, Python 3.8. See docs/architecture.md, "Notifications".
 """
 
+from __future__ import annotations
+
 import re
 import urllib.parse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the box's import path
+    import typing
 
 APP_ID = "gputui"
 
@@ -46,7 +52,7 @@ class NotifyURLError(ValueError):
 
 # ---------------------------------------------------------------- URL parsing
 
-def _query_pairs(query):
+def _query_pairs(query: str) -> typing.Iterator[tuple[str, str]]:
     """Apprise's query reading: '&' or ';' between pairs, '+' kept in values (tokens
     and passwords use it) and as a key's first character (json's +Header)."""
     for pair in re.split(r"[&;]", query):
@@ -61,7 +67,7 @@ class _Parts:
     """An Apprise-style URL split the way Apprise splits it, without lowercasing
     (tokens live in the host part and are case-sensitive)."""
 
-    def __init__(self, url):
+    def __init__(self, url: object) -> None:
         if not isinstance(url, str) or "://" not in url:
             raise NotifyURLError("not a channel URL (expected scheme://...); supported: %s"
                                  % ", ".join(SCHEMES))
@@ -72,8 +78,8 @@ class _Parts:
                                  % (self.scheme[:20], ", ".join(SCHEMES)))
         rest, _, query = rest.partition("?")
         netloc, slash, path = rest.partition("/")
-        self.query = {}
-        self.extras = []  # (prefix, key, value) for json's +header / -param / :payload
+        self.query: dict[str, str] = {}
+        self.extras: list[tuple[str, str, str]] = []  # (prefix, key, value) for json's +header / -param / :payload
         for key, value in _query_pairs(query):
             if key[:1] in "+-:" and len(key) > 1:
                 self.extras.append((key[0], key[1:], value))
@@ -88,7 +94,8 @@ class _Parts:
         self.user = user or None
         self.password = password
         self.netloc = urllib.parse.unquote(netloc)
-        host, port = netloc, None
+        host: str = netloc
+        port: int | None = None
         m = re.match(r"^(.*):(\d+)$", netloc)
         if m:
             host, port = m.group(1), int(m.group(2))
@@ -97,7 +104,7 @@ class _Parts:
         self.fullpath = "/" + path if slash else ""
         self.path = [urllib.parse.unquote(p) for p in path.split("/") if p]
 
-    def flag(self, name, default):
+    def flag(self, name: str, default: bool) -> bool:
         value = self.query.get(name)
         if value is None or value == "":
             return default
@@ -108,29 +115,29 @@ class _Parts:
             return False
         return default
 
-    def need_host(self):
+    def need_host(self) -> str:
         if not _HOST_RE.match(self.host or ""):
             raise NotifyURLError("%s:// needs a host name" % self.scheme)
         return self.host
 
 
-def _token(value, pattern, what, scheme):
+def _token(value: str | None, pattern: str, what: str, scheme: str) -> str:
     if not value or not re.match(pattern, value, re.I):
         raise NotifyURLError("%s:// has no valid %s" % (scheme, what))
     return value
 
 
-def _hostport(parts):
+def _hostport(parts: _Parts) -> str:
     return parts.host + (":%d" % parts.port if parts.port else "")
 
 
 # ---------------------------------------------------------------- redaction
 
-def _mask(text):
+def _mask(text: str | None) -> str:
     return "****" if text else ""
 
 
-def redact_url(url):
+def redact_url(url: object) -> str:
     """The channel URL as it may be shown (UI, logs, status): scheme and, for services on
     the user's own host, the host; every token, key, password and query value masked."""
     try:
@@ -145,7 +152,7 @@ def redact_url(url):
     return "%s://****" % p.scheme
 
 
-def secrets_of(url):
+def secrets_of(url: object) -> list[str]:
     """The secret strings inside a channel URL (for scrubbing error text)."""
     try:
         p = _Parts(url)
@@ -156,7 +163,7 @@ def secrets_of(url):
     return [s for s in found if s and len(s) >= 4]
 
 
-def scrub(text, secrets):
+def scrub(text: str, secrets: typing.Iterable[str]) -> str:
     """Replace every secret inside text by ****."""
     for s in sorted(set(secrets), key=len, reverse=True):
         text = text.replace(s, "****")

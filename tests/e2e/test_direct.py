@@ -14,7 +14,7 @@ import sys
 from remote_probe import paths
 from remote_probe.daemon import terminate
 from tui.core import probe_sockets
-from tui.remote import ssh, transports
+from tui.remote import probe_files, ssh
 from tui.remote.session import RemoteSession
 
 from tests.support.sshd import start_sshd, stop_sshd
@@ -92,7 +92,7 @@ async def test_a_live_session_through_the_socket_leaves_no_bridge_and_reads_file
         # Checkpoint downloads without SFTP come through the daemon here (no bridge to ask).
         blob = os.urandom(700_000)
         (tmp_path / "ckpt.pt").write_bytes(blob)
-        f = transports.ProbeFiles(session.request).open(str(tmp_path / "ckpt.pt"))
+        f = probe_files.ProbeFiles(session.request).open(str(tmp_path / "ckpt.pt"))
         assert await f.read(len(blob), 0) == blob
     finally:
         await session.close()

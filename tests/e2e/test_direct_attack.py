@@ -14,7 +14,7 @@ from remote_probe import paths
 from remote_probe.wire import config_key
 from remote_probe.daemon import terminate
 from tui.core import probe_sockets
-from tui.remote import ssh, transports
+from tui.remote import probe_files, ssh, transports
 from tui.remote.session import RemoteSession
 
 SCARY = ("Traceback", "Error", "error", "failed", "protocol")
@@ -143,7 +143,7 @@ async def test_a_deleted_state_dir_on_the_laptop_starts_the_probe_as_before(sshb
         assert s.direct
         # a download of an empty file and past the end through the socket
         (tmp_path / "empty").write_bytes(b"")
-        f = transports.ProbeFiles(s.request).open(str(tmp_path / "empty"))
+        f = probe_files.ProbeFiles(s.request).open(str(tmp_path / "empty"))
         assert await f.read(1024, 0) == b""
     finally:
         await s.close()
@@ -215,7 +215,7 @@ async def test_downloading_a_fifo_through_the_socket_is_an_error_not_a_hang(sshb
     s, _ = await _connect(target, sshbox.remote_dir)
     try:
         assert s.direct
-        f = transports.ProbeFiles(s.request).open(str(fifo))
+        f = probe_files.ProbeFiles(s.request).open(str(fifo))
         with pytest.raises(Exception) as exc:
             await asyncio.wait_for(f.read(1024, 0), 5)
         assert not isinstance(exc.value, asyncio.TimeoutError), "the download hangs"
@@ -236,7 +236,7 @@ async def test_downloads_through_the_socket_say_what_is_wrong(sshbox, tmp_path):
     s, _ = await _connect(target, sshbox.remote_dir)
     try:
         assert s.direct
-        files = transports.ProbeFiles(s.request)
+        files = probe_files.ProbeFiles(s.request)
         for missing in (tmp_path / "gone.pt", tmp_path):
             with pytest.raises(Exception) as exc:
                 await asyncio.wait_for(files.open(str(missing)).read(10, 0), 10)

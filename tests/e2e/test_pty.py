@@ -11,7 +11,7 @@ import pytest
 
 from tui.core import transfer
 from tui.remote import session as session_mod
-from tui.remote import ssh, transports
+from tui.remote import probe_files, ssh, transports
 from tui.remote.probe_bundle import build_probe, probe_filename
 
 from tests.support.pty_fixtures import PTY_ONLY, me, pty_only_box, start_box, stop_box, write_pty_only  # noqa: F401
@@ -129,7 +129,7 @@ async def test_dashboard_samples_and_checklist_download_over_the_terminal(pty_on
         st = os.stat(work / "ckpt" / "more.pt")
         sha = (await s.request("sha256", paths=[str(work / "ckpt" / "more.pt")]))["sha256"]
         async with s.file_client() as files:
-            assert isinstance(files, transports.ProbeFiles)
+            assert isinstance(files, probe_files.ProbeFiles)
             r = await transfer.download(files, str(work / "ckpt" / "more.pt"), rel.base, st.st_size,
                                         st.st_mtime, expected_sha=sha[str(work / "ckpt" / "more.pt")])
             assert r.status == "resumed" and r.bytes == len(payload) - 1000000

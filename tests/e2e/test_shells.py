@@ -11,7 +11,7 @@ import pytest
 
 from remote_probe import wire
 from tui.remote import session as session_mod
-from tui.remote import ssh, transports
+from tui.remote import probe_files, ssh, transports
 from tui.remote.probe_bundle import build_probe, probe_filename
 
 from tests.support.pty_fixtures import chatty_box, readonly_cache_box  # noqa: F401
@@ -58,7 +58,7 @@ async def test_chatty_shell_first_deploy_status_and_download(chatty_box, tmp_pat
         from tui.core import transfer
         sha_box = (await s.request(wire.SHA256, paths=[path]))["sha256"][path]
         async with s.file_client() as files:
-            assert isinstance(files, transports.ProbeFiles)
+            assert isinstance(files, probe_files.ProbeFiles)
             st = os.stat(path)
             res = await transfer.download(files, path, str(tmp_path / "dl"), st.st_size, st.st_mtime,
                                           expected_sha=sha_box)

@@ -1,4 +1,4 @@
-"""The rooms of tui/ (DESIGN.md "Layout"): the import contract holds and can fail."""
+"""The rooms of tui/ (docs/architecture.md, "The rooms"): the import contract holds and can fail."""
 
 import inspect
 import os
@@ -136,3 +136,35 @@ def test_the_cycle_check_sees_a_function_local_import(tmp_path):
                          stderr=subprocess.PIPE, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "['tui.core.billing_clock', 'tui.core.ledger', 'tui.core.report']" in out.stdout, out.stdout
+
+
+MAX_MODULE_LINES = 550  # "no module over ~500 lines", with a little slack for a merge in flight
+
+
+def oversized_modules(root, limit=MAX_MODULE_LINES):
+    """(path, lines) of every .py under root's tui/ and remote_probe/ longer than `limit`."""
+    found = []
+    for room in ("tui", "remote_probe"):
+        for folder, _dirs, files in os.walk(os.path.join(root, room)):
+            for name in files:
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    with open(path, encoding="utf-8") as f:
+                        n = sum(1 for _line in f)
+                    if n > limit:
+                        found.append((os.path.relpath(path, root), n))
+    return sorted(found)
+
+
+def test_no_module_is_over_about_500_lines():
+    """A module that grows past this is cut by role (as ssh/, wire/, procfs/, cli/ were)."""
+    assert oversized_modules(REPO) == []
+
+
+def test_the_size_check_sees_a_long_module(tmp_path):
+    (tmp_path / "tui" / "core").mkdir(parents=True)
+    (tmp_path / "remote_probe").mkdir()
+    (tmp_path / "tui" / "core" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    (tmp_path / "remote_probe" / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert oversized_modules(str(tmp_path)) == [(os.path.join("tui", "core", "long.py"),
+                                                 MAX_MODULE_LINES + 1)]

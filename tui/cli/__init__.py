@@ -2,7 +2,6 @@
 
 import argparse
 import asyncio
-import json
 import logging
 import os
 import sys
@@ -10,31 +9,17 @@ import time
 
 from tui import __version__
 from tui.cli.contact import config_for, record_contact
+from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
+from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
+                            _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
+                            target_of, warn)
 from tui.core import from_wire
-from tui.core.boxtext import json_safe, visible
-from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
+from tui.core.boxtext import visible
+from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, set_language
 from tui.core.layout import pad
 from tui.core.private import open_private
 from tui.core.report import doctor_request, procs_from, status_json, status_text
-from tui.remote import ssh
-from tui.remote.session import FatalError, snapshot
-
-EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
-VERDICT_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL")}  # text output only
-
-
-def emit(text):
-    """Every line of human output: nothing from the box can act on the terminal."""
-    print(visible(text, keep_newlines=True))
-
-
-def emit_json(doc):
-    """JSON stays JSON: escapes are json's own, and never a bare NaN."""
-    print(json.dumps(json_safe(doc), indent=1, allow_nan=False))
-
-
-def warn(text):
-    print("gputui: %s" % visible(text), file=sys.stderr)
+from tui.remote.session import snapshot
 
 
 def add_box_options(p):
@@ -88,37 +73,6 @@ def build_parser():
     return parser
 
 
-def add_fleet_parsers(sub):
-    p = sub.add_parser("fleet", help=_("every box at once (the default with no command); "
-                                       "--check for cron: exit 1 when a box burns money idle"),
-                       description=_("Every box at once: open ledger sessions plus every host in "
-                                     "the config, live, with the forgotten-box alarm (a box billing "
-                                     "while all its GPUs idle longer than idle_alarm_minutes)."))
-    p.add_argument("hosts", nargs="*", metavar="HOST",
-                   help=_("these boxes (default: open ledger sessions + every host in the config)"))
-    p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
-    p.add_argument("--remote-python", metavar="PATH", help=_("the python to run the probe with on the boxes"))
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true",
-                      help=_("print the fleet and the idle alarm, exit 1 when a box is idle and billing"))
-    mode.add_argument("--json", action="store_true", help=_("machine-readable fleet, then exit"))
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                   help=_("--check/--json: wait at most this long for the boxes (default 60)"))
-    p = sub.add_parser("exporter", help=_("serve /metrics for Prometheus (DCGM names) for every fleet box"),
-                       description=_("Serve /metrics for Prometheus from the fleet's live sessions: "
-                                     "GPU metrics under dcgm-exporter's names and labels plus "
-                                     "gputui's own (cost, rate, idle, jobs, autostop, dataloader)."))
-    p.add_argument("hosts", nargs="*", metavar="HOST", help=_("these boxes (default: the fleet)"))
-    p.add_argument("--listen", default="127.0.0.1:9835", metavar="ADDR:PORT",
-                   help=_("where to serve /metrics (default 127.0.0.1:9835)"))
-    p.add_argument("--ssh-config", metavar="FILE", help=_("read this ssh config instead of ~/.ssh/config"))
-    p.add_argument("--remote-python", metavar="PATH", help=_("the python to run the probe with on the boxes"))
-    p.add_argument("--bearer-token-file", metavar="FILE",
-                   help=_("scrapes must send this token (Authorization: Bearer); also "
-                          "GPUTUI_EXPORTER_TOKEN or [exporter] in the config"))
-    p.add_argument("--basic-auth-file", metavar="FILE", help=_("scrapes must send this user:password (basic auth)"))
-
-
 BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
 # gputui's own options and whether they take a value; every other word after a box command
 # belongs to the destination (ssh's -p/-l/-i/-J/-o/-F, the pasted `ssh ...` words).
@@ -161,38 +115,6 @@ def split_box_argv(argv):
     return head + ours + (["--"] + dest if dest else [])
 
 
-def target_of(args):
-    if getattr(args, "target", None) is None:
-        args.target = ssh.Target.parse(args.host, ssh_config=args.ssh_config)
-    return args.target
-
-
-def asker_of(args):
-    from tui.remote.asker import TerminalAsker
-    return TerminalAsker(args.host)
-
-
-async def _terminal_trust(exc):
-    """`gputui status` on a terminal asks like ssh does; without one it refuses."""
-    if not sys.stdin.isatty():
-        return False
-    print(visible(exc, keep_newlines=True), file=sys.stderr)
-    answer = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: input(_("Trust this host key and continue (yes/no)? ")))
-    return answer.strip().lower() in ("y", "yes", _("yes"))
-
-
-def run_remote(coro):
-    """Run one remote operation; any failure becomes one line on stderr and None."""
-    try:
-        return asyncio.run(coro)
-    except (ssh.ConnectError, FatalError) as exc:
-        warn(exc)
-    except Exception as exc:  # probe errors and timeouts: one line, not a traceback
-        warn("%s: %s" % (exc.__class__.__name__, exc))
-    return None
-
-
 def cmd_status(args):
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
@@ -208,12 +130,6 @@ def cmd_status(args):
     else:
         emit(status_text(doc))
     return EXIT_OK
-
-
-def print_notices(notices):
-    """Fallbacks taken on the box (terminal transport, another probe dir), on stderr."""
-    for notice in notices or ():
-        print("gputui: %s" % notice, file=sys.stderr)
 
 
 def cmd_doctor(args):
@@ -392,54 +308,6 @@ def setup_language(lang):
     return set_language(choose_language(lang, Config.load().data))
 
 
-def cmd_fleet(args):
-    if args.check or args.json:
-        from tui.core.fleet_rows import check_exit_code, fleet_json, fleet_table
-        from tui.remote.fleet_pool import fleet_rows
-        result = run_remote(fleet_rows(args.hosts, ssh_config=args.ssh_config, timeout=args.timeout,
-                                       remote_python=args.remote_python))
-        if result is None:
-            return EXIT_CONNECT
-        rows, threshold_s, notices = result
-        for notice in notices:
-            print("gputui: %s" % notice, file=sys.stderr)
-        if args.json:
-            print(json.dumps(fleet_json(rows, threshold_s), indent=1))
-        else:
-            print(fleet_table(rows))
-            print(fleet_alarm_line(rows))
-        return check_exit_code(rows)
-    from tui.ui.fleet_app import FleetApp
-    FleetApp(hosts=args.hosts, ssh_config=args.ssh_config, remote_python=args.remote_python).run()
-    return EXIT_OK
-
-
-def fleet_alarm_line(rows):
-    from tui.core.fleet_rows import alarm_text
-    alarm = alarm_text(rows)
-    live = sum(1 for r in rows if r.state == "live")
-    if not rows:
-        return _("no boxes: `gputui connect HOST` once, or add a [hosts.NAME] table to the config")
-    return (_("ALARM: %s") % alarm) if alarm else ngettext(
-        "%d of %d box live; none idle and billing", "%d of %d boxes live; none idle and billing",
-        len(rows)) % (live, len(rows))
-
-
-def cmd_exporter(args):
-    from tui.core.config import Config
-    from tui.remote.exporter import load_auth, parse_listen, serve
-    try:
-        addr, port = parse_listen(args.listen)
-        auth = load_auth(Config.load().data.get("exporter"), token_file=args.bearer_token_file,
-                         basic_auth_file=args.basic_auth_file)
-    except ValueError as exc:
-        print("gputui: %s" % exc, file=sys.stderr)
-        return EXIT_USAGE
-    code = run_remote(serve(args.hosts, addr, port, ssh_config=args.ssh_config,
-                            remote_python=args.remote_python, auth=auth))
-    return EXIT_CONNECT if code is None else code
-
-
 def with_default_command(argv):
     """Bare `gputui` (maybe with --log FILE) opens the fleet."""
     argv = list(argv)
@@ -496,20 +364,14 @@ def main(argv=None):
         return EXIT_OK
 
 
-def _terminal_side():
-    """What push and pull need of the terminal: the trust prompt, the asker, notices."""
-    import types
-    return types.SimpleNamespace(trust=_terminal_trust, asker_of=asker_of, print_notices=print_notices)
-
-
 def _push(args):
     from tui.cli.push_cmd import cmd_push
-    return cmd_push(args, _terminal_side())
+    return cmd_push(args)
 
 
 def _pull(args):
     from tui.cli.pull_cmd import cmd_pull
-    return cmd_pull(args, _terminal_side())
+    return cmd_pull(args)
 
 
 if __name__ == "__main__":

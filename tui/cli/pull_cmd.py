@@ -10,6 +10,7 @@ import sys
 from typing import Any, List, Tuple
 
 from tui.cli.push_cmd import Progress, split_remote
+from tui.cli.shared import _terminal_trust, asker_of, print_notices
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 
@@ -49,15 +50,15 @@ async def _walk(sftp: Any, top: str) -> Tuple[List[Tuple[str, int, float]], List
     return files, skipped
 
 
-async def pull_run(args: Any, specs: List[str], local: str, cli: Any) -> int:
+async def pull_run(args: Any, specs: List[str], local: str) -> int:
     from remote_probe import wire
     from tui.core.transfer import download
     from tui.remote.session import RemoteSession
     session = RemoteSession(args.target, simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=cli.trust, remote_python=args.remote_python,
-                            asker=cli.asker_of(args))
+                            ask_trust=_terminal_trust, remote_python=args.remote_python,
+                            asker=asker_of(args))
     await session.open()
-    cli.print_notices(session.notices)
+    print_notices(session.notices)
     failed = 0
     try:
         async with session.file_client() as sftp:
@@ -97,7 +98,7 @@ async def pull_run(args: Any, specs: List[str], local: str, cli: Any) -> int:
         await session.close()
 
 
-def cmd_pull(args: Any, cli: Any) -> int:
+def cmd_pull(args: Any) -> int:
     from tui.cli.contact import config_for
     from tui.core.destination import DestinationError
     from tui.remote import ssh
@@ -117,7 +118,7 @@ def cmd_pull(args: Any, cli: Any) -> int:
     args.host = args.target.key
     config_for(args.host)
     try:
-        return asyncio.run(pull_run(args, [p for _h, p in split], local, cli))
+        return asyncio.run(pull_run(args, [p for _h, p in split], local))
     except KeyboardInterrupt:
         print(_("\ngputui: interrupted; partial files are kept as NAME.part: run the same command "
                 "again to continue"), file=sys.stderr)

@@ -6,6 +6,7 @@ import sys
 import time
 from typing import Any, List, Optional, Tuple
 
+from tui.cli.shared import _terminal_trust, asker_of, print_notices
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.transfer import size_text
@@ -59,7 +60,7 @@ class Progress:
         self.out.flush()
 
 
-async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str, cli: Any) -> Optional[int]:
+async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
     from tui.core.upload_plan import on_wiped_disk, scan_local
     from tui.core.providers import resolve
     from tui.remote import push as pusher
@@ -72,10 +73,10 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str, cli:
     for e in odd:
         print(_("  not sent: %s (%s)") % (visible(e.rel), e.why), file=sys.stderr)
     session = RemoteSession(args.target, simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=cli.trust, remote_python=args.remote_python,
-                            asker=cli.asker_of(args))
+                            ask_trust=_terminal_trust, remote_python=args.remote_python,
+                            asker=asker_of(args))
     await session.open()
-    cli.print_notices(session.notices)
+    print_notices(session.notices)
     try:
         snap = await session.fresh_snapshot()
         preset = resolve(((snap.get("inventory") or {}).get("host") or {}).get("provider") or {}, host_cfg)
@@ -118,8 +119,7 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str, cli:
         await session.close()
 
 
-def cmd_push(args: Any, cli: Any) -> int:
-    """`cli`: the terminal's trust prompt, password asker and notice printer (tui.cli's)."""
+def cmd_push(args: Any) -> int:
     from tui.cli.contact import config_for
     from tui.core.destination import DestinationError
     from tui.remote import ssh
@@ -137,7 +137,7 @@ def cmd_push(args: Any, cli: Any) -> int:
     args.host = args.target.key
     _cfg, host_cfg = config_for(args.host)
     try:
-        code = asyncio.run(push_run(args, host_cfg, locals_, dest, cli))
+        code = asyncio.run(push_run(args, host_cfg, locals_, dest))
     except KeyboardInterrupt:
         print(_("\ngputui: interrupted; partial files are kept on the box as NAME.gputui-part: run "
                 "the same command again to continue"), file=sys.stderr)

@@ -4,7 +4,7 @@ checklist` only display what `build` returns."""
 
 import dataclasses
 import os
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from tui.core import format as fmt
 from tui.core import providers
@@ -36,11 +36,19 @@ class Item:
     waived: bool = False
 
 
-def download_base(host, session_key):
+if TYPE_CHECKING:
+    from tui.core.billing_clock import Figures
+    from tui.core.model import GpuLive
+
+Proc = Mapping[str, Any]  # a process row as the checklist reads it
+Facts = Mapping[str, Any]  # the probe's checklist facts
+
+
+def download_base(host: str, session_key: object) -> str:
     return os.path.join(data_dir(), "downloads", safe_component(host), safe_component(str(session_key)))
 
 
-def check_jobs(compute_procs, tmux_sessions):
+def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[str, Any]]) -> Item:
     running = []
     for p in compute_procs:
         running.append(_("GPU %s: pid %s %s") % (visible(p.get("gpu")), visible(p["pid"]),
@@ -57,7 +65,7 @@ def check_jobs(compute_procs, tmux_sessions):
                 _("t: tmux panel (Ctrl-C a pane) · k: kill the GPU process"))
 
 
-def check_vram(gpus, procs):
+def check_vram(gpus: Sequence["GpuLive"], procs: Sequence[Proc]) -> Item:
     held = []
     for i, g in enumerate(gpus):  # tui.core.model.GpuLive, one per GPU
         used = g.mem_used or 0
@@ -74,7 +82,7 @@ def check_vram(gpus, procs):
                 held, _("k: kill the holder"))
 
 
-def artifact_status(files, base):
+def artifact_status(files: Iterable[Mapping[str, Any]], base: str) -> List[Dict[str, Any]]:
     """Each artifact with its local state: missing / same / stale / newer local / refused."""
     out = []
     for f in files:
@@ -87,7 +95,8 @@ def artifact_status(files, base):
     return out
 
 
-def check_artifacts(statuses, truncated=False, corrupt=()):
+def check_artifacts(statuses: Sequence[Mapping[str, Any]], truncated: Any = False,
+                    corrupt: Iterable[str] = ()) -> Item:
     missing = [s for s in statuses if s["state"] in ("missing", "stale")]
     refused = [s for s in statuses if s["state"] == "refused"]
     newer = [s for s in statuses if s["state"] == "newer local"]
@@ -116,11 +125,11 @@ def check_artifacts(statuses, truncated=False, corrupt=()):
         details, _("v: verify sha256"))
 
 
-def _under(path, prefixes):
+def _under(path: str, prefixes: Iterable[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") or p == "/" for p in prefixes)
 
 
-def check_ephemeral(statuses, preset):
+def check_ephemeral(statuses: Sequence[Mapping[str, Any]], preset: Optional[providers.Preset]) -> Item:
     if preset is None:
         return Item("ephemeral", _("Nothing on vanishing disks"), PASS, _("provider unknown: no ephemeral paths"))
     persistent = [p for p in preset.persistent_paths if p != "/"]
@@ -140,10 +149,10 @@ def check_ephemeral(statuses, preset):
                 _("g: download"))
 
 
-def check_code(git):
+def check_code(git: Optional[Mapping[str, Any]]) -> Item:
     repos = [r for r in (git or {}).get("repos", []) if r["dirty"] or r["unpushed"]]
     if (git or {}).get("error"):
-        return Item("code", _("Code committed and pushed"), WARN, visible(git["error"]))
+        return Item("code", _("Code committed and pushed"), WARN, visible((git or {})["error"]))
     # the probe says "unknown" for a repo git could not read (another owner, corrupt):
     # never counted as clean
     unknown = [r for r in (git or {}).get("repos", []) if r.get("state") == "unknown"]
@@ -170,7 +179,7 @@ def check_code(git):
         details, _("t: open a shell in tmux to commit and push"))
 
 
-def check_temp(temp):
+def check_temp(temp: Optional[Sequence[Mapping[str, Any]]]) -> Item:
     big = [t for t in temp or [] if t["size"] >= TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
     if not big:
         return Item("temp", _("Temp files cleaned"), PASS, _("no large caches or leftovers"))
@@ -184,7 +193,7 @@ def check_temp(temp):
                 fmt.mib(total / 1048576.0), details, _("x: delete (shows the paths first)"))
 
 
-def check_env(env_dir):
+def check_env(env_dir: str) -> Item:
     files = [f for f in ("pip-freeze.txt", "conda-env.yml") if os.path.exists(os.path.join(env_dir, f))]
     if "pip-freeze.txt" in files:
         return Item("env", _("Environment captured"), PASS, _("saved in %s") % env_dir, files)
@@ -192,13 +201,13 @@ def check_env(env_dir):
                 [], _("e: capture pip freeze / conda env"))
 
 
-def check_protection(autostop):
+def check_protection(autostop: Optional[Mapping[str, Any]]) -> Item:
     armed = (autostop or {}).get("armed")
     return Item("protection", _("Protection"), PASS, _("autostop %s; the probe daemon stops at release") %
                 (_("armed (%s)") % armed.get("command") if armed else _("off")))
 
 
-def check_bill(figures, currency_fmt):
+def check_bill(figures: Optional["Figures"], currency_fmt: Callable[[Optional[float]], str]) -> Item:
     if figures is None or figures.rate is None:
         return Item("bill", _("Bill"), WARN, _("no rate set: the final bill cannot be computed"), [],
                     _("b: enter the rate"))
@@ -212,17 +221,20 @@ def check_bill(figures, currency_fmt):
         if figures.storage_per_day is not None else ""), details)
 
 
-def verdict(items):
+def verdict(items: Iterable[Item]) -> str:
     live = [i for i in items if not i.waived]
-    return max((i.verdict for i in live), key=ORDER.get, default=PASS)
+    return max((i.verdict for i in live), key=ORDER.__getitem__, default=PASS)
 
 
-def exit_code(items):
+def exit_code(items: Iterable[Item]) -> int:
     return ORDER[verdict(items)]
 
 
-def build(facts, gpus, procs, tmux_sessions, base, preset, autostop, figures, currency_fmt,
-          corrupt=(), waived=()):
+def build(facts: Facts, gpus: Sequence["GpuLive"], procs: Sequence[Proc],
+          tmux_sessions: Iterable[Mapping[str, Any]], base: str, preset: Optional[providers.Preset],
+          autostop: Optional[Mapping[str, Any]], figures: Optional["Figures"],
+          currency_fmt: Callable[[Optional[float]], str], corrupt: Iterable[str] = (),
+          waived: Iterable[str] = ()) -> Tuple[List[Item], List[Dict[str, Any]]]:
     """Every checklist item, in the order the Release screen shows them."""
     statuses = artifact_status(facts["artifacts"]["files"], base)
     compute = [p for p in procs if p.get("kind", "C") == "C"]
@@ -243,6 +255,6 @@ def build(facts, gpus, procs, tmux_sessions, base, preset, autostop, figures, cu
     return items, statuses
 
 
-def release_blockers(items):
+def release_blockers(items: Iterable[Item]) -> List[str]:
     """Failing checks nobody waived: release is refused while any is left."""
     return [i.name for i in items if i.verdict == FAIL and not i.waived]

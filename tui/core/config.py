@@ -21,14 +21,14 @@ import dataclasses
 import datetime
 import math
 import os
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import platformdirs
 
 try:
     import tomllib
 except ImportError:  # Python < 3.11
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[no-redef]
 
 import tomlkit
 import tomlkit.exceptions
@@ -40,21 +40,21 @@ APP = "gputui"
 GRANULARITIES = ("second", "minute", "hour")
 
 
-def config_dir():
+def config_dir() -> str:
     """The one seam tests patch (through GPUTUI_CONFIG_DIR)."""
     return os.environ.get("GPUTUI_CONFIG_DIR") or platformdirs.user_config_dir(APP)
 
 
-def state_dir():
+def state_dir() -> str:
     return os.environ.get("GPUTUI_STATE_DIR") or platformdirs.user_state_dir(APP)
 
 
-def data_dir():
+def data_dir() -> str:
     """Downloads and captured environments live here."""
     return os.environ.get("GPUTUI_DATA_DIR") or platformdirs.user_data_dir(APP)
 
 
-def config_path():
+def config_path() -> str:
     return os.path.join(config_dir(), "config.toml")
 
 
@@ -109,7 +109,7 @@ class HostConfig:
     simulate: Optional[str] = None  # simulator scenario instead of the GPU (demo, tests)
     pip_index_url: Optional[str] = None  # a PyPI mirror for installs on the box (nvitop)
 
-    def start_epoch(self):
+    def start_epoch(self) -> Optional[float]:
         if not self.start:
             return None
         return datetime.datetime.fromisoformat(self.start).timestamp()
@@ -149,7 +149,7 @@ _LISTS_OF_TEXT = {"persistent_paths", "ephemeral_paths", "artifact_paths", "net_
                   "search_paths", "temp_dirs", "cache_dirs"}
 
 
-def range_problem(value, bounds):
+def range_problem(value: float, bounds: Tuple[Any, Any]) -> Optional[str]:
     """Why a number is unusable (not finite, out of bounds), or None if it is fine."""
     if isinstance(value, float) and not math.isfinite(value):
         return "%r is not a finite number" % value
@@ -161,7 +161,8 @@ def range_problem(value, bounds):
     return None
 
 
-def _apply(target, table, types, where, problems, ranges=None):
+def _apply(target: object, table: Dict[str, Any], types: Dict[str, Any], where: str,
+           problems: List[str], ranges: Optional[Dict[str, Tuple[Any, Any]]] = None) -> None:
     for key, value in table.items():
         if key not in types:
             problems.append(_("%s: unknown setting %r (ignored)") % (where, key))
@@ -182,13 +183,13 @@ def _apply(target, table, types, where, problems, ranges=None):
         setattr(target, key, value)
 
 
-def _type_name(t):
+def _type_name(t: Any) -> str:
     if isinstance(t, tuple):
         return _("a number")
     return {str: _("text"), list: _("a list"), bool: _("true/false"), int: _("a whole number")}[t]
 
 
-def _validate(cfg, where, problems):
+def _validate(cfg: HostConfig, where: str, problems: List[str]) -> None:
     if cfg.granularity not in GRANULARITIES:
         problems.append(_("%s.granularity: %r is not one of %s (using 'second')")
                         % (where, cfg.granularity, ", ".join(GRANULARITIES)))
@@ -204,14 +205,15 @@ def _validate(cfg, where, problems):
 class Config:
     """The whole file: defaults and per-host tables, plus problems found reading it."""
 
-    def __init__(self, data=None, path=None, problems=None, broken=False):
+    def __init__(self, data: Optional[Dict[str, Any]] = None, path: Optional[str] = None,
+                 problems: Optional[List[str]] = None, broken: bool = False) -> None:
         self.data = data or {}
         self.path = path
         self.problems = problems or []
         self.broken = broken  # unreadable: never write over it
 
     @classmethod
-    def load(cls, path=None):
+    def load(cls, path: Optional[str] = None) -> "Config":
         path = path or config_path()
         if not os.path.exists(path):
             return cls({}, path)
@@ -231,7 +233,7 @@ class Config:
                 data[key] = {}
         return cls(data, path, problems)
 
-    def host(self, name) -> HostConfig:
+    def host(self, name: str) -> HostConfig:
         cfg = HostConfig()
         problems = self.problems
         for where, table in (("defaults", self.data.get("defaults", {})),
@@ -252,7 +254,7 @@ class Config:
         self.problems = list(dict.fromkeys(problems))
         return cfg
 
-    def keymap(self):
+    def keymap(self) -> Dict[str, str]:
         """`[keymap]`: binding id -> keys (as posting does), e.g. `release = "ctrl+r"`."""
         table = self.data.get("keymap", {})
         if not isinstance(table, dict):
@@ -268,10 +270,11 @@ class Config:
                                      % (self.path, binding_id))
         return keymap
 
-    def set_host_values(self, name, **values):
+    def set_host_values(self, name: str, **values: Any) -> None:
         """Remember values for a host (e.g. a rate typed in the app). The file is edited
         round-trip (tomlkit): the user's comments, order and formatting stay, only these
         values change. Atomic write, 0600."""
+        self.path = self.path or config_path()  # one built in memory saves to the default file
         if self.broken:
             raise ConfigError(_("%s could not be read, so gputui will not overwrite it; fix or "
                                 "remove it first") % self.path)
@@ -304,7 +307,7 @@ class Config:
         self.data = doc.unwrap()
 
 
-def host_table_for_edit(doc, name, path):
+def host_table_for_edit(doc: Any, name: str, path: Optional[str]) -> Any:
     """The tomlkit table of [hosts.NAME] in `doc`, created when missing; ConfigError (saying
     which key and what it holds) when [hosts] or hosts.NAME is there but is not a table."""
     hosts = doc.get("hosts")

@@ -8,7 +8,7 @@ tui.ui.fleet_app. Nothing here touches the network or a terminal.
 import dataclasses
 import re
 import time
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from tui.core.cells import cell_len, pad  # terminal cells (CJK takes two); the one padder
 
@@ -20,6 +20,9 @@ from tui.core.config import HostConfig
 from tui.core.i18n import N_, _, ngettext
 from tui.core.model import ConnState
 from tui.core.state import DashboardState
+
+if TYPE_CHECKING:
+    from tui.core.ledger import Ledger
 
 # Row states, as the fleet shows them. The values are data (JSON, Prometheus labels) and stay
 # English; screens and text output show _(state).
@@ -40,25 +43,27 @@ class FleetHost:
     ledger_row: Optional[dict] = None  # its newest ledger session
 
 
-def fleet_hosts(ledger_rows, config_hosts, explicit=None) -> List[FleetHost]:
+def fleet_hosts(ledger_rows: Iterable[dict], config_hosts: Iterable[str],
+                explicit: Optional[Iterable[str]] = None) -> List[FleetHost]:
     """The fleet: every host with an open ledger session plus every host in the config
     (or exactly `explicit`), in that order, each once. A host whose newest ledger session
     has ended (released) and has no open one is listed as released and not connected."""
     newest: Dict[str, dict] = {}
-    open_hosts = []
+    open_hosts: List[str] = []
     for row in sorted(ledger_rows, key=lambda r: (r.get("start") or 0, r.get("id") or 0)):
         newest[row["host"]] = row
         if row.get("end") is None and row["host"] not in open_hosts:
             open_hosts.append(row["host"])
     names = list(explicit) if explicit else open_hosts + [h for h in config_hosts]
-    out, seen = [], set()
+    out: List[FleetHost] = []
+    seen: Set[str] = set()
     for name in names:
         if name in seen:
             continue
         seen.add(name)
-        row = newest.get(name)
-        released = name not in open_hosts and row is not None and row.get("end") is not None
-        out.append(FleetHost(name, released, row))
+        last = newest.get(name)
+        released = name not in open_hosts and last is not None and last.get("end") is not None
+        out.append(FleetHost(name, released, last))
     return out
 
 
@@ -70,12 +75,12 @@ class IdleStreak:
     one busy sample ends it. Samples at or before the last one are ignored (backlog overlap).
     """
 
-    def __init__(self, max_gap=STREAK_MAX_GAP):
+    def __init__(self, max_gap: float = STREAK_MAX_GAP) -> None:
         self.max_gap = max_gap
         self.since: Optional[float] = None  # start of the current all-idle run
         self.last_t: Optional[float] = None
 
-    def add(self, t, idle):
+    def add(self, t: float, idle: bool) -> None:
         if self.last_t is not None and t <= self.last_t:
             return
         if not idle:
@@ -84,7 +89,7 @@ class IdleStreak:
             self.since = t
         self.last_t = t
 
-    def seconds(self):
+    def seconds(self) -> Optional[float]:
         """Seconds of the current idle run up to the newest sample; None when not idle."""
         if self.since is None or self.last_t is None:
             return None
@@ -118,13 +123,13 @@ class BoxRow:
     burning: bool = False  # billing while idle longer than the alarm threshold
 
 
-def idle_burning(state, idle_for, threshold_s):
+def idle_burning(state: str, idle_for: Optional[float], threshold_s: float) -> bool:
     """The forgotten-box verdict: a live box whose GPUs have all been idle for at least
     `threshold_s`. Only live data counts: a box we cannot see is not judged idle."""
     return state == LIVE and idle_for is not None and idle_for >= threshold_s
 
 
-def row_state(session_state, connects, failed_once):
+def row_state(session_state: object, connects: int, failed_once: bool) -> str:
     """The fleet's word for a session state: a box never reached is "unreachable" once an
     attempt failed (it keeps retrying); a box that was live and dropped is "reconnecting"."""
     if session_state == ConnState.LIVE:
@@ -136,7 +141,7 @@ def row_state(session_state, connects, failed_once):
     return UNREACHABLE if failed_once else CONNECTING
 
 
-def released_note(ledger_row):
+def released_note(ledger_row: Mapping[str, Any]) -> str:
     """'ended 2026-11-28 23:10 (released)' for a box the ledger says is gone."""
     import datetime
     end = ledger_row.get("end")
@@ -149,7 +154,7 @@ def released_note(ledger_row):
 RETRY_TEMPLATE = "%s - attempt %d, next in %.0fs"
 
 
-def retry_report(detail):
+def retry_report(detail: Optional[str]) -> bool:
     """Whether `detail` is the session's failure report ("<why> - attempt N, next in Ns"), in
     English or in the UI language: a word test ("next in") never matched the Chinese one, so
     an unreachable box stayed "connecting" and `fleet --check` waited out its timeout."""
@@ -161,7 +166,7 @@ def retry_report(detail):
     return False
 
 
-def autostop_label(status):
+def autostop_label(status: object) -> Optional[str]:
     """The probe's autostop status in one word or two."""
     if not isinstance(status, dict):
         return None
@@ -171,7 +176,7 @@ def autostop_label(status):
     return "armed" if status.get("armed") else "off"
 
 
-def autostop_text(label):
+def autostop_text(label: Optional[str]) -> Optional[str]:
     """autostop_label() in the UI language ("countdown 1:20" keeps its clock)."""
     if not label:
         return label
@@ -187,7 +192,7 @@ CHECKLIST_WORDS = (N_("pass"), N_("warn"), N_("fail"))
 ENDINGS = (N_("released in the provider console"),)
 
 
-def checklist_verdict(ledger_row):
+def checklist_verdict(ledger_row: Optional[Mapping[str, Any]]) -> Optional[str]:
     """pass / warn / fail of the last shutdown checklist recorded for this session."""
     import json
     raw = (ledger_row or {}).get("checklist")
@@ -203,7 +208,7 @@ def checklist_verdict(ledger_row):
     return None
 
 
-def sort_rows(rows: List[BoxRow], key="cost") -> List[BoxRow]:
+def sort_rows(rows: List[BoxRow], key: str = "cost") -> List[BoxRow]:
     """cost and idle: largest first, unknown last; name: alphabetical. Ties by name.
     Released boxes (history, not spending) always come after the others."""
     gone = [r for r in rows if r.state == RELEASED]
@@ -217,7 +222,7 @@ def sort_rows(rows: List[BoxRow], key="cost") -> List[BoxRow]:
             + sorted(gone, key=lambda r: r.host))
 
 
-def next_sort(key):
+def next_sort(key: str) -> str:
     return SORT_KEYS[(SORT_KEYS.index(key) + 1) % len(SORT_KEYS)]
 
 
@@ -250,7 +255,7 @@ def check_exit_code(rows: List[BoxRow]) -> int:
     return EXIT_BURNING if any(r.burning for r in rows) else EXIT_OK
 
 
-def new_alarms(rows: List[BoxRow], rung: set) -> List[str]:
+def new_alarms(rows: List[BoxRow], rung: Set[str]) -> List[str]:
     """Hosts that started burning since the last call: the bell rings once per box. A box
     that stops burning may ring again later."""
     fresh = [r.host for r in rows if r.burning and r.host not in rung]
@@ -260,7 +265,7 @@ def new_alarms(rows: List[BoxRow], rung: set) -> List[str]:
 
 
 # -- text -------------------------------------------------------------------------------
-def duration_text(seconds):
+def duration_text(seconds: Optional[float]) -> str:
     if seconds is None:
         return "—"
     seconds = int(seconds)
@@ -273,7 +278,7 @@ def duration_text(seconds):
     return "%dd%02dh" % (seconds // 86400, seconds % 86400 // 3600)
 
 
-def gpu_text(gpus: List[GpuBar]):
+def gpu_text(gpus: List[GpuBar]) -> str:
     """Compact per-GPU figures: '93% 61/80G'. Bars are drawn by the screen."""
     parts = []
     for g in gpus:
@@ -286,13 +291,13 @@ def gpu_text(gpus: List[GpuBar]):
     return "  ".join(parts) if parts else "—"
 
 
-def row_dict(r: BoxRow):
+def row_dict(r: BoxRow) -> Dict[str, Any]:
     d = dataclasses.asdict(r)
     d["gpus"] = [dataclasses.asdict(g) for g in r.gpus]
     return d
 
 
-def fleet_json(rows: List[BoxRow], threshold_s):
+def fleet_json(rows: List[BoxRow], threshold_s: float) -> Dict[str, Any]:
     # JSON is read by scripts: `gputui fleet --json` switches the language to English before
     # anything is built, so "alarm", "state" and "reason" stay English whatever the locale.
     return {"alarm": alarm_text(rows), "idle_alarm_seconds": threshold_s,
@@ -303,12 +308,12 @@ TABLE_WIDTHS = (18, 12, 22, 4, 4, 7, 10, 9, 10)  # the last column (note) is not
 TABLE_RIGHT = (False, False, False, True, True, True, True, True, True)
 
 
-def table_line(cells, widths=TABLE_WIDTHS):
+def table_line(cells: Sequence[Any], widths: Sequence[int] = TABLE_WIDTHS) -> str:
     return " ".join(pad(c, w, right) for c, w, right in zip(cells, widths, TABLE_RIGHT)) + \
         "  " + str(cells[-1])
 
 
-def fleet_table(rows: List[BoxRow]):
+def fleet_table(rows: List[BoxRow]) -> str:
     """The plain table `gputui fleet --check` prints (box strings are shown visibly safe by
     the caller). A title wider than its column (Chinese "无保护" is 6 cells) widens it."""
     head = (_("HOST"), _("STATE"), _("GPUS"), _("JOBS"), _("UNPR"), _("IDLE"),
@@ -335,8 +340,9 @@ class FleetBox:
     the box's dashboard from the fleet shows the history gathered so far.
     """
 
-    def __init__(self, fleet_host: FleetHost, host_cfg: HostConfig, ledger=None,
-                 clock=time.time, on_change=None):
+    def __init__(self, fleet_host: FleetHost, host_cfg: HostConfig, ledger: Optional["Ledger"] = None,
+                 clock: Callable[[], float] = time.time,
+                 on_change: Optional[Callable[["FleetBox"], None]] = None) -> None:
         self.host = fleet_host.host
         self.fleet_host = fleet_host
         self.cfg = host_cfg
@@ -352,13 +358,13 @@ class FleetBox:
         self.failed_once = False
         self.reason = ""  # why the last attempt failed, kept while the next one runs
         self.jobs_version = 0
-        self.on_change = on_change or (lambda box: None)
+        self.on_change: Callable[[FleetBox], None] = on_change or (lambda box: None)
         self.backlog_in = False  # the daemon's history has arrived since the last connect
         self.autostop_events: List[dict] = []
         self.notice: Optional[str] = None
 
     # -- listener ------------------------------------------------------------------------
-    def on_state(self, state, detail=""):
+    def on_state(self, state: ConnState, detail: str = "") -> None:
         if state == ConnState.LIVE:
             self.connects += 1
             self.reason = ""
@@ -372,12 +378,12 @@ class FleetBox:
         self.state.set_connection(state, detail)
         self.on_change(self)
 
-    def on_inventory(self, inventory):
+    def on_inventory(self, inventory: Dict[str, Any]) -> None:
         self.state.set_inventory(inventory)
         self.billing.on_inventory(inventory)
         self.on_change(self)
 
-    def on_sample(self, sample):
+    def on_sample(self, sample: Dict[str, Any]) -> None:
         s = self.state.add_sample(sample)
         self.billing.on_sample(sample)
         if not s.gpu_error and s.t is not None:
@@ -385,31 +391,32 @@ class FleetBox:
                                                    self.cfg.idle_threshold))
         self.on_change(self)
 
-    def on_proc_meta(self, procs):
+    def on_proc_meta(self, procs: Sequence[Mapping]) -> None:
         self.state.add_proc_meta(procs)
 
-    def on_latency(self, ms):
+    def on_latency(self, ms: Optional[float]) -> None:
         self.state.rtt_ms = ms
 
-    def on_autostop(self, status, event=None, events=None):
+    def on_autostop(self, status: Optional[dict], event: Optional[dict] = None,
+                    events: Optional[Iterable[dict]] = None) -> None:
         self.autostop = status
         self.autostop_events.extend(([event] if event else []) + list(events or []))
         del self.autostop_events[:-50]
         self.on_change(self)
 
-    def on_notice(self, text):
+    def on_notice(self, text: Optional[str]) -> None:
         self.notice = text  # a fallback the session took (e.g. the terminal transport)
 
-    def on_jobs(self, jobs):
+    def on_jobs(self, jobs: Optional[dict]) -> None:
         self.state.set_jobs(jobs)
         self.jobs_version += 1
         self.on_change(self)
 
     # -- output --------------------------------------------------------------------------
-    def threshold_s(self):
+    def threshold_s(self) -> float:
         return 60.0 * self.cfg.idle_alarm_minutes
 
-    def row(self, now=None) -> BoxRow:
+    def row(self, now: Optional[float] = None) -> BoxRow:
         now = self.clock() if now is None else now
         ledger = self.billing.session or self.fleet_host.ledger_row or {}
         if self.fleet_host.released:
@@ -437,7 +444,7 @@ class FleetBox:
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
             burning=idle_burning(state, idle_for, self.threshold_s()))
 
-    def settled(self):
+    def settled(self) -> bool:
         """Enough is known for a verdict: live with the backlog in, released, or failed."""
         if self.fleet_host.released or self.failed_once or self.session_state == ConnState.FAILED:
             return True

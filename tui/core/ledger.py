@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 import time
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from tui.core import config
 from tui.core.boxtext import visible
@@ -59,16 +60,16 @@ COLUMNS = ("id", "host", "boot_id", "gpu_model", "gpu_count", "provider", "start
 MONOTONE = ("idle_seconds", "idle_until", "last_contact")
 
 
-def ledger_path():
+def ledger_path() -> str:
     return os.path.join(config.state_dir(), "ledger.sqlite3")
 
 
-def make_private_dir(path):  # tui.core.private, imported here to keep ledger's import lines as they are
+def make_private_dir(path: str) -> str:  # tui.core.private, imported here to keep ledger's import lines as they are
     from tui.core.private import make_private_dir as make
     return make(path)
 
 
-def open_private(path, flags):
+def open_private(path: str, flags: int) -> int:
     from tui.core.private import open_private as opener
     return opener(path, flags)
 
@@ -84,7 +85,7 @@ class Corrupt(sqlite3.DatabaseError):
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CORRUPT, SQLITE_NOTADB = 5, 6, 11, 26
 
 
-def says_not_a_database(exc):
+def says_not_a_database(exc: BaseException) -> bool:
     """Only this moves a ledger aside: SQLite itself says the file is not a database
     or is malformed. Locked, busy, read-only, I/O and permission errors never do."""
     if isinstance(exc, Corrupt):
@@ -96,26 +97,27 @@ def says_not_a_database(exc):
     return "file is not a database" in text or "malformed" in text
 
 
-def is_locked(exc):
+def is_locked(exc: BaseException) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def lock_holders(path):
+def lock_holders(path: str) -> List[str]:
     """Who holds a lock on the ledger (or has it open): ['pid 123 (python x.py)', ...].
 
     Linux: the POSIX locks in /proc/locks on the file and its -wal/-shm, write locks
     first; then processes with the file open. Elsewhere (or if nothing is found): []."""
-    inodes = {}
+    inodes: Dict[int, str] = {}
     for suffix in ("", "-wal", "-shm"):
         try:
             inodes[os.stat(path + suffix).st_ino] = suffix
         except OSError:
             pass
     me = os.getpid()
-    writers, readers = [], []
+    writers: List[int] = []
+    readers: List[int] = []
     try:
         with open("/proc/locks") as f:
             for line in f:
@@ -136,9 +138,9 @@ def lock_holders(path):
     return ["pid %d (%s)" % (pid, _cmdline(pid)) for pid in pids[:5]]
 
 
-def _pids_with_open(path, me):
+def _pids_with_open(path: str, me: int) -> List[int]:
     real = os.path.realpath(path)
-    found = []
+    found: List[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -157,7 +159,7 @@ def _pids_with_open(path, me):
     return found
 
 
-def _cmdline(pid):
+def _cmdline(pid: int) -> str:
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             argv = f.read().rstrip(b"\0").split(b"\0")
@@ -167,10 +169,10 @@ def _cmdline(pid):
 
 
 class Ledger:
-    def __init__(self, path=None, timeout=15.0):
+    def __init__(self, path: Optional[str] = None, timeout: float = 15.0) -> None:
         self.path = path or ledger_path()
         self.timeout = timeout  # seconds to wait for another process's lock
-        self.notice = None  # a message for the user (e.g. "corrupt file moved aside")
+        self.notice: Optional[str] = None  # a message for the user (e.g. "corrupt file moved aside")
         make_private_dir(os.path.dirname(self.path) or ".")
         self._create_private()
         try:
@@ -186,7 +188,7 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(self._explain("cannot open", exc))
 
-    def _create_private(self):
+    def _create_private(self) -> None:
         """Create the file 0600 before SQLite does (it would use 0644 under a normal umask);
         SQLite gives its -wal and -shm files the database file's mode."""
         try:
@@ -194,7 +196,7 @@ class Ledger:
         except OSError:
             pass  # SQLite's own open says what is wrong, with the path
 
-    def _explain(self, what, exc):
+    def _explain(self, what: str, exc: BaseException) -> str:
         """One line for the user; a lock says who holds it and that nothing was lost."""
         if isinstance(exc, sqlite3.OperationalError) and is_locked(exc):
             who = lock_holders(self.path)
@@ -204,7 +206,7 @@ class Ledger:
                         ", ".join(who) if who else "holder unknown"))
         return "%s the ledger %s: %s" % (what, self.path, exc)
 
-    def _open_waiting(self):
+    def _open_waiting(self) -> sqlite3.Connection:
         """_open, again while the file is locked: SQLite answers BUSY at once (without
         its busy timeout) when two processes create or switch the journal together."""
         deadline = time.monotonic() + self.timeout
@@ -216,7 +218,7 @@ class Ledger:
                     raise
                 time.sleep(0.05)
 
-    def _open(self):
+    def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         db.row_factory = sqlite3.Row
         try:
@@ -238,7 +240,7 @@ class Ledger:
 
     @staticmethod
     @contextlib.contextmanager
-    def _tx(db):
+    def _tx(db: sqlite3.Connection) -> Iterator[None]:
         """One write transaction; IMMEDIATE takes the write lock up front so two gputui
         processes queue (busy_timeout) instead of failing halfway."""
         db.execute("BEGIN IMMEDIATE")
@@ -249,7 +251,7 @@ class Ledger:
             raise
         db.execute("COMMIT")
 
-    def _move_aside(self, exc):
+    def _move_aside(self, exc: BaseException) -> str:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         aside = "%s.corrupt-%s" % (self.path, stamp)
         for suffix in ("", "-wal", "-shm"):
@@ -259,12 +261,14 @@ class Ledger:
         return ("The ledger %s could not be read (%s). It was moved to %s and a new ledger "
                 "was started; the old file is kept for recovery." % (self.path, exc, aside))
 
-    def close(self):
+    def close(self) -> None:
         self.db.close()
 
     # -- writes --------------------------------------------------------------------
-    def open_session(self, host, boot_id, start, gpu_model=None, gpu_count=None, provider=None,
-                     rate=None, currency=None, granularity=None, now=None):
+    def open_session(self, host: str, boot_id: Optional[str], start: Optional[float], gpu_model: Optional[str] = None,
+                     gpu_count: Optional[int] = None, provider: Optional[str] = None,
+                     rate: Optional[float] = None, currency: Optional[str] = None,
+                     granularity: Optional[str] = None, now: Optional[float] = None) -> Dict[str, Any]:
         """Open the billing session of (host, boot) or continue it. -> dict row."""
         now = time.time() if now is None else now
         try:
@@ -286,9 +290,12 @@ class Ledger:
                      currency, granularity, now, now))
         except sqlite3.Error as exc:
             raise LedgerError(self._explain("cannot write", exc))
-        return self.get(host, boot_id or "unknown")
+        row = self.get(host, boot_id or "unknown")
+        if row is None:  # the upsert above wrote it: only another process deleting it gets here
+            raise LedgerError("the ledger %s lost the session it just wrote" % self.path)
+        return row
 
-    def update(self, session_id, **values):
+    def update(self, session_id: int, **values: Any) -> None:
         """Record progress (end, cost, idle...). One transaction."""
         allowed = {"end", "rate", "currency", "granularity", "cost", "idle_seconds", "idle_until",
                    "idle_cost", "ended_how", "checklist", "last_contact", "start"}
@@ -299,7 +306,7 @@ class Ledger:
             values["checklist"] = json.dumps(values["checklist"])
         sets = ", ".join(("%s = coalesce(max(%s, ?), ?, %s)" % (k, k, k)) if k in MONOTONE else "%s = ?" % k
                          for k in values)
-        args = []
+        args: List[Any] = []
         for k, v in values.items():
             args += [v, v] if k in MONOTONE else [v]
         try:
@@ -309,24 +316,24 @@ class Ledger:
             raise LedgerError(self._explain("cannot write", exc))
 
     # -- reads ---------------------------------------------------------------------
-    def _read(self, sql, args=()):
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> List[sqlite3.Row]:
         try:
             return self.db.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
             raise LedgerError(self._explain("cannot read", exc))
 
-    def get(self, host, boot_id):
+    def get(self, host: str, boot_id: str) -> Optional[Dict[str, Any]]:
         rows = self._read("SELECT * FROM sessions WHERE host = ? AND boot_id = ?", (host, boot_id))
         return dict(rows[0]) if rows else None
 
-    def cost_since(self, t0, exclude_id=None):
+    def cost_since(self, t0: float, exclude_id: Optional[int] = None) -> float:
         """Money recorded by sessions in contact since t0 (for the per-day budget)."""
         rows = self._read(
             "SELECT coalesce(sum(cost), 0) FROM sessions WHERE last_contact >= ? AND id IS NOT ?",
             (t0, exclude_id))
         return float(rows[0][0])
 
-    def sessions(self):
+    def sessions(self) -> List[Dict[str, Any]]:
         out = []
         for row in self._read("SELECT * FROM sessions ORDER BY start"):
             d = dict(row)
@@ -336,11 +343,11 @@ class Ledger:
         return out
 
 
-def _fmt_time(t):
+def _fmt_time(t: Optional[float]) -> str:
     return datetime.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M") if t else "—"
 
 
-def ledger_table(rows):
+def ledger_table(rows: Sequence[Dict[str, Any]]) -> str:
     """The human table `gputui ledger` prints."""
     from tui.core.billing import format_money
     head = columns((("ID", -4), (_("HOST"), -18), ("GPU", -18), (_("START"), -16), (_("END"), -16),
@@ -361,7 +368,7 @@ def ledger_table(rows):
     return "\n".join(lines)
 
 
-def ledger_csv(rows):
+def ledger_csv(rows: Sequence[Dict[str, Any]]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
     w.writeheader()

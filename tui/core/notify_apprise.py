@@ -8,7 +8,7 @@ failure is Apprise's own warning, with the channel's secrets scrubbed out.
 
 import dataclasses
 import logging
-from typing import List
+from typing import Any, Iterable, List
 
 from remote_probe.wire import channel_requests, channel_urls
 
@@ -22,14 +22,14 @@ class ChannelResult:
     reason: str  # safe to show: no secret in it
 
 
-def apprise_asset():
+def apprise_asset() -> Any:
     """gputui's name on the messages and no icons: the asset the oracle test uses too."""
     import apprise
     return apprise.AppriseAsset(app_id=APP_ID, app_desc=APP_ID, image_url_mask="",
                                 image_path_mask="", image_url_logo="")
 
 
-def send_all(urls, title, body, kind="info") -> List[ChannelResult]:
+def send_all(urls: Iterable[str], title: str, body: str, kind: str = "info") -> List[ChannelResult]:
     """Send (title, body) through every URL; one result per URL, in order."""
     import apprise
     notify_type = {"success": apprise.NotifyType.SUCCESS, "warning": apprise.NotifyType.WARNING,

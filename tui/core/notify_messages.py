@@ -6,7 +6,7 @@ are the one place the messages are translated."""
 from tui.core.i18n import _
 
 
-def templates():
+def templates() -> dict[str, list[str]]:
     return {
         "finished": [_("%(job)s finished on %(box)s"),
                      _("%(job)s ended normally (%(cause)s) after %(runtime)s.\n%(evidence)s")],
@@ -31,7 +31,7 @@ def templates():
     }
 
 
-def causes():
+def causes() -> dict[str, str]:
     return {
         "cuda_oom": _("CUDA out of memory"),
         "nccl_timeout": _("NCCL watchdog timeout"),

@@ -20,7 +20,7 @@ send; a bad one is reported, without its secrets, and left out.
 
 import dataclasses
 import time
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from remote_probe.wire import channel_requests, channel_urls, notify_kinds
 from tui.core.i18n import _
@@ -33,8 +33,8 @@ class QuietHours:
     utc_offset_minutes: int  # the laptop's offset from UTC, so a UTC box keeps the user's clock
     allow: Optional[List[str]] = None  # kinds that still go out; None: notify_kinds.URGENT_KINDS
 
-    def wire(self):
-        out = {"start": self.start, "end": self.end, "utc_offset_minutes": self.utc_offset_minutes}
+    def wire(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"start": self.start, "end": self.end, "utc_offset_minutes": self.utc_offset_minutes}
         if self.allow is not None:
             out["allow"] = list(self.allow)
         return out
@@ -47,32 +47,32 @@ class NotifySettings:
     quiet: Optional[QuietHours] = None
     enabled: bool = True
 
-    def wants(self, kind):
+    def wants(self, kind: str) -> bool:
         return self.enabled and (self.events is None or kind in self.events or kind == "test")
 
-    def shown_urls(self):
+    def shown_urls(self) -> List[str]:
         """The channels as they may be shown: secrets masked."""
         return [channel_urls.redact_url(u) for u in self.urls]
 
-    def wire(self):
+    def wire(self) -> Dict[str, Any]:
         """What the laptop pushes to the box's daemon (over the existing channel). It holds
         the secrets: never log it, show it, or put it in status output."""
         return {"urls": list(self.urls) if self.enabled else [],
                 "events": None if self.events is None else list(self.events),
                 "quiet": self.quiet.wire() if self.quiet else None}
 
-    def __repr__(self):  # a dataclass repr would print the URLs and their secrets
+    def __repr__(self) -> str:  # a dataclass repr would print the URLs and their secrets
         return "NotifySettings(urls=%r, events=%r, quiet=%r, enabled=%r)" % (
             self.shown_urls(), self.events, self.quiet, self.enabled)
 
 
-def local_utc_offset_minutes(now=None):
+def local_utc_offset_minutes(now: Optional[float] = None) -> int:
     """The laptop's UTC offset now (DST included), in minutes."""
     t = time.localtime(time.time() if now is None else now)
     return int((t.tm_gmtoff or 0) // 60)
 
 
-def parse_quiet_hours(text):
+def parse_quiet_hours(text: object) -> Optional[Tuple[str, str]]:
     """("23:00", "07:30") from "23:00-07:30"; None when it is not that shape."""
     if not isinstance(text, str) or "-" not in text:
         return None
@@ -84,7 +84,7 @@ def parse_quiet_hours(text):
     return start, end
 
 
-def _kinds(value, where, key, problems):
+def _kinds(value: object, where: str, key: str, problems: List[str]) -> Optional[List[str]]:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -98,7 +98,7 @@ def _kinds(value, where, key, problems):
     return [v for v in value if v in notify_kinds.KINDS]
 
 
-def url_problem(url):
+def url_problem(url: object) -> Optional[str]:
     """Why a channel URL cannot be used (safe to show: no secret in it), or None."""
     if not isinstance(url, str) or not url.strip():
         return _("not a URL")
@@ -116,7 +116,7 @@ def url_problem(url):
 _KEYS = ("urls", "quiet_hours", "quiet_allow", "events", "only_these", "enabled")
 
 
-def _table(data, where, problems):
+def _table(data: object, where: str, problems: List[str]) -> Dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -128,7 +128,7 @@ def _table(data, where, problems):
     return data
 
 
-def _urls(table, where, problems):
+def _urls(table: Dict[str, Any], where: str, problems: List[str]) -> List[str]:
     urls = table.get("urls", [])
     if isinstance(urls, str):
         urls = [urls]
@@ -146,7 +146,7 @@ def _urls(table, where, problems):
     return good
 
 
-def _quiet(table, where, problems, offset):
+def _quiet(table: Dict[str, Any], where: str, problems: List[str], offset: int) -> Optional[QuietHours]:
     raw = table.get("quiet_hours")
     if raw is None or raw == "":
         return None
@@ -159,14 +159,15 @@ def _quiet(table, where, problems, offset):
     return QuietHours(window[0], window[1], offset, allow)
 
 
-def notify_settings(data, host=None, now=None):
+def notify_settings(data: Optional[Dict[str, Any]], host: Optional[str] = None,
+                    now: Optional[float] = None) -> Tuple[NotifySettings, List[str]]:
     """(NotifySettings, problems) for `host` (None: the global settings only), from the
     config dict as tui/core/config.py loads it."""
-    problems = []
+    problems: List[str] = []
     data = data or {}
     offset = local_utc_offset_minutes(now)
     glob = _table(data.get("notify"), "notify", problems)
-    host_table = {}
+    host_table: Dict[str, Any] = {}
     if host is not None:
         hosts = data.get("hosts")
         entry = hosts.get(host) if isinstance(hosts, dict) else None

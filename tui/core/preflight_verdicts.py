@@ -6,9 +6,16 @@ Each check gives pass / warn / fail and one line. The facts come from the probe
 
 import dataclasses
 import re
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from tui.core.i18n import N_, _, ngettext
+
+if TYPE_CHECKING:
+    from tui.core.config import HostConfig
+    from tui.core.model import GpuLive
+    from tui.core.providers import Preset
+
+Facts = Mapping[str, Any]  # the probe's preflight facts (and the inventory inside them)
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 ORDER = {PASS: 0, WARN: 1, FAIL: 2}
@@ -42,31 +49,31 @@ class Check:
     reason: str
 
 
-def spec_for(name):
+def spec_for(name: Optional[str]) -> Optional[Dict[str, int]]:
     for pattern, mem, tflops in GPU_SPECS:
         if name and re.search(pattern, name):
             return {"mem_total": mem, "tflops": tflops}
     return None
 
 
-def worst(checks):
-    return max((c.verdict for c in checks), key=ORDER.get, default=PASS)
+def worst(checks: Iterable[Check]) -> str:
+    return max((c.verdict for c in checks), key=ORDER.__getitem__, default=PASS)
 
 
-def exit_code(checks):
+def exit_code(checks: Iterable[Check]) -> int:
     return ORDER[worst(checks)]
 
 
-def _cuda_tuple(text):
+def _cuda_tuple(text: Optional[str]) -> Optional[Tuple[int, int]]:
     m = re.match(r"(\d+)\.(\d+)", text or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _expect_words(expect):
+def _expect_words(expect: Optional[str]) -> List[str]:
     return (expect or "").lower().replace(",", " ").split()
 
 
-def slice_verdict(kind, slice_names, expect):
+def slice_verdict(kind: str, slice_names: Iterable[Optional[str]], expect: Optional[str]) -> str:
     """A MIG or vGPU slice judged against what was ordered (`expect` in the host's config):
     ordered -> pass; nothing said -> warn (RunPod and others sell MIG SKUs); a whole card ordered,
     or another slice profile -> fail."""
@@ -81,7 +88,7 @@ def slice_verdict(kind, slice_names, expect):
     return PASS
 
 
-def slice_hint(kind, slice_names, expect):
+def slice_hint(kind: str, slice_names: Iterable[Optional[str]], expect: Optional[str]) -> str:
     verdict = slice_verdict(kind, slice_names, expect)
     if verdict == PASS:
         return _(" (as ordered: %s)") % expect
@@ -90,7 +97,7 @@ def slice_hint(kind, slice_names, expect):
     return _(" (ordered: %s)") % expect
 
 
-def check_gpus(inv, rented: Optional[int], expect: Optional[str] = None) -> List[Check]:
+def check_gpus(inv: Facts, rented: Optional[int], expect: Optional[str] = None) -> List[Check]:
     gpus = inv.get("gpus") or []
     out = []
     if not gpus:
@@ -125,7 +132,7 @@ def check_gpus(inv, rented: Optional[int], expect: Optional[str] = None) -> List
     return out
 
 
-def check_torch(inv, torch) -> List[Check]:
+def check_torch(inv: Facts, torch: Facts) -> List[Check]:
     out = []
     if torch.get("error"):
         return [Check(_("training python"), WARN, torch["error"])]
@@ -160,7 +167,7 @@ def check_torch(inv, torch) -> List[Check]:
     return out
 
 
-def check_visible_devices(inv, value) -> List[Check]:
+def check_visible_devices(inv: Facts, value: Optional[str]) -> List[Check]:
     if value is None:
         return [Check("CUDA_VISIBLE_DEVICES", PASS, _("not set: every GPU is visible"))]
     gpus = inv.get("gpus") or []
@@ -176,7 +183,8 @@ def check_visible_devices(inv, value) -> List[Check]:
     return [Check("CUDA_VISIBLE_DEVICES", PASS, "%r" % value)]
 
 
-def check_smoke(inv, torch, sample_gpus=None) -> List[Check]:
+def check_smoke(inv: Facts, torch: Facts,
+                sample_gpus: Optional[Mapping[int, "GpuLive"]] = None) -> List[Check]:
     out = []
     static = {g.get("index"): g for g in inv.get("gpus") or []}
     for s in torch.get("smoke") or []:
@@ -207,7 +215,7 @@ def check_smoke(inv, torch, sample_gpus=None) -> List[Check]:
     return out
 
 
-def check_host(inv, facts, cfg) -> List[Check]:
+def check_host(inv: Facts, facts: Facts, cfg: "HostConfig") -> List[Check]:
     gpus = inv.get("gpus") or []
     out = []
     n = max(1, len(gpus))
@@ -225,7 +233,7 @@ def check_host(inv, facts, cfg) -> List[Check]:
     return out
 
 
-def check_disks(facts, preset) -> List[Check]:
+def check_disks(facts: Facts, preset: Optional["Preset"]) -> List[Check]:
     disks = {d["mount"]: d for d in facts.get("disks") or []}
     out = []
     root = disks.get("/")
@@ -245,7 +253,7 @@ def check_disks(facts, preset) -> List[Check]:
     return out
 
 
-def net_hint(host, facts, preset):
+def net_hint(host: str, facts: Facts, preset: Optional["Preset"]) -> str:
     """What to do when `host` does not answer, for this provider (issue 22)."""
     key = preset.key if preset else None
     if key in ("autodl", "gpuhub") and "/etc/network_turbo" in (facts.get("network_files") or ()):
@@ -262,7 +270,7 @@ def net_hint(host, facts, preset):
     return ""
 
 
-def check_net(facts, preset=None) -> List[Check]:
+def check_net(facts: Facts, preset: Optional["Preset"] = None) -> List[Check]:
     out = []
     for r in facts.get("net") or []:
         host = re.sub(r"^https?://([^/]+).*$", r"\1", r["url"])
@@ -277,7 +285,7 @@ def check_net(facts, preset=None) -> List[Check]:
 ROLE_NAMES = {"home": N_("home"), "cwd": N_("working directory"), "data": N_("data")}
 
 
-def check_filesystems(facts) -> List[Check]:
+def check_filesystems(facts: Facts) -> List[Check]:
     """Every filesystem holding the home, the working directory or a data dir, tmpfs included."""
     by_mount: Dict[str, dict] = {}
     for f in facts.get("filesystems") or []:
@@ -311,27 +319,28 @@ PCIE_GBPS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 NVLINK_GBPS_PER_LINK = 25.0
 
 
-def pcie_gbps(gen, width):
+def pcie_gbps(gen: Any, width: Any) -> Optional[float]:
     lane = PCIE_GBPS_PER_LANE.get(gen)
     return lane * width if lane and width else None
 
 
-def pair_gbps(pair, links):
+def pair_gbps(pair: Mapping[str, Any], links: Mapping[int, Mapping[str, Any]]) -> Optional[float]:
     """What a device-to-device copy between two GPUs should reach (GB/s, one direction), or None."""
     if pair.get("nvlinks"):
         return pair["nvlinks"] * NVLINK_GBPS_PER_LINK
     a, b = links.get(pair["a"], {}), links.get(pair["b"], {})
-    rates = [pcie_gbps(x.get("pcie_gen_max"), x.get("pcie_width")) for x in (a, b)]
+    rates: List[Any] = [pcie_gbps(x.get("pcie_gen_max"), x.get("pcie_width")) for x in (a, b)]
     if None in rates:
         return None
     rate = min(rates)
     return rate if pair.get("p2p") == "ok" else rate / 2  # through host memory: down and up again
 
 
-def allreduce_gbps(pairs, links, n):
+def allreduce_gbps(pairs: Iterable[Mapping[str, Any]], links: Mapping[int, Mapping[str, Any]],
+                   n: int) -> Optional[float]:
     """Expected all-reduce bus bandwidth: the slowest hop of the ring 0-1-..-(n-1)-0."""
     by = {(p["a"], p["b"]): p for p in pairs}
-    hops = []
+    hops: List[Any] = []
     for i in range(n):
         a, b = sorted((i, (i + 1) % n))
         if a == b or (a, b) not in by:
@@ -340,7 +349,7 @@ def allreduce_gbps(pairs, links, n):
     return min(hops) if hops and None not in hops else None
 
 
-def bandwidth_verdict(measured, expected):
+def bandwidth_verdict(measured: Optional[float], expected: Optional[float]) -> Tuple[str, Any]:
     """A measured copy or all-reduce against what the link should give. -> (verdict, fraction)."""
     if not measured or not expected:
         return PASS, None
@@ -348,7 +357,7 @@ def bandwidth_verdict(measured, expected):
     return (PASS if frac >= 0.5 else WARN if frac >= 0.25 else FAIL), frac
 
 
-def link_verdict(g, busy=False):
+def link_verdict(g: Mapping[str, Any], busy: bool = False) -> Optional[Tuple[str, str]]:
     """One GPU's PCIe link, negotiated vs maximum. -> (verdict, reason) or None when all is well/unknown."""
     gen, gen_max, w, w_max = g.get("pcie_gen"), g.get("pcie_gen_max"), g.get("pcie_width"), g.get("pcie_width_max")
     if w and w_max and w < w_max:
@@ -361,7 +370,8 @@ def link_verdict(g, busy=False):
     return None
 
 
-def check_interconnect(topology, torch=None, sample_gpus=None) -> List[Check]:
+def check_interconnect(topology: Optional[Facts], torch: Optional[Facts] = None,
+                       sample_gpus: Optional[Mapping[int, "GpuLive"]] = None) -> List[Check]:
     """NVLink/PCIe topology, P2P between every GPU pair, link training, and the measured copies."""
     if not topology or topology.get("error"):
         return [Check(_("interconnect"), WARN, topology["error"])] if topology else []
@@ -422,7 +432,8 @@ def check_interconnect(topology, torch=None, sample_gpus=None) -> List[Check]:
     return out
 
 
-def run_checks(facts, cfg, preset=None, sample_gpus=None) -> List[Check]:
+def run_checks(facts: Facts, cfg: "HostConfig", preset: Optional["Preset"] = None,
+               sample_gpus: Optional[Mapping[int, "GpuLive"]] = None) -> List[Check]:
     inv = facts.get("inventory") or {}
     torch = facts.get("torch") or {}
     checks = check_gpus(inv, cfg.gpus, getattr(cfg, "expect", None))

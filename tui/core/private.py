@@ -6,6 +6,8 @@ The mode is given at creation (never created wider and narrowed later) and, for 
 directory that already existed, narrowed when it is ours.
 """
 
+from __future__ import annotations
+
 import os
 import stat
 
@@ -13,7 +15,7 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-def make_private_dir(path):
+def make_private_dir(path: str) -> str:
     """mkdir -p with 0700 for every directory it creates; `path` itself is made 0700 if it
     already existed and belongs to us. Returns path."""
     path = os.path.abspath(path)
@@ -44,7 +46,8 @@ def make_private_dir(path):
     return path
 
 
-def open_private(path, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode=FILE_MODE):
+def open_private(path: str, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                 mode: int = FILE_MODE) -> int:
     """os.open with 0600 at creation; an existing file is narrowed to 0600 too."""
     fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), mode)
     try:
@@ -54,7 +57,7 @@ def open_private(path, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode=FILE_MO
     return fd
 
 
-def write_private_file(path, data, fsync=True):
+def write_private_file(path: str, data: str | bytes, fsync: bool = True) -> None:
     """Write bytes (or text, as UTF-8) to `path` atomically: a 0600 temp file beside it,
     then rename. The directory is made private if missing."""
     if isinstance(data, str):

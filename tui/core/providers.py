@@ -10,9 +10,12 @@ confirmed from a provider's own page, the comment says so ("UNCONFIRMED").
 
 import dataclasses
 import datetime
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tui.core.i18n import N_, _
+
+if TYPE_CHECKING:
+    from tui.core.config import HostConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,16 +57,16 @@ class Preset:
     at_zero_balance: str = ""  # N_() text: what the provider does when the balance runs out
 
     @property
-    def known(self):
+    def known(self) -> bool:
         return self.key != "unknown"
 
     @property
-    def wiper(self):
+    def wiper(self) -> str:
         """Who wipes a disk at release, for sentences: 'AutoDL', or 'the provider'."""
         return self.name if self.known else _("the provider")
 
     @property
-    def chosen(self):
+    def chosen(self) -> Optional[Action]:
         """The chosen Action, or None for a provider without actions."""
         for a in self.actions:
             if a.key == self.action:
@@ -71,10 +74,10 @@ class Preset:
         return self.actions[0] if self.actions else None
 
     @property
-    def has_choice(self):
+    def has_choice(self) -> bool:
         return len(self.actions) > 1
 
-    def with_action(self, key):
+    def with_action(self, key: str) -> "Preset":
         """This preset with another of its actions chosen: command, kept and wiped paths follow."""
         for a in self.actions:
             if a.key == key:
@@ -278,7 +281,7 @@ CLOUD_STOP = Action(
 )
 
 
-def _preset(key, name, actions, note="", at_zero=""):
+def _preset(key: str, name: str, actions: Sequence[Action], note: str = "", at_zero: str = "") -> Preset:
     a = actions[0]
     return Preset(key, name, a.command, list(a.keeps), list(a.wipes), note or a.bills, tuple(actions),
                   a.key, at_zero)
@@ -312,7 +315,7 @@ CLOUD_VENDORS = (("amazon", "aws"), ("google", "gcp"), ("microsoft", "azure"), (
                  ("tencent", "cloud"), ("oracle", "cloud"))
 
 
-def detect(facts):
+def detect(facts: Mapping[str, Any]) -> str:
     """Which provider a box belongs to, from the probe's `provider` facts. -> preset key."""
     env = facts.get("env") or {}
     paths = set(facts.get("paths") or ())
@@ -338,7 +341,7 @@ def detect(facts):
     return "unknown"
 
 
-def resolve(facts, host_cfg, action=None):
+def resolve(facts: Optional[Mapping[str, Any]], host_cfg: "HostConfig", action: Optional[str] = None) -> Preset:
     """The preset for a host with config overrides applied, its chosen action applied first.
     `action` (or host_cfg.release_action) picks one of the provider's actions; unknown keys keep the default."""
     key = host_cfg.provider or detect(facts or {})
@@ -354,7 +357,7 @@ def resolve(facts, host_cfg, action=None):
     )
 
 
-def release_warning(preset, facts=None):
+def release_warning(preset: Preset, facts: Optional[Mapping[str, Any]] = None) -> Optional[str]:
     """A warning to show before any release of this box, or None.
 
     Azure: an in-OS shutdown keeps billing. AWS: an in-OS shutdown terminates the instance when its
@@ -374,7 +377,7 @@ def release_warning(preset, facts=None):
     return None
 
 
-def after_release(preset):
+def after_release(preset: Preset) -> str:
     """One sentence for the billing panel: what the chosen action keeps billing, and its clock."""
     a = preset.chosen
     if a is None:
@@ -385,7 +388,8 @@ def after_release(preset):
     return "; ".join(parts)
 
 
-def balance_runs_out(balance, spend_per_hour, now, at_zero=""):
+def balance_runs_out(balance: Optional[float], spend_per_hour: Optional[float], now: datetime.datetime,
+                     at_zero: str = "") -> Optional[Dict[str, Any]]:
     """When a prepaid balance reaches zero at the current spend. -> dict or None.
 
     `now` is an aware or naive datetime; returns {"at": datetime, "hours": float, "hhmm": "HH:MM",
@@ -400,7 +404,7 @@ def balance_runs_out(balance, spend_per_hour, now, at_zero=""):
             "date": at.strftime("%Y-%m-%d"), "then": at_zero}
 
 
-def action_lines(preset):
+def action_lines(preset: Preset) -> List[str]:
     """The chosen action's facts as short lines (checklist details, status): how, keeps, wipes, bills, clock."""
     a = preset.chosen
     if a is None:
@@ -421,7 +425,8 @@ def action_lines(preset):
     return out
 
 
-def price_source(api_result, typed_rate):
+def price_source(api_result: Optional[Mapping[str, Any]],
+                 typed_rate: Optional[float]) -> Tuple[Optional[float], Optional[str], Optional[str]]:
     """Which hourly rate the billing clock uses, and where it came from. -> (rate, source, notice).
 
     The provider's own figure (read on the box, issue 22) wins; without it the typed rate (`b`),
@@ -444,12 +449,12 @@ TABLE_HEAD = (N_("Provider"), N_("Action"), N_("Command on the box (or API)"), N
 TABLE_ORDER = ("autodl", "gpuhub", "runpod", "vast", "lambda", "aws", "gcp", "azure", "alibaba")
 
 
-def provider_table(lang="en"):
+def provider_table(lang: str = "en") -> str:
     """Markdown: action -> command -> keeps -> wipes -> bills -> clock, per provider, in `lang`."""
     from tui.core.i18n import translations_for
     tr = translations_for(lang).gettext
 
-    def cell(text):
+    def cell(text: Optional[str]) -> str:
         return (text or "—").replace("|", "\\|").replace("\n", " ")
     rows = ["| " + " | ".join(tr(h) for h in TABLE_HEAD) + " |", "|" + "---|" * len(TABLE_HEAD)]
     for key in TABLE_ORDER:
@@ -472,7 +477,7 @@ DOC_INTRO = {
 }
 
 
-def provider_doc(lang):
+def provider_doc(lang: str) -> str:
     return DOC_INTRO[lang] + provider_table(lang)
 
 

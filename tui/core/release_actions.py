@@ -2,6 +2,7 @@
 `gputui checklist`: the probe collects, the laptop downloads and verifies."""
 
 import asyncio
+import functools
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
@@ -74,7 +75,7 @@ class Release:
         def fmt_money(v: Optional[float]) -> str:
             return format_money(v, self.cfg.currency)
         items, self.statuses = checklist.build(
-            self.facts, gpus, procs, tmux_sessions, self.base, self.preset, autostop, figures,
+            self.facts or {}, gpus, procs, tmux_sessions, self.base, self.preset, autostop, figures,
             fmt_money, corrupt=self.corrupt, waived=self.waived)
         return items
 
@@ -116,7 +117,7 @@ class Release:
                             os.replace(s["local"], s["local"] + ".corrupt-%d" % time.time())
                             self.corrupt.discard(s["path"])  # moved aside: a retry resumes
                         r = await download(sftp, s["path"], self.base, s["size"], s["mtime"],
-                                           expected_sha=lambda p=s["path"]: self._box_sha(p),
+                                           expected_sha=functools.partial(self._box_sha, s["path"]),
                                            progress=on_progress, force=force)
                         if r.status == "failed" and tries < RESUME_TRIES and \
                                 await self._back_online(RECONNECT_WAIT):

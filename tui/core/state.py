@@ -5,7 +5,7 @@ history, process facts and connection state. Widgets read it; they never fetch.
 import collections
 import dataclasses
 import time
-from typing import Deque, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tui.core import from_wire
 from tui.core.i18n import N_, _
@@ -65,7 +65,7 @@ class DashboardState:
     """The box as the screens show it. Messages are read into model objects once, as they
     arrive (tui.core.from_wire); what the panels ask for is joined from those."""
 
-    def __init__(self, host_label: str, clock=time.time) -> None:
+    def __init__(self, host_label: str, clock: Callable[[], float] = time.time) -> None:
         self.host_label = host_label
         self.clock = clock
         self.inventory: dict = {}  # the message as it came (billing, release, doctor read it)
@@ -153,7 +153,7 @@ class DashboardState:
     def tmux_error(self) -> Optional[str]:
         return ((self.jobs or {}).get("tmux") or {}).get("error")
 
-    def set_connection(self, state, detail: str = "") -> None:
+    def set_connection(self, state: object, detail: str = "") -> None:
         self.conn_state, self.conn_detail = conn_state(state) or ConnState.CONNECTING, detail
 
     # -- derived -------------------------------------------------------------

@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import stat
-from typing import Callable, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
 
 from tui.core.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
@@ -47,11 +47,11 @@ class RefusedPath(ValueError):
     pass
 
 
-def safe_component(text):
+def safe_component(text: str) -> str:
     return re.sub(r"[^\w.@+-]", "_", text)[:80] or "_"
 
 
-def local_name(component):
+def local_name(component: str) -> str:
     """The local file name for one remote path component.
 
     Unchanged when a local disk can hold it as it is; otherwise a readable safe part,
@@ -71,7 +71,7 @@ def local_name(component):
     return "%s~%s%s" % (cut, digest, ext)
 
 
-def local_path_for(base, remote_path):
+def local_path_for(base: str, remote_path: object) -> str:
     """Where a remote file lands under `base`; RefusedPath if it could escape."""
     if not isinstance(remote_path, str) or not remote_path or "\x00" in remote_path or "\\" in remote_path:
         raise RefusedPath("refusing remote name %r" % (remote_path,))
@@ -85,16 +85,17 @@ def local_path_for(base, remote_path):
     return local
 
 
-def renamed(remote_path):
+def renamed(remote_path: str) -> bool:
     """Was this remote path given a different local name?"""
     parts = [p for p in remote_path.split("/") if p]
     return any(local_name(p) != p for p in parts)
 
 
-def remember_name(base, local, remote_path):
+def remember_name(base: str, local: str, remote_path: str) -> None:
     """names.json in the download folder: local path (relative) -> the box's path, shown
     visibly and as the original bytes in hex (it may not be UTF-8)."""
     path = os.path.join(base, NAMES_FILE)
+    names: Dict[str, Any]
     try:
         with open(path) as f:
             names = json.load(f)
@@ -106,7 +107,7 @@ def remember_name(base, local, remote_path):
     write_private_file(path, json.dumps(names, indent=1, sort_keys=True), fsync=False)
 
 
-def remote_for(base, local):
+def remote_for(base: str, local: str) -> Optional[str]:
     """The box's path (as str, surrogateescape) of a renamed local file, or None."""
     try:
         with open(os.path.join(base, NAMES_FILE)) as f:
@@ -122,7 +123,7 @@ class NotRegular(OSError):
     pass
 
 
-def open_regular(path, flags=os.O_RDONLY):
+def open_regular(path: str, flags: int = os.O_RDONLY) -> int:
     """Open a file only if it is a regular file: O_NONBLOCK so a FIFO cannot block the
     open itself, then fstat on what was opened (no race with a swap)."""
     fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -134,7 +135,7 @@ def open_regular(path, flags=os.O_RDONLY):
     return fd
 
 
-def sha256_file(path):
+def sha256_file(path: str) -> str:
     h = hashlib.sha256()
     with os.fdopen(open_regular(path), "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -142,7 +143,7 @@ def sha256_file(path):
     return h.hexdigest()
 
 
-def free_bytes(path):
+def free_bytes(path: str) -> int:
     """Free bytes on the disk that holds `path` (or its nearest existing parent)."""
     while not os.path.exists(path):
         parent = os.path.dirname(path)
@@ -152,13 +153,13 @@ def free_bytes(path):
     return shutil.disk_usage(path).free
 
 
-def part_advice(part, done):
+def part_advice(part: str, done: int) -> str:
     """What the user can do with a .part left behind."""
     return (_("%s (%s so far) is kept: press g again (or run `gputui checklist` and download) "
               "to resume from there, or delete it to free the space") % (part, size_text(done)))
 
 
-def size_text(n):
+def size_text(n: float) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return "%.1f %s" % (n / size, unit)
@@ -177,7 +178,7 @@ class Result:
     stalled: bool = False  # the box stopped sending: its SFTP channel may still be stuck
 
 
-def local_state(local, size, mtime):
+def local_state(local: str, size: int, mtime: float) -> str:
     """'missing', 'same' (size equal, not older), 'newer local', 'stale' (differs, older)."""
     try:
         st = os.stat(local)
@@ -194,17 +195,19 @@ def local_state(local, size, mtime):
     return "stale"
 
 
-async def download(sftp, remote, base, size, mtime, expected_sha=None, **kw) -> Result:
+async def download(sftp: Any, remote: str, base: str, size: int, mtime: float,
+                   expected_sha: Union[None, str, Callable[[], Awaitable[Optional[str]]]] = None,
+                   **kw: Any) -> Result:
     """One artifact. Never raises for a problem with this file: the Result says what
     happened (and, for a failure, how to resume or remove the .part).
 
     expected_sha: the box's sha256, or a coroutine function that asks the box for it: it is
     started when the bytes start, so the box hashes while they flow, and awaited once they
     are all here, before the file is put in place. Not called at all when nothing moves."""
-    started = []
-    sha = expected_sha
+    started: List["asyncio.Future[Optional[str]]"] = []
+    sha: Any = expected_sha
     if callable(expected_sha):
-        def sha():
+        def sha() -> "asyncio.Future[Optional[str]]":
             fut = asyncio.ensure_future(expected_sha())
             started.append(fut)
             return fut
@@ -218,9 +221,10 @@ async def download(sftp, remote, base, size, mtime, expected_sha=None, **kw) -> 
                 fut.exception()  # retrieved: a failed hash on an early return is no warning
 
 
-async def _download(sftp, remote, base, size, mtime, expected_sha=None,
-                    progress: Optional[Callable[[int, int], None]] = None, force=False,
-                    stall_seconds=STALL_SECONDS, reserve=RESERVE_BYTES) -> Result:
+async def _download(sftp: Any, remote: str, base: str, size: int, mtime: float,
+                    expected_sha: Any = None,
+                    progress: Optional[Callable[[int, int], None]] = None, force: bool = False,
+                    stall_seconds: float = STALL_SECONDS, reserve: int = RESERVE_BYTES) -> Result:
     try:
         local = local_path_for(base, remote)
     except RefusedPath as exc:
@@ -299,14 +303,16 @@ async def _download(sftp, remote, base, size, mtime, expected_sha=None,
     return Result(remote, local, "resumed" if offset else "downloaded", done - offset)
 
 
-def _getsize(path):
+def _getsize(path: str) -> int:
     try:
         return os.path.getsize(path)
     except OSError:
         return 0
 
 
-async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
+async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: int, size: int,
+                 progress: Optional[Callable[[int, int], None]],
+                 stall_seconds: float) -> Tuple[int, str]:
     """Append the box's bytes from `offset` to `part`. -> (size reached, sha256 hex).
 
     The hash grows as the bytes arrive (after what a resumed .part already holds)
@@ -314,8 +320,8 @@ async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
     done = offset
     digest = hashlib.sha256()
     if offset:
-        with os.fdopen(open_regular(part), "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
+        with os.fdopen(open_regular(part), "rb") as held:
+            for chunk in iter(lambda: held.read(1 << 20), b""):
                 digest.update(chunk)
     if progress:
         progress(done, size)
@@ -327,11 +333,11 @@ async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
     try:
         with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
-            def sink(data):  # hashlib and file writes release the GIL: overlap with the network
+            def sink(data: bytes) -> None:  # hashlib and file writes release the GIL: overlap with the network
                 out.write(data)
                 digest.update(data)
 
-            pending = None
+            pending: Optional["asyncio.Future[None]"] = None
             while done < size:
                 data = await asyncio.wait_for(f.read(min(CHUNK, size - done), done), stall_seconds)
                 if not data:

@@ -1,7 +1,7 @@
 """A live session with one box: SSH, probe deployment, subscription, reconnects.
 
 The session owns the connection and pushes what arrives to a listener; it stores no
-history itself (``tui.state`` does). It reconnects by itself after transient
+history itself (``tui.core.state`` does). It reconnects by itself after transient
 failures with capped exponential backoff and jitter, resubscribing from the last
 sequence number it saw so the daemon fills the gap. How the probe is started
 (exec channel or a PTY-only proxy's terminal) is ``tui.remote.transports``; failures
@@ -21,7 +21,7 @@ from remote_probe import wire
 from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.core.model import ConnState
-from tui.remote import ssh, transports
+from tui.remote import probe_files, ssh, transports
 from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
@@ -292,7 +292,7 @@ class RemoteSession:
                 self._notice(_("SFTP does not work on this box (%s); files come through the "
                                "probe channel") % self.sftp_refused)
         if sftp is None:
-            yield transports.ProbeFiles(self.request)
+            yield probe_files.ProbeFiles(self.request)
             return
         try:
             yield sftp

@@ -13,7 +13,7 @@ speak the same NDJSON with ``probe attach``.
 
 Which one a box needs is detected from its refusal (``looks_pty_only``), not configured.
 Files come back over SFTP where the box allows it, else through the probe channel
-(``ProbeFiles``, chunked; ``tui.core.transfer`` resumes and verifies the sha256).
+(``tui.remote.probe_files``, chunked; ``tui.core.transfer`` resumes and verifies the sha256).
 """
 
 import asyncio
@@ -458,52 +458,3 @@ async def start(conn, transport, plan, on_push=None, on_deploying=None, why=""):
     if transport == PTY:
         return await start_pty(conn, plan, on_push, on_deploying, why)
     return await start_exec(conn, plan, on_push, on_deploying)
-
-
-# -- files through the probe channel ------------------------------------------------
-class ProbeFiles:
-    """SFTP-shaped reads through the probe channel: ``open(path).read(n, offset)``,
-    what ``tui.core.transfer.download`` needs. Chunks are pipelined."""
-
-    CHUNK = 256 << 10
-    IN_FLIGHT = 8
-
-    def __init__(self, request):
-        self._request = request  # session.request
-
-    def open(self, path, mode="rb", **_sftp_options):
-        if mode != "rb":
-            raise ValueError("the probe channel only reads files")
-        return _ProbeFile(self, path)
-
-
-class _ProbeFile:
-    def __init__(self, files, path):
-        self.files, self.path = files, path
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc):
-        return False
-
-    async def _chunk(self, gate, offset, size):
-        async with gate:
-            reply = await self.files._request(wire.FILE_READ, timeout=60, path=self.path,
-                                              offset=offset, size=size)
-        data = reply.get("data")
-        if not isinstance(data, str):
-            raise ProbeError("bad file_read reply for %s" % self.path)
-        return base64.b64decode(data)
-
-    async def read(self, size, offset):
-        gate = asyncio.Semaphore(self.files.IN_FLIGHT)
-        step = self.files.CHUNK
-        spans = [(o, min(step, offset + size - o)) for o in range(offset, offset + size, step)]
-        pieces = await asyncio.gather(*(self._chunk(gate, o, n) for o, n in spans))
-        out = bytearray()
-        for (_offset, n), piece in zip(spans, pieces):
-            out += piece
-            if len(piece) < n:  # end of file
-                break
-        return bytes(out)

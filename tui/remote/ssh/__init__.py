@@ -6,7 +6,7 @@ keyword arguments and call asyncssh with ``config=[]`` so it never re-parses the
 (asyncssh sorts no Include globs, expands some tokens early and has no
 StrictHostKeyChecking). Without `ssh`, asyncssh's own parser is the fallback.
 
-Host keys (DESIGN.md safety rules): asyncssh verifies against the known_hosts files the
+Host keys (docs/architecture.md, "Safety rules"): asyncssh verifies against the known_hosts files the
 config names (read by us, so `UserKnownHostsFile none` still checks). An unknown key fails
 with ``UnknownHostKey`` carrying the fingerprint and the hop it belongs to; the caller asks
 the user and, on an explicit yes, ``trust_host_key`` records it. A changed key raises

@@ -1,5 +1,5 @@
 """Host keys: which known_hosts files a hop reads and writes, the unknown and changed key
-failures, and recording a key the user accepted (DESIGN.md safety rules)."""
+failures, and recording a key the user accepted (docs/architecture.md, "Safety rules")."""
 
 import base64
 import hashlib

@@ -13,7 +13,7 @@ import pytest
 
 from remote_probe import filexfer, wire
 from remote_probe.attach import _Out
-from tui.remote import bootstrap, transports
+from tui.remote import bootstrap, probe_files, transports
 from tui.remote.probe_bundle import probe_filename
 from tui.remote.probe_client import ProbeClient, ProbeStartError, hello_in_noise
 
@@ -180,7 +180,7 @@ def test_bridge_never_splits_a_daemon_line_with_its_own_reply():
 
 
 async def test_probe_files_reads_in_pipelined_chunks(tmp_path):
-    data = os.urandom(3 * transports.ProbeFiles.CHUNK + 77)
+    data = os.urandom(3 * probe_files.ProbeFiles.CHUNK + 77)
     (tmp_path / "x").write_bytes(data)
     calls = []
 
@@ -189,7 +189,7 @@ async def test_probe_files_reads_in_pipelined_chunks(tmp_path):
         reply = filexfer.handle(dict(params, type=kind, id=1))
         return reply
 
-    files = transports.ProbeFiles(request)
+    files = probe_files.ProbeFiles(request)
     async with files.open(str(tmp_path / "x"), "rb", block_size=1, max_requests=1) as f:
         assert await f.read(len(data) + 1000, 0) == data  # short at end of file
         assert await f.read(100, len(data) - 50) == data[-50:]

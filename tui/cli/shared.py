@@ -1,0 +1,67 @@
+"""What every command shares: exit codes, the two ways of printing (text shown inert,
+JSON kept JSON), the box a command names, and running one remote operation so that any
+failure is one line on stderr."""
+
+import asyncio
+import json
+import sys
+
+from tui.core.boxtext import json_safe, visible
+from tui.core.i18n import N_, _
+from tui.remote import ssh
+from tui.remote.session import FatalError
+
+EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
+VERDICT_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL")}  # text output only
+
+
+def emit(text):
+    """Every line of human output: nothing from the box can act on the terminal."""
+    print(visible(text, keep_newlines=True))
+
+
+def emit_json(doc):
+    """JSON stays JSON: escapes are json's own, and never a bare NaN."""
+    print(json.dumps(json_safe(doc), indent=1, allow_nan=False))
+
+
+def warn(text):
+    print("gputui: %s" % visible(text), file=sys.stderr)
+
+
+def target_of(args):
+    if getattr(args, "target", None) is None:
+        args.target = ssh.Target.parse(args.host, ssh_config=args.ssh_config)
+    return args.target
+
+
+def asker_of(args):
+    from tui.remote.asker import TerminalAsker
+    return TerminalAsker(args.host)
+
+
+async def _terminal_trust(exc):
+    """`gputui status` on a terminal asks like ssh does; without one it refuses."""
+    if not sys.stdin.isatty():
+        return False
+    print(visible(exc, keep_newlines=True), file=sys.stderr)
+    answer = await asyncio.get_running_loop().run_in_executor(
+        None, lambda: input(_("Trust this host key and continue (yes/no)? ")))
+    return answer.strip().lower() in ("y", "yes", _("yes"))
+
+
+def run_remote(coro):
+    """Run one remote operation; any failure becomes one line on stderr and None."""
+    try:
+        return asyncio.run(coro)
+    except (ssh.ConnectError, FatalError) as exc:
+        warn(exc)
+    except Exception as exc:  # probe errors and timeouts: one line, not a traceback
+        warn("%s: %s" % (exc.__class__.__name__, exc))
+    return None
+
+
+def print_notices(notices):
+    """Fallbacks taken on the box (terminal transport, another probe dir), on stderr."""
+    for notice in notices or ():
+        print("gputui: %s" % notice, file=sys.stderr)
