@@ -15,7 +15,7 @@ from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.layout import pad
 from tui.core.private import open_private
-from tui.core.report import doctor_request, procs_from, status_json, status_text
+from tui.core.report import doctor_request, jobs_json, procs_from, status_json, status_text
 from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
 
@@ -199,6 +199,7 @@ def cmd_status(args):
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"], cfg)
+    doc["jobs"] = jobs_json(reply, doc["billing"])
     if args.json:
         emit_json(doc)
     else:
