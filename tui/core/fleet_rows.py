@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 
 from tui.core.cells import cell_len, pad  # terminal cells (CJK takes two); the one padder
 
-from tui.core import billing
+from tui.core import billing, job_lines
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.boxtext import visible
@@ -116,6 +116,8 @@ class BoxRow:
     autostop: Optional[str] = None  # "off", "armed", "countdown 1:20"; None unknown
     checklist: Optional[str] = None  # pass / warn / fail from the ledger, if a checklist ran
     burning: bool = False  # billing while idle longer than the alarm threshold
+    progress: str = ""  # watched jobs, short: "42% 1h56m", or a crashed/hung job's state
+    progress_alarm: bool = False  # a watched job crashed or hangs
 
 
 def idle_burning(state, idle_for, threshold_s):
@@ -316,7 +318,7 @@ def fleet_table(rows: List[BoxRow]):
     widths = [max(w, cell_len(t)) for w, t in zip(TABLE_WIDTHS, head)]
     lines = [table_line(head, widths)]
     for r in rows:
-        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else "")
+        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else r.progress)
         lines.append(table_line((
             visible(r.host, limit=18), _(r.state), gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
@@ -425,6 +427,7 @@ class FleetBox:
         has_data = st.latest is not None
         f = self.billing.figures(now) if self.billing.start else None
         idle_for = self.streak.seconds() if has_data else None
+        progress, kind = job_lines.fleet_cell(self.job_lines(now)) if state == LIVE else ("", "")
         return BoxRow(
             self.host, state, reason=(self.reason or self.detail) if state != LIVE else "",
             gpus=gpus, gpu_model=st.gpu_model(),
@@ -435,7 +438,13 @@ class FleetBox:
             idle_cost=f.idle_cost if f else ledger.get("idle_cost"),
             currency=f.currency if f else self.cfg.currency,
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
-            burning=idle_burning(state, idle_for, self.threshold_s()))
+            burning=idle_burning(state, idle_for, self.threshold_s()),
+            progress=progress, progress_alarm=kind == "alarm")
+
+    def job_lines(self, now=None):
+        """The watched jobs with their cost to finish at this box's rate."""
+        now = self.clock() if now is None else now
+        return job_lines.lines_for(self.state, self.billing.figures(now), now)
 
     def settled(self):
         """Enough is known for a verdict: live with the backlog in, released, or failed."""
