@@ -9,12 +9,14 @@ import sys
 import time
 
 from tui import __version__
+from tui.cli import notify_cmd
 from tui.cli.contact import config_for, record_contact
 from tui.core import from_wire
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
 from tui.core.layout import pad
 from tui.core.private import open_private
+from tui.core.notify_wire import notify_config
 from tui.core.report import doctor_request, jobs_json, procs_from, status_json, status_text
 from tui.remote import ssh
 from tui.remote.session import FatalError, snapshot
@@ -81,6 +83,7 @@ def build_parser():
     fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
     fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
     add_fleet_parsers(sub)
+    notify_cmd.add_parser(sub)
     return parser
 
 
@@ -193,7 +196,7 @@ def cmd_status(args):
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                asker=asker_of(args)))
+                                asker=asker_of(args), notify_config=notify_config(cfg.data, args.host)[0]))
     if reply is None:
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
@@ -471,7 +474,8 @@ def main(argv=None):
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
                 "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
-                "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter}
+                "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter,
+                "notify": notify_cmd.cmd_notify}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE

@@ -441,6 +441,10 @@ class FleetBox:
             burning=idle_burning(state, idle_for, self.threshold_s()),
             progress=progress, progress_alarm=kind == "alarm")
 
+    def on_notify_event(self, event):
+        """A notification the daemon sent: kept once (the one-box app toasts it)."""
+        self.state.take_notify_event(event)
+
     def job_lines(self, now=None):
         """The watched jobs with their cost to finish at this box's rate."""
         now = self.clock() if now is None else now
