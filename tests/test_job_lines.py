@@ -111,3 +111,17 @@ def test_status_json_per_job():
     assert TOKEN not in text
     assert jobs_json({}, bill, now=NOW) == [] and jobs_json({"jobs": jobs_block()}, None, now=NOW)[0][
         "cost_to_finish"] is None
+
+
+@pytest.mark.parametrize("status,want", [
+    ({"armed": {}, "rule": "utilization"}, "idle rule: GPU utilization"),
+    ({"armed": {}, "rule": "no_compute", "when_job_done": "tmux:%1"},
+     "idle rule: no compute process (utilization not reported); releases when train vit-l16:0.0 ends"),
+    ({"armed": {}, "when_job_done": "pid:99"}, "releases when pid:99 ends"),
+    ({"armed": {}, "rule": 5}, None),
+    ({"armed": {}}, None),
+    (None, None),
+])
+def test_autostop_rule_words(status, want):
+    jobs = from_wire.jobs(jobs_block()).watch
+    assert job_lines.autostop_rule(status, jobs) == want

@@ -130,3 +130,24 @@ def job_doc(ln: JobLine) -> Dict[str, Any]:
             "path": cp.path, "age_s": cp.age_s, "stale": cp.stale, "wiped_disk": cp.wiped_disk},
         "checkpoint_warning": ln.checkpoint_warning,
     }
+
+
+# Which idle rule the probe's autostop judges by (its status "rule"), in words.
+IDLE_RULES = {"utilization": N_("idle rule: GPU utilization"),
+              "no_compute": N_("idle rule: no compute process (utilization not reported)")}
+
+
+def autostop_rule(status: Any, jobs: Sequence[JobWatch] = ()) -> Optional[str]:
+    """'idle rule: …; releases when train ends' for an autostop status; None when it says
+    neither (an older probe)."""
+    if not isinstance(status, dict):
+        return None
+    parts = []
+    rule = status.get("rule")
+    if isinstance(rule, str):
+        parts.append(_(IDLE_RULES[rule]) if rule in IDLE_RULES else _("idle rule: %s") % rule)
+    job_id = status.get("when_job_done")
+    if isinstance(job_id, str) and job_id:
+        name = next((j.name for j in jobs if j.id == job_id and j.name), job_id)
+        parts.append(_("releases when %s ends") % name)
+    return "; ".join(parts) or None

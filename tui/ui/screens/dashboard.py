@@ -143,7 +143,8 @@ class DashboardScreen(Translated, Screen):
         figures = box.billing.figures()
         if right_column(self.size.width or 120):
             update_text(self.query_one("#billing", BillingPanel),
-                        render_billing(figures, box.autostop, now=box.billing.clock()))
+                        render_billing(figures, box.autostop, now=box.billing.clock(),
+                                       jobs=box.state.watched()))
         else:
             update_text(self.query_one("#summary", Static),
                         render_summary(figures, box.autostop, box.state.host, self.size.width))
