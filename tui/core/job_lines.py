@@ -6,26 +6,16 @@ read the JobLine built here, so they can never disagree."""
 import dataclasses
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tui.core import billing
+from tui.core import billing, notify_messages
 from tui.core.i18n import N_, _
 from tui.core.model import JobCheckpoint, JobState, JobWatch
 
-# Why the box judged a job crashed / hung / finished (the wire's "cause"), in words.
-CAUSES = {
-    "cuda_oom": N_("CUDA out of memory"), "nccl_timeout": N_("NCCL timeout"),
-    "nccl_error": N_("NCCL error"), "traceback": N_("Python traceback"),
-    "signal": N_("killed by a signal"), "oom_killed": N_("killed by the OOM killer"),
-    "nccl_spin": N_("NCCL stall: GPU busy at idle power"),
-    "stalled": N_("no output, no GPU work, no file written"), "exit_0": N_("exit 0"),
-    "interrupted": N_("interrupted (Ctrl-C)"), "vram_idle": N_("VRAM held at 0% utilization"),
-}
-
-
 def cause_text(cause: Optional[str]) -> Optional[str]:
-    """A known cause in the user's language; an unknown one as the box named it (data)."""
+    """Why the box judged a job crashed / hung / finished (the wire's "cause"), in the user's
+    language (the names the box's notifications use); an unknown one as the box named it."""
     if cause is None:
         return None
-    return _(CAUSES[cause]) if cause in CAUSES else cause
+    return notify_messages.causes().get(cause, cause)
 
 
 @dataclasses.dataclass(frozen=True)
