@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("notify", help=_("notifications: `notify test [HOST]` sends a test message"),
                        description=_("Notifications sent by each box's daemon (Apprise-style URLs "
                                      "in [notify] urls and [hosts.NAME.notify])."))
-    ps = p.add_subparsers(dest="notify_cmd", metavar="ACTION")
+    ps = p.add_subparsers(dest="notify_cmd", metavar="ACTION", help=_("test: send a test message"))
     t = ps.add_parser("test", help=_("send a test message through every channel; exit 1 if one failed"),
                       description=_("Send a test message through every configured channel and say "
                                     "which failed and why. With HOST the box sends it; without, "
