@@ -94,6 +94,16 @@ def test_job_lines_order_and_figures():
     assert job_lines.fleet_cell([]) == ("", "")
 
 
+def test_eta_counts_from_the_reading():
+    row = dict(watch_list()[0])
+    row["progress"] = dict(row["progress"], eta_seconds=600.0, at=NOW - 30)
+    (job,) = from_wire.job_watches([row])
+    (ln,) = job_lines.job_lines([job], NOW, rate=6.0, granularity="second", elapsed=0)
+    assert ln.eta == 570.0 and ln.finish_at == NOW + 570 and ln.cost_to_finish == pytest.approx(0.95)
+    late = job_lines.job_lines([job], NOW + 900, rate=6.0, granularity="second", elapsed=0)[0]
+    assert late.eta == 0.0  # overdue: not negative
+
+
 def test_status_json_per_job():
     reply = {"jobs": jobs_block()}
     bill = {"start": NOW - 3723, "elapsed_s": 3723, "rate": 11.96, "currency": "CNY",
@@ -118,6 +128,8 @@ def test_status_json_per_job():
     ({"armed": {}, "rule": "no_compute", "when_job_done": "tmux:%1"},
      "idle rule: no compute process (utilization not reported); releases when train vit-l16:0.0 ends"),
     ({"armed": {}, "when_job_done": "pid:99"}, "releases when pid:99 ends"),
+    ({"armed": {"when_job_done": "tmux:%2"}, "rule": "no_gpu"},
+     "idle rule: no GPU, never idle; releases when eval:0.0 ends"),
     ({"armed": {}, "rule": 5}, None),
     ({"armed": {}}, None),
     (None, None),

@@ -13,7 +13,7 @@ def watch_list(now=NOW):
         {"id": "tmux:%1", "kind": "tmux", "name": "train vit-l16:0.0", "pid": 4100, "pane": "%1",
          "state": "running", "cause": None, "evidence": [], "since": now - 900, "exit": None,
          "progress": {"fraction": 0.42, "done": 420, "total": 1000, "unit": "it", "rate": 5.02,
-                      "eta_seconds": 115.0 + 6900, "source": "tqdm"},
+                      "eta_seconds": 115.0 + 6900, "source": "tqdm", "at": now},
          "checkpoint": {"path": "/root/autodl-tmp/ckpt/epoch_3.pt", "age_s": 3 * 3600 + 720,
                         "stale": True, "wiped_disk": False}},
         {"id": "tmux:%2", "kind": "tmux", "name": "eval:0.0", "pid": 4200, "pane": "%2",

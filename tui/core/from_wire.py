@@ -255,7 +255,7 @@ def job_progress(d: Any) -> Optional[JobProgress]:
     return JobProgress(fraction=_fraction(d.get("fraction")), done=_nonneg(d.get("done")),
                        total=_nonneg(d.get("total")), unit=_text(d.get("unit")),
                        rate=_nonneg(d.get("rate")), eta_seconds=_nonneg(d.get("eta_seconds")),
-                       source=_text(d.get("source")))
+                       source=_text(d.get("source")), at=_num(d.get("at")))
 
 
 def job_checkpoint(d: Any) -> Optional[JobCheckpoint]:

@@ -23,6 +23,7 @@ class JobLine:
     """One watched job with the laptop's figures."""
 
     job: JobWatch
+    eta: Optional[float]  # seconds left from now (None: no ETA, or the job is not running)
     cost_to_finish: Optional[float]  # money; None without a rate or an ETA
     finish_at: Optional[float]  # epoch the job should end (now + ETA)
     checkpoint_warning: Optional[str]  # translated, or None
@@ -45,12 +46,22 @@ def checkpoint_warning(cp: Optional[JobCheckpoint], state: Optional[JobState]) -
 
 def job_line(job: JobWatch, now: float, rate: Optional[float], granularity: str,
              elapsed: Optional[float]) -> JobLine:
-    """`elapsed`: billed seconds so far (None when the session start is unknown)."""
-    eta = job.eta_seconds if job.state in (JobState.RUNNING, None) else None
-    return JobLine(job=job,
+    """`elapsed`: billed seconds so far (None when the session start is unknown). The ETA
+    counts from the reading's time ("at", a few seconds old): what is left is counted from now."""
+    eta = remaining(job, now) if job.state in (JobState.RUNNING, None) else None
+    return JobLine(job=job, eta=eta,
                    cost_to_finish=billing.cost_to_finish(eta, rate, granularity, elapsed),
                    finish_at=None if eta is None else now + eta,
                    checkpoint_warning=checkpoint_warning(job.checkpoint, job.state))
+
+
+def remaining(job: JobWatch, now: float) -> Optional[float]:
+    """Seconds left from `now`: the box's ETA less the reading's age (never below 0)."""
+    p = job.progress
+    if p is None or p.eta_seconds is None:
+        return None
+    age = max(0.0, now - p.at) if p.at is not None else 0.0
+    return max(0.0, p.eta_seconds - age)
 
 
 _ORDER = {JobState.CRASHED: 0, JobState.HUNG: 1, JobState.RUNNING: 2, JobState.WAITING: 3,
@@ -63,7 +74,7 @@ def job_lines(jobs: Sequence[JobWatch], now: float, rate: Optional[float], granu
     lines = [job_line(j, now, rate, granularity, elapsed) for j in jobs]
     far = float("inf")
     lines.sort(key=lambda ln: (_ORDER.get(ln.job.state, 5) if ln.job.state else 5,
-                               ln.job.eta_seconds if ln.job.eta_seconds is not None else far,
+                               ln.eta if ln.eta is not None else far,
                                ln.job.id))
     return lines
 
@@ -85,10 +96,10 @@ def fleet_cell(lines: Sequence[JobLine]) -> Tuple[str, str]:
     running = [ln for ln in lines if ln.job.state == JobState.RUNNING and ln.fraction is not None]
     if not running:
         return "", ""
-    last = max(running, key=lambda ln: ln.job.eta_seconds if ln.job.eta_seconds is not None else -1)
+    last = max(running, key=lambda ln: ln.eta if ln.eta is not None else -1)
     text = "%d%%" % int(100 * (last.fraction or 0.0))
-    if last.job.eta_seconds is not None:
-        text += " " + short_duration(last.job.eta_seconds)
+    if last.eta is not None:
+        text += " " + short_duration(last.eta)
     return text, "run"
 
 
@@ -113,8 +124,8 @@ def job_doc(ln: JobLine) -> Dict[str, Any]:
         "evidence": list(j.evidence), "since": j.since, "exit": j.exit,
         "progress": None if p is None else {
             "fraction": p.fraction, "done": p.done, "total": p.total, "unit": p.unit,
-            "rate": p.rate, "eta_seconds": p.eta_seconds, "source": p.source},
-        "eta_seconds": j.eta_seconds, "finish_at": ln.finish_at,
+            "rate": p.rate, "eta_seconds": p.eta_seconds, "source": p.source, "at": p.at},
+        "eta_seconds": None if ln.eta is None else round(ln.eta, 1), "finish_at": ln.finish_at,
         "cost_to_finish": None if ln.cost_to_finish is None else round(ln.cost_to_finish, 4),
         "checkpoint": None if cp is None else {
             "path": cp.path, "age_s": cp.age_s, "stale": cp.stale, "wiped_disk": cp.wiped_disk},
@@ -124,7 +135,8 @@ def job_doc(ln: JobLine) -> Dict[str, Any]:
 
 # Which idle rule the probe's autostop judges by (its status "rule"), in words.
 IDLE_RULES = {"utilization": N_("idle rule: GPU utilization"),
-              "no_compute": N_("idle rule: no compute process (utilization not reported)")}
+              "no_compute": N_("idle rule: no compute process (utilization not reported)"),
+              "no_gpu": N_("idle rule: no GPU, never idle")}
 
 
 def autostop_rule(status: Any, jobs: Sequence[JobWatch] = ()) -> Optional[str]:
@@ -136,7 +148,8 @@ def autostop_rule(status: Any, jobs: Sequence[JobWatch] = ()) -> Optional[str]:
     rule = status.get("rule")
     if isinstance(rule, str):
         parts.append(_(IDLE_RULES[rule]) if rule in IDLE_RULES else _("idle rule: %s") % rule)
-    job_id = status.get("when_job_done")
+    armed = status.get("armed") if isinstance(status.get("armed"), dict) else {}
+    job_id = status.get("when_job_done") or armed.get("when_job_done")
     if isinstance(job_id, str) and job_id:
         name = next((j.name for j in jobs if j.id == job_id and j.name), job_id)
         parts.append(_("releases when %s ends") % name)

@@ -81,7 +81,7 @@ def export_view(box: FleetBox, now: Optional[float] = None) -> dict:
         for ln in box.job_lines(now):
             j = ln.job
             jobs.append({"job": j.id, "name": j.name, "state": j.state.value if j.state else "unknown",
-                         "progress": ln.fraction, "eta": j.eta_seconds})
+                         "progress": ln.fraction, "eta": ln.eta})
     armed = (box.autostop or {}).get("armed") if isinstance(box.autostop, dict) else None
     return {
         "jobs_watched": jobs,

@@ -349,8 +349,9 @@ class JobProgress:
     total: Optional[float] = None
     unit: Optional[str] = None
     rate: Optional[float] = None  # units per second
-    eta_seconds: Optional[float] = None
+    eta_seconds: Optional[float] = None  # counted from `at`
     source: Optional[str] = None
+    at: Optional[float] = None  # epoch (the box's clock) of the reading
 
 
 @dataclasses.dataclass(frozen=True)

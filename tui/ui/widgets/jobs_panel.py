@@ -49,9 +49,9 @@ def job_head(ln: JobLine, width: int, now: float, currency: str, compact: bool =
         if p.done is not None and p.total is not None and width >= 100:
             tail.append(" %s/%s%s" % (fmt.na(p.done, "%g"), fmt.na(p.total, "%g"),
                                       (" " + visible(p.unit, limit=8)) if p.unit else ""), style="dim")
-    if j.eta_seconds is not None:
+    if ln.eta is not None:
         tail.append(_("  ETA %s") % clock_at(ln.finish_at, now), style="bold")
-        tail.append(" (%s)" % fmt.duration(j.eta_seconds), style="dim")
+        tail.append(" (%s)" % fmt.duration(ln.eta), style="dim")
     if ln.cost_to_finish is not None:
         tail.append(_("  %s to finish") % format_money(ln.cost_to_finish, currency), style="yellow")
     cp = j.checkpoint
@@ -117,8 +117,8 @@ def pane_job_cell(ln: Optional[JobLine], now: float, currency: str) -> Text:
         t.append(" " + visible(cause_text(j.cause), limit=30), style=j.state.style)
     if ln.fraction is not None:
         t.append(" %d%%" % int(100 * ln.fraction))
-    if j.eta_seconds is not None:
-        t.append(_(" ETA %s (%s)") % (clock_at(ln.finish_at, now), fmt.duration(j.eta_seconds)))
+    if ln.eta is not None:
+        t.append(_(" ETA %s (%s)") % (clock_at(ln.finish_at, now), fmt.duration(ln.eta)))
     if ln.cost_to_finish is not None:
         t.append(" " + format_money(ln.cost_to_finish, currency), style="yellow")
     if ln.checkpoint_warning:
