@@ -48,7 +48,8 @@ def job_line(job: JobWatch, now: float, rate: Optional[float], granularity: str,
              elapsed: Optional[float]) -> JobLine:
     """`elapsed`: billed seconds so far (None when the session start is unknown). The ETA
     counts from the reading's time ("at", a few seconds old): what is left is counted from now."""
-    eta = remaining(job, now) if job.state in (JobState.RUNNING, None) else None
+    # a job off the GPU ("waiting": data prep, a CPU stage) that reports progress still ends then
+    eta = remaining(job, now) if job.state in (JobState.RUNNING, JobState.WAITING, None) else None
     return JobLine(job=job, eta=eta,
                    cost_to_finish=billing.cost_to_finish(eta, rate, granularity, elapsed),
                    finish_at=None if eta is None else now + eta,
@@ -93,7 +94,8 @@ def fleet_cell(lines: Sequence[JobLine]) -> Tuple[str, str]:
     for ln in lines:
         if ln.job.state is not None and ln.job.state.alarming:
             return ln.job.state.label, "alarm"
-    running = [ln for ln in lines if ln.job.state == JobState.RUNNING and ln.fraction is not None]
+    running = [ln for ln in lines if ln.job.state in (JobState.RUNNING, JobState.WAITING)
+               and ln.fraction is not None]
     if not running:
         return "", ""
     last = max(running, key=lambda ln: ln.eta if ln.eta is not None else -1)
