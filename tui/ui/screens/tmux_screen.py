@@ -185,8 +185,8 @@ class TmuxScreen(Translated, Screen):
         progress, ETA, cost to finish, checkpoint warning (w: release when it ends)."""
         line = self.pane_lines.get(self.selected) if self.selected else None
         widget = self.query_one("#pane-job", Static)
+        widget.display = line is not None  # no empty line under the table
         if line is None:
-            widget.update("")
             return
         width = max(30, (self.app.size.width or 80) // 2 - 2)  # the left half, before layout too
         text = render_jobs([line], width, self.box.billing.clock(), self.box.billing.figures().currency,
