@@ -127,6 +127,7 @@ async def test_notify_config_after_connect_logs_no_secret(caplog):
     params = app._session.notify_config  # what the app hands its real session
     assert params["channels"] == [URL] and params["enabled"] is True and params["box"] == "snapbox"
     assert params["templates"]["crashed"]["title"] and "cuda_oom" in params["causes"]
+    assert TOKEN not in repr(params) and TOKEN not in repr(app._session.__dict__)
 
     class Session:
         notify_config = params

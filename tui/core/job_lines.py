@@ -150,7 +150,8 @@ def autostop_rule(status: Any, jobs: Sequence[JobWatch] = ()) -> Optional[str]:
     rule = status.get("rule")
     if isinstance(rule, str):
         parts.append(_(IDLE_RULES[rule]) if rule in IDLE_RULES else _("idle rule: %s") % rule)
-    armed = status.get("armed") if isinstance(status.get("armed"), dict) else {}
+    armed = status.get("armed")
+    armed = armed if isinstance(armed, dict) else {}
     job_id = status.get("when_job_done") or armed.get("when_job_done")
     if isinstance(job_id, str) and job_id:
         name = next((j.name for j in jobs if j.id == job_id and j.name), job_id)

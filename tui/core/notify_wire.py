@@ -4,25 +4,47 @@ names in the user's language (tui.core.notify_messages), so the box can say it w
 laptop closed. The params hold secrets (webhook keys): never log them, show them, or put them
 in a report; `redacted()` is what may be shown."""
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+import collections.abc
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from remote_probe.wire import channel_urls
 from tui.core import notify_messages
 from tui.core.notify_settings import NotifySettings, notify_settings
 
 
-def config_params(settings: NotifySettings, box: str) -> Dict[str, Any]:
+class NotifyParams(collections.abc.Mapping):  # type: ignore[type-arg]
+    """The request's parameters, readable as a mapping (`**params`), whose repr names no
+    secret: a traceback that shows locals, a debug log or a crash report prints the
+    redacted channels only."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return "NotifyParams(channels=%r, box=%r)" % (redacted(self), self._data.get("box"))
+
+
+def config_params(settings: NotifySettings, box: str) -> "NotifyParams":
     """The request's parameters (the wire contract's notify_config)."""
     templates = {kind: {"title": pair[0], "body": pair[1]}
                  for kind, pair in notify_messages.templates().items()}
-    return {"channels": list(settings.urls) if settings.enabled else [],
-            "quiet": settings.quiet.wire() if settings.quiet else None,
-            "templates": templates, "causes": notify_messages.causes(),
-            "box": box, "enabled": bool(settings.enabled and settings.urls)}
+    return NotifyParams({"channels": list(settings.urls) if settings.enabled else [],
+                         "quiet": settings.quiet.wire() if settings.quiet else None,
+                         "templates": templates, "causes": notify_messages.causes(),
+                         "box": box, "enabled": bool(settings.enabled and settings.urls)})
 
 
 def notify_config(data: Optional[Mapping[str, Any]], host: str,
-                  box: Optional[str] = None) -> Tuple[Dict[str, Any], List[str]]:
+                  box: Optional[str] = None) -> Tuple["NotifyParams", List[str]]:
     """(params, problems) for `host` from the loaded config dict; problems name no secret."""
     settings, problems = notify_settings(data, host)
     return config_params(settings, box or host), problems
