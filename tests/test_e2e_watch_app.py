@@ -2,11 +2,14 @@
 daemon (issue 21): the app sends the user's channels as notify_config on connect (the box
 answers with them redacted), a tqdm job started from the tmux panel shows on the dashboard's
 jobs panel with its progress, ETA and cost to finish; `notify test HOST` makes the box send
-one message to a loopback receiver and says ok per channel; the webhook key is in no output."""
+one message to a loopback receiver and says ok per channel; the webhook key is in no output;
+"release when this job ends" armed from the tmux panel runs the release command once, after
+the app closed."""
 
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from textual.widgets import Static
@@ -73,3 +76,30 @@ def test_notify_test_host_sends_from_the_box(sshbox, receiver):  # noqa: F811
     assert r.stdout.startswith("✓ json://") and "every channel works (1)" in r.stdout, r.stdout
     assert TOKEN not in r.stdout + r.stderr
     assert len(got) == 1 and got[0][0] == "/hook" and "gputui" in got[0][2]
+
+
+async def test_release_when_this_job_ends_runs_the_command_once_with_the_app_closed(sshbox, tmp_path):
+    marker = tmp_path / "released"
+    path = tmp_path / "config.toml"
+    path.write_text('[hosts.testbox]\nrate = 2.0\nrelease_command = "echo once >> %s"\n\n'
+                    '[hosts.testbox.autostop]\nallowed = true\ngrace_seconds = 1\n' % marker)
+    app = GputuiApp(ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config), simulate="idle",
+                    remote_dir=sshbox.remote_dir, config=Config.load(str(path)),
+                    ledger=Ledger(str(tmp_path / "l.db")))
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await start_job_like_a_user(app, pilot, "short-job", str(tmp_path), "sleep 12; echo done")
+        await wait_for(pilot, lambda: app.box.state.watch_for_pane(app.screen.selected) is not None, 30)
+        await pilot.press("w")
+        await wait_for(pilot, lambda: "$ echo once" in str(getattr(app.screen, "question", "")), 10)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ((app.box.autostop or {}).get("armed") or {}).get("when_job_done"), 15)
+        armed = app.box.autostop["armed"]
+        assert armed["when_job_done"].startswith("tmux:")
+        await app.action_quit()
+    # the app is closed: the box's daemon releases by itself after the job ends and the grace
+    deadline = time.time() + 60
+    while time.time() < deadline and not marker.exists():
+        time.sleep(1)
+    assert marker.exists(), "the release command did not run"
+    time.sleep(4)
+    assert marker.read_text().splitlines() == ["once"]
