@@ -137,3 +137,25 @@ def test_status_json_per_job():
 def test_autostop_rule_words(status, want):
     jobs = from_wire.jobs(jobs_block()).watch
     assert job_lines.autostop_rule(status, jobs) == want
+
+
+def test_hostile_job_text_renders_as_data():
+    """Names, causes and evidence from the box: markup stays literal, control codes visible."""
+    from rich.console import Console
+
+    from tui.ui.widgets.jobs_panel import pane_job_cell, render_jobs
+    rows = watch_list()
+    rows[1] = dict(rows[1], name="[bold red]x[/] \x1b[2J\x07", cause="[@click=app.quit]",
+                   evidence=["\x1b]0;pwned\x07 [link=http://e]y[/link]"])
+    rows[0] = dict(rows[0], name="a" * 500)
+    jobs = from_wire.jobs({"watch": rows}).watch
+    lines = job_lines.job_lines(jobs, NOW, 11.96, "second", 3723)
+    for width in (40, 76, 116):
+        text = render_jobs(lines, width, NOW, "CNY")
+        plain = text.plain
+        assert "\x1b" not in plain and "\x07" not in plain
+        assert "[bold red]x[/]" in plain or width < 60
+        assert all(len(line) <= width for line in plain.splitlines()), plain
+        Console(width=200, file=open("/dev/null", "w")).print(text)  # no MarkupError
+    cell = pane_job_cell(lines[0], NOW, "CNY")
+    assert "[@click=app.quit]" in cell.plain and "\x1b" not in cell.plain
