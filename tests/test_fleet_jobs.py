@@ -45,8 +45,11 @@ async def test_fleet_jobs_column(size):
         start += w
     assert shown >= 6, widths  # host, state, GPUs, jobs, unprotected, idle still fit at 80
     assert any("42% 1h56m" in line and "a100-train" in line for line in lines), text
+    if size[0] >= 160:  # the note column: what finishing costs at the box's rate (9.8/h)
+        assert cells["a100-train"][-1] == "¥19.10 to finish", cells["a100-train"]
 
 
 def test_check_table_notes_the_progress():
-    rows = [fleet.BoxRow("a100-train", fleet.LIVE, jobs=2, progress="42% 1h56m", rate=9.8)]
-    assert fleet.fleet_table(rows).splitlines()[1].rstrip().endswith("42% 1h56m")
+    rows = [fleet.BoxRow("a100-train", fleet.LIVE, jobs=2, progress="42% 1h56m", rate=9.8,
+                         cost_to_finish=19.1)]
+    assert fleet.fleet_table(rows).splitlines()[1].rstrip().endswith("42% 1h56m  ¥19.10 to finish")

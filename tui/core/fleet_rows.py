@@ -118,6 +118,7 @@ class BoxRow:
     burning: bool = False  # billing while idle longer than the alarm threshold
     progress: str = ""  # watched jobs, short: "42% 1h56m", or a crashed/hung job's state
     progress_alarm: bool = False  # a watched job crashed or hangs
+    cost_to_finish: Optional[float] = None  # of the job that ends last (money)
 
 
 def idle_burning(state, idle_for, threshold_s):
@@ -310,6 +311,14 @@ def table_line(cells, widths=TABLE_WIDTHS):
         "  " + str(cells[-1])
 
 
+def finish_note(row: BoxRow) -> str:
+    """A live box's note: its watched job's progress and what finishing it costs."""
+    if row.cost_to_finish is None:
+        return row.progress
+    return (row.progress + "  " if row.progress else "") + _("%s to finish") % format_money(
+        row.cost_to_finish, row.currency)
+
+
 def fleet_table(rows: List[BoxRow]):
     """The plain table `gputui fleet --check` prints (box strings are shown visibly safe by
     the caller). A title wider than its column (Chinese "无保护" is 6 cells) widens it."""
@@ -318,7 +327,7 @@ def fleet_table(rows: List[BoxRow]):
     widths = [max(w, cell_len(t)) for w, t in zip(TABLE_WIDTHS, head)]
     lines = [table_line(head, widths)]
     for r in rows:
-        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else r.progress)
+        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else finish_note(r))
         lines.append(table_line((
             visible(r.host, limit=18), _(r.state), gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
@@ -427,7 +436,9 @@ class FleetBox:
         has_data = st.latest is not None
         f = self.billing.figures(now) if self.billing.start else None
         idle_for = self.streak.seconds() if has_data else None
-        progress, kind = job_lines.fleet_cell(self.job_lines(now)) if state == LIVE else ("", "")
+        lines = self.job_lines(now) if state == LIVE else []
+        progress, kind = job_lines.fleet_cell(lines)
+        last = job_lines.last_to_finish(lines)
         return BoxRow(
             self.host, state, reason=(self.reason or self.detail) if state != LIVE else "",
             gpus=gpus, gpu_model=st.gpu_model(),
@@ -439,7 +450,8 @@ class FleetBox:
             currency=f.currency if f else self.cfg.currency,
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
             burning=idle_burning(state, idle_for, self.threshold_s()),
-            progress=progress, progress_alarm=kind == "alarm")
+            progress=progress, progress_alarm=kind == "alarm",
+            cost_to_finish=last.cost_to_finish if last is not None else None)
 
     def on_notify_event(self, event):
         """A notification the daemon sent: kept once (the one-box app toasts it)."""

@@ -94,15 +94,20 @@ def fleet_cell(lines: Sequence[JobLine]) -> Tuple[str, str]:
     for ln in lines:
         if ln.job.state is not None and ln.job.state.alarming:
             return ln.job.state.label, "alarm"
-    running = [ln for ln in lines if ln.job.state in (JobState.RUNNING, JobState.WAITING)
-               and ln.fraction is not None]
-    if not running:
+    last = last_to_finish(lines)
+    if last is None:
         return "", ""
-    last = max(running, key=lambda ln: ln.eta if ln.eta is not None else -1)
     text = "%d%%" % int(100 * (last.fraction or 0.0))
     if last.eta is not None:
         text += " " + short_duration(last.eta)
     return text, "run"
+
+
+def last_to_finish(lines: Sequence[JobLine]) -> Optional[JobLine]:
+    """The running job with progress that ends last: the box bills at least until then."""
+    running = [ln for ln in lines if ln.job.state in (JobState.RUNNING, JobState.WAITING)
+               and ln.fraction is not None]
+    return max(running, key=lambda ln: ln.eta if ln.eta is not None else -1) if running else None
 
 
 def short_duration(seconds: float) -> str:

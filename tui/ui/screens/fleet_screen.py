@@ -80,7 +80,9 @@ def row_cells(row: fleet.BoxRow):
     if row.burning:
         host.append(" ⚠", style="bold red")
     money = lambda v: Text(format_money(v, row.currency), justify="right")  # noqa: E731
-    note = _("idle and billing") if row.burning else (row.reason if not live else "")
+    note = _("idle and billing") if row.burning else (
+        row.reason if not live else (_("%s to finish") % format_money(row.cost_to_finish, row.currency)
+                                     if row.cost_to_finish is not None else ""))
     return [
         host, Text(_(row.state), style=STATE_STYLE.get(row.state, "")), gpu_cell(row),
         jobs_cell(row, live),
