@@ -123,12 +123,13 @@ for i in tqdm(range(400), mininterval=0.2, ncols=100):
 async def test_tqdm_job_shows_fraction_and_eta_with_the_app_closed(sshbox, tmp_path):
     pytest.importorskip("tqdm")
     truth = tmp_path / "truth"
-    s = await session(sshbox, "idle")
+    s = await session(sshbox, "adopt")
     await s.request(wire.TMUX_NEW, name="train", cwd=str(tmp_path),
-                    command=script(tmp_path, "job.py", TQDM_JOB) + " " + shlex.quote(str(truth)))
+                    command=script(tmp_path, "job.py", TQDM_JOB) + " " + shlex.quote(str(truth))
+                    + " GPUTUI_SIM_GPU_JOB")  # the simulator puts it on GPU 0
     await s.close()  # the laptop goes away
     await asyncio.sleep(10)
-    row = await wait_row(sshbox, "idle", lambda r: r["kind"] == "tmux" and r.get("progress")
+    row = await wait_row(sshbox, "adopt", lambda r: r["kind"] == "tmux" and r.get("progress")
                          and r["progress"]["fraction"] > 0.15, 60)
     p = row["progress"]
     assert row["state"] == "running" and row["name"].startswith("train:")
