@@ -230,3 +230,26 @@ def test_wire_schema_for_the_watch():
     assert check_request({"type": "notify_config", "channels": "x"}) is not None
     assert check_request({"type": "autostop_arm", "command": "x", "when_job_done": "tmux:%1",
                           "hung_counts_idle": True}) is None
+
+
+def test_checkpoint_guard_flags_a_run_without_a_recent_checkpoint(tmp_path):
+    from remote_probe.watch_loop import JobWatch, Tracked
+    now = 1e9
+    watch = JobWatch(stale_after=3600, clock=lambda: now)
+    old = tmp_path / "out" / "model_step100.pt"
+    old.parent.mkdir()
+    old.write_bytes(b"x")
+    os.utime(str(old), (now - 7200, now - 7200))
+    j = Tracked("tmux:%1", "tmux", "train:0.0", 5, "%1", now - 10000, now - 10000)
+    j.state, j.cwd, j.seen_alive = "running", str(tmp_path), True
+    watch.jobs[j.id] = j
+    events = watch._checkpoints(now)
+    assert j.checkpoint["stale"] and j.checkpoint["path"].endswith("model_step100.pt")
+    assert j.checkpoint["age_s"] == pytest.approx(7200, abs=1)
+    assert [e["kind"] for e in events] == ["checkpoint_stale"]
+    assert events[0]["fields"]["age"] == "2 h 00 min"
+    assert watch._checkpoints(now + 1) == []  # said once, not every scan
+    new = tmp_path / "out" / "model_step200.pt"
+    new.write_bytes(b"y")
+    os.utime(str(new), (now, now))
+    assert watch._checkpoints(now + 2) == [] and not j.checkpoint["stale"]
