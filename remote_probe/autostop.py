@@ -237,9 +237,12 @@ class Autostop:
         if action == "start_grace":
             self.grace_until = t + self.armed["grace"]
             self.grace_reason = reason
-            why = {"idle": "all GPUs idle for %d min" % round((t - self.idle_since) / 60.0),
-                   "deadline": "the deadline was reached",
-                   "job_done": "job %s ended" % self.armed.get("when_job_done")}[reason]
+            if reason == "idle":
+                why = "all GPUs idle for %d min" % round((t - self.idle_since) / 60.0)
+            elif reason == "job_done":
+                why = "job %s ended" % self.armed.get("when_job_done")
+            else:
+                why = "the deadline was reached"
             msg = ("gputui autostop: %s. Running `%s` in %d s. Cancel: %s"
                    % (why, self.armed["command"], self.armed["grace"], self._path(CANCEL_SCRIPT)))
             self.notify(msg)

@@ -29,6 +29,7 @@ CAPTURE_LINES = 80
 CRASH_LINES = 40             # an ended job's cause is read from its last 40 lines
 GPU_HISTORY_MIN_S = 120.0    # per-GPU samples kept: at least this, else 1.5x the hung window
 MAX_TREE = 64                # processes of one job whose writes are watched
+MAX_IDLE_PANES = 64          # idle shells captured for jobs too short for any scan
 ALIVE = (jobwatch.RUNNING, jobwatch.HUNG, jobwatch.WAITING)
 ENDED = (jobwatch.FINISHED, jobwatch.CRASHED)
 # Python processes of gputui itself (the attach bridge, the daemon) are not jobs.
@@ -48,6 +49,7 @@ class Tracked:
         self.since = first_seen
         self.exit = None
         self.progress = None
+        self.progress_at = None  # when the reading was taken (its ETA counts from then)
         self.history = progress_mod.ProgressHistory()
         self.text = None
         self.last_output_t = None
@@ -72,7 +74,7 @@ class Tracked:
         if p is not None and p.fraction is not None:
             prog = {"fraction": max(0.0, min(1.0, p.fraction)), "done": p.done, "total": p.total,
                     "unit": p.unit, "rate": p.rate, "eta_seconds": p.eta_seconds,
-                    "source": p.source}
+                    "source": p.source, "at": round(self.progress_at or 0.0, 2)}
         return {"id": self.id, "kind": self.kind, "name": self.name[:200], "pid": self.pid,
                 "pane": self.pane, "state": self.state, "cause": self.cause,
                 "evidence": [x[:300] for x in self.evidence[:20]], "since": round(self.since, 2),
@@ -122,6 +124,7 @@ class JobWatch:
         self.jobs = {}       # id -> Tracked
         self.last_scan = 0.0
         self.last_ckpt = 0.0
+        self.idle_text = {}  # pane id -> text of a pane with no job (idle shell)
 
     # -- every sample, on the loop ---------------------------------------------------
     def observe_sample(self, sample, inventory=None):
@@ -151,7 +154,7 @@ class JobWatch:
     def rows(self):
         with self.lock:
             jobs = list(self.jobs.values())
-        jobs.sort(key=lambda j: (j.state not in ALIVE, -j.since))
+        jobs.sort(key=lambda j: (j.kind == "python", j.state not in ALIVE, -j.since))
         return [j.row() for j in jobs[:MAX_WATCH_JOBS]]
 
     def hung_gpus(self):
@@ -215,6 +218,11 @@ class JobWatch:
                     job_id = "tmux:" + p["id"]
                     tree = _tree(p.get("pid"), children)
                     pane_trees.update(tree)
+                    # /proc is listed only every few seconds on a busy box: a job that
+                    # died since is still in the listing; its /proc entry is not
+                    for pid in [x for x in tree if not os.path.exists("/proc/%d" % x)]:
+                        tree.discard(pid)
+                        comm.pop(pid, None)
                     seen.add(job_id)
                     events += self._pane(job_id, s, w, p, tree, children, comm, scan, gpu_procs,
                                          hist, oom, now)
@@ -234,6 +242,8 @@ class JobWatch:
             events += self._process(job_id, pid, cmd, pid in gpu_procs, children, scan,
                                     gpu_procs, hist, oom, now)
         events += self._gone(seen, now)
+        for gone in set(self.idle_text) - seen:
+            del self.idle_text[gone]
         if now - self.last_ckpt >= CHECKPOINT_EVERY_S:
             self.last_ckpt = now
             events += self._checkpoints(now)
@@ -275,7 +285,9 @@ class JobWatch:
                                self._capture(j, now), (), gpu_procs, hist, oom, now)
         if job_pid is None:
             if old is None or old.state in ENDED or old.state is None:
-                return []  # an idle shell, or a job that ended and was already judged
+                # An idle shell, or a job already judged; a job that started and died
+                # between two scans shows only as new lines with a crash in them.
+                return self._short_lived(job_id, s, w, p, old, now)
             # The job typed into the pane's shell ended; the shell lives on.
             return self._judge(old, False, None, None, self._capture(old, now), (), gpu_procs,
                                hist, oom, now)
@@ -285,6 +297,29 @@ class JobWatch:
         j.seen_alive = True
         return self._judge(j, True, None, None, self._capture(j, now), tree, gpu_procs, hist,
                            oom, now)
+
+    def _short_lived(self, job_id, s, w, p, old, now):
+        if len(self.idle_text) > MAX_IDLE_PANES and job_id not in self.idle_text:
+            return []
+        try:
+            text = tmux.capture(p["id"], CAPTURE_LINES)
+        except tmux.TmuxError:
+            return []
+        before = self.idle_text.get(job_id)
+        self.idle_text[job_id] = text
+        if before is None and old is not None:
+            before = old.text
+        if before is None or text == before:
+            return []  # first sight (history, not news), or nothing new
+        fresh = new_lines(progress_mod.screen_lines(before), progress_mod.screen_lines(text))
+        if jobwatch.crash_cause(fresh[-CRASH_LINES:])[0] is None:
+            return []
+        with self.lock:
+            j = Tracked(job_id, "tmux", pane_name(s, w, p), None, p["id"], None, now)
+            j.seen_alive = True
+            self.jobs[job_id] = j
+        j.text = text
+        return self._judge(j, False, None, None, "\n".join(fresh), (), {}, {}, None, now)
 
     def _process(self, job_id, pid, cmd, on_gpu, children, scan, gpu_procs, hist, oom, now):
         kind = "gpu" if on_gpu else "python"
@@ -341,6 +376,7 @@ class JobWatch:
             reading = progress_mod.parse_progress(text) if text else None
             if reading is not None:
                 j.progress = progress_mod.with_history(reading, j.history, now)
+                j.progress_at = now
             mine = [(gpu_procs[pid][0], gpu_procs[pid][1]) for pid in tree or (j.pid,)
                     if pid in gpu_procs]
             j.gpus = tuple(sorted(set(g for g, _ in mine)))
@@ -416,6 +452,17 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
+
+
+def new_lines(before, after):
+    """The lines of `after` that were not on screen in `before` (the pane scrolled):
+    after the longest head of `after` that is the tail of `before`."""
+    while before and not before[-1].strip():
+        before = before[:-1]
+    for k in range(min(len(before), len(after)), 0, -1):
+        if after[:k] == before[-k:]:
+            return after[k:]
+    return after
 
 
 def _tree(pid, children):

@@ -87,10 +87,9 @@ class Notifier:
         """A notify_config request -> its reply (redacted channels, problems)."""
         urls, shown, problems = [], [], []
         for url in msg.get("channels") or []:
-            try:
-                validate_url(url)
-            except NotifyURLError as exc:
-                problems.append(_problem(url, exc))
+            why = validate_url(url) if isinstance(url, str) else "not a URL"
+            if why:
+                problems.append(_problem(url, why))
                 continue
             urls.append(url)
             shown.append(redact_url(url))

@@ -307,7 +307,7 @@ LOADER_ROW = Obj({"pid": PID, "cpu": Num(0, 1e6), "rss": MIB, "state": Str(8)},
 WATCH_STATES = ("running", "finished", "crashed", "hung", "waiting")
 PROGRESS_BLOCK = Obj({"fraction": Num(0, 1), "done": Num(0, 1e18), "total": Num(0, 1e18),
                       "unit": Str(40), "rate": Num(0, 1e15), "eta_seconds": Num(0, 1e10),
-                      "source": Str(20)})
+                      "source": Str(20), "at": EPOCH})
 CHECKPOINT_BLOCK = Obj({"path": PATH, "age_s": Num(0, 1e11), "stale": Bool(),
                         "wiped_disk": Bool()})
 WATCH_JOB = Obj({
