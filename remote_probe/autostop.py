@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 
+from .idle_rules import RULE_UTILIZATION, idle_verdict
 from .wire import DEFAULT_THRESHOLD, all_idle  # noqa: F401 - the idle rule, shared with the laptop
 
 STATE_FILE = "autostop.json"
@@ -22,27 +23,55 @@ EVENTS_FILE = "autostop-events.jsonl"
 CANCEL_SCRIPT = "cancel-autostop"
 
 
-def decide(armed, t, idle_since, grace_until, grace_reason):
+def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
+           other_jobs=False, appeared=None, sample_s=1.0):
     """What autostop does at time t. Plain function, table-tested.
 
-    armed: dict(idle_seconds, deadline, grace) or None.
-    Returns (action, reason) with action one of: None, "start_grace", "cancel_grace", "fire".
+    armed: dict(idle_seconds, deadline, grace, when_job_done) or None.
+    job_done_since: when the job named by when_job_done ended (None while it runs);
+    other_jobs: another GPU job runs (then "release when done" waits);
+    appeared: when the newest job started (epoch), so that one started within the last
+    sample before the release moment (too new for any sample to show) cancels it
+    (issue 20); sample_s: the sampling interval.
+    Returns (action, reason) with action one of: None, "start_grace", "cancel_grace",
+    "cancel_deadline", "fire".
     """
     if not armed:
         return None, None
-    deadline_due = armed.get("deadline") is not None and t >= armed["deadline"]
+    deadline = armed.get("deadline")
+    deadline_due = deadline is not None and t >= deadline
     idle_due = (armed.get("idle_seconds") is not None and idle_since is not None
                 and t - idle_since >= armed["idle_seconds"])
+    job_due = (bool(armed.get("when_job_done")) and job_done_since is not None
+               and t >= job_done_since and not other_jobs)
+
+    def just_appeared(moment):
+        # between the last sample before `moment` and the first after it: no sample
+        # showed it (a deadline that passed while the daemon was down is still kept)
+        return (appeared is not None
+                and moment - sample_s < appeared <= min(t, moment + sample_s))
+
     if grace_until is not None:
         if grace_reason == "idle" and not idle_due and not deadline_due:
             return "cancel_grace", "GPU busy again"
+        if grace_reason == "idle" and idle_since is not None and appeared is not None \
+                and appeared > idle_since:
+            return "cancel_grace", "a job started"
+        if grace_reason == "job_done" and other_jobs:
+            return "cancel_grace", "another GPU job runs"
         if t >= grace_until:
+            if just_appeared(grace_until):
+                return "cancel_grace", "a job started just before the release"
             return "fire", grace_reason
         return None, None
     if deadline_due:
+        if just_appeared(deadline):
+            return "cancel_deadline", "a job started just before the deadline"
         return "start_grace", "deadline"
     if idle_due:
         return "start_grace", "idle"
+    if job_due:
+        return "start_grace", "job_done"
     return None, None
 
 
@@ -56,6 +85,12 @@ class Autostop:
         self.grace_until = None
         self.grace_reason = None
         self.listeners = []  # callables(event dict): the daemon pushes these to the app
+        self.rule = RULE_UTILIZATION  # the idle rule in force (idle_rules), for the status
+        self.sample_s = 1.0  # the daemon's sampling interval
+        # () -> epoch of the newest job start, looked up fresh just before a release (the
+        # daemon's jobs scan is seconds old); None: trust what observe() was given
+        self.appeared_probe = None
+        self.last_appeared = None
         if probe_command:
             self._write_cancel_script(probe_command)
 
@@ -118,19 +153,22 @@ class Autostop:
 
     # -- control -----------------------------------------------------------------
     def arm(self, command, idle_seconds=None, deadline=None, grace=120.0,
-            threshold=DEFAULT_THRESHOLD):
+            threshold=DEFAULT_THRESHOLD, when_job_done=None, hung_counts_idle=False):
         if not command or not isinstance(command, str):
             raise ValueError("autostop needs the release command to run")
-        if idle_seconds is None and deadline is None:
-            raise ValueError("autostop needs an idle window or a deadline")
+        if idle_seconds is None and deadline is None and not when_job_done:
+            raise ValueError("autostop needs an idle window or a deadline (or a job to wait for)")
+        if when_job_done is not None and not isinstance(when_job_done, str):
+            raise ValueError("when_job_done: expected a job id")
         self.armed = {"command": command, "idle_seconds": idle_seconds, "deadline": deadline,
                       "grace": float(grace), "threshold": float(threshold),
-                      "armed_at": self.clock()}
+                      "armed_at": self.clock(), "when_job_done": when_job_done or None,
+                      "hung_counts_idle": bool(hung_counts_idle)}
         self.idle_since = None
         self.grace_until = None
         self._save()
         self.log("armed", command=command, idle_seconds=idle_seconds, deadline=deadline,
-                 grace=grace)
+                 grace=grace, when_job_done=when_job_done or None)
         return self.status()
 
     def _clear(self):
@@ -142,11 +180,11 @@ class Autostop:
         except OSError:
             pass
 
-    def disarm(self, reason="cancelled"):
+    def disarm(self, reason="cancelled", **fields):
         was = self.armed is not None
         self._clear()
         if was:
-            self.log("disarmed", reason=reason)
+            self.log("disarmed", reason=reason, **fields)
             self.notify("gputui: autostop %s." % reason)
         return self.status()
 
@@ -158,38 +196,78 @@ class Autostop:
             "grace_left": max(0.0, self.grace_until - now) if self.grace_until else None,
             "grace_reason": self.grace_reason if self.grace_until else None,
             "cancel_command": self._path(CANCEL_SCRIPT),
+            "rule": self.rule,
+            "when_job_done": (self.armed or {}).get("when_job_done"),
         }
 
     # -- each tick ---------------------------------------------------------------
-    def observe(self, utils, compute_procs, t=None):
+    def observe(self, utils, compute_procs, t=None, gpus=None, hung_gpus=(), job_done_since=None,
+                other_jobs=False, appeared=None):
+        """One sample. gpus: [(util or None, compute processes)] per GPU, when known (then
+        idle_rules decides, so MIG slices without utilization can be idle); hung_gpus:
+        GPUs whose compute processes are all hung jobs (idle only if the user opted in)."""
         if not self.armed:
             self.idle_since = None
             return None
         t = self.clock() if t is None else t
-        if all_idle(utils, compute_procs, self.armed.get("threshold", DEFAULT_THRESHOLD)):
+        threshold = self.armed.get("threshold", DEFAULT_THRESHOLD)
+        if gpus is not None:
+            idle, self.rule = idle_verdict(gpus, threshold, hung_gpus,
+                                           bool(self.armed.get("hung_counts_idle")))
+        else:
+            idle = all_idle(utils, compute_procs, threshold)
+        if idle:
             if self.idle_since is None:
                 self.idle_since = t
+            if appeared is not None and appeared > self.idle_since:
+                self.idle_since = min(t, appeared)  # a job started: the idle spell begins after it
         else:
             self.idle_since = None
-        action, reason = decide(self.armed, t, self.idle_since, self.grace_until, self.grace_reason)
+        action, reason = self._decide(t, job_done_since, other_jobs, appeared)
+        self.last_appeared = appeared
+        if action == "fire" and self.appeared_probe is not None:
+            # The last look before releasing: a job too new for the last scan counts too.
+            try:
+                fresh = self.appeared_probe()
+            except Exception:  # a failed look must not stop a release the user armed
+                fresh = None
+            if fresh is not None and (appeared is None or fresh > appeared):
+                action, reason = self._decide(t, job_done_since, other_jobs, fresh)
+                self.last_appeared = fresh
         if action == "start_grace":
             self.grace_until = t + self.armed["grace"]
             self.grace_reason = reason
-            why = ("all GPUs idle for %d min" % round((t - self.idle_since) / 60.0)
-                   if reason == "idle" else "the deadline was reached")
+            if reason == "idle":
+                why = "all GPUs idle for %d min" % round((t - self.idle_since) / 60.0)
+            elif reason == "job_done":
+                why = "job %s ended" % self.armed.get("when_job_done")
+            else:
+                why = "the deadline was reached"
             msg = ("gputui autostop: %s. Running `%s` in %d s. Cancel: %s"
                    % (why, self.armed["command"], self.armed["grace"], self._path(CANCEL_SCRIPT)))
             self.notify(msg)
             return self.log("grace", reason=reason, seconds=self.armed["grace"],
                             command=self.armed["command"], message=msg,
                             idle_since=self.idle_since)
-        if action == "cancel_grace":
+        if action in ("cancel_grace", "cancel_deadline"):
+            was = self.grace_reason if self.grace_until is not None else "deadline"
             self.grace_until = None
-            self.notify("gputui autostop: countdown stopped, a GPU is busy again.")
-            return self.log("grace_cancelled", reason=reason)
+            if was == "deadline" or action == "cancel_deadline":
+                # The deadline came with a job just started: it is not enforced on that job.
+                self.armed["deadline"] = None
+                if self.armed.get("idle_seconds") is None and not self.armed.get("when_job_done"):
+                    self.disarm(reason, job_started=self.last_appeared)
+                    return {"event": "disarmed", "reason": reason, "job_started": self.last_appeared}
+                self._save()
+            self.notify("gputui autostop: countdown stopped, %s." % reason)
+            return self.log("grace_cancelled", reason=reason, job_started=self.last_appeared)
         if action == "fire":
             return self.fire(reason)
         return None
+
+    def _decide(self, t, job_done_since, other_jobs, appeared):
+        return decide(self.armed, t, self.idle_since, self.grace_until, self.grace_reason,
+                      job_done_since, other_jobs, appeared, self.sample_s)
 
     def fire(self, reason):
         command = self.armed["command"]

@@ -23,6 +23,7 @@ import time
 
 from . import __version__, dataloader, handlers, procfs, protection, tmux_control as tmux, wire
 from .autostop import Autostop
+from .box_watch import BoxWatch
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook
 from .history import RING_SAMPLES, SampleHistory
@@ -34,7 +35,8 @@ log = logging.getLogger("gputui.probe")
 
 JOBS_EVERY = 5  # ticks between tmux / unprotected-job scans
 HUNG_CALL_TIMEOUT = 5.0  # a GPU driver call longer than this is reported as hung
-CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop", "tmux", "jobs")
+CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop", "tmux", "jobs",
+                "watch", "notify")
 
 
 class Daemon:
@@ -70,6 +72,12 @@ class Daemon:
             argv = ["env", "PYTHONPATH=" + env["PYTHONPATH"]] + argv
         self.autostop = Autostop(state_dir, probe_command=argv)
         self.autostop.listeners.append(self._push_autostop)
+        # jobs judged, notifications sent, autostop's idle inputs (box_watch.py)
+        self.watch = BoxWatch(state_dir, self.autostop, interval, push=self._push_all)
+
+    def _push_all(self, msg):
+        for client in self.server.subscribers():
+            self.server.send(client, msg)
 
     def _push_autostop(self, event):
         msg = {"type": wire.AUTOSTOP, "event": event, "status": self.autostop.status()}
@@ -118,8 +126,7 @@ class Daemon:
             # Samples carry disks every few ticks; a newcomer gets the last report here.
             self.inventory["disks"] = sample["host"]["disks"]
         if not sample.get("gpu_error"):
-            utils, compute = wire.idle_inputs(sample)
-            self.autostop.observe(utils, compute, t=sample["t"])
+            self.watch.on_sample(sample, self.inventory)
         pids = wire.proc_pids(sample)
         for client in self.server.subscribers():
             self.send_meta(client, pids)
@@ -147,10 +154,12 @@ class Daemon:
         (one scan at a time: the index and its command-line cache are not shared)."""
         with self._scan_lock:
             scan = procfs.ProcScan(index=self.proc_index)
-            return {"tmux": tmux.status(scan), "loaders": self.loaders.scan(scan),
+            panes = tmux.status(scan)
+            return {"tmux": panes, "loaders": self.loaders.scan(scan),
                     "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids,
                                                                scan),
-                    "reptyr": shutil.which("reptyr") is not None}
+                    "reptyr": shutil.which("reptyr") is not None,
+                    "watch": self.watch.on_scan(panes, scan, self.sampler.own_pids)}
 
     def rescan_jobs(self):
         """After a tmux change (off the loop): scan now, and put it in the next sample."""
@@ -203,11 +212,13 @@ class Daemon:
         if os.path.exists(sock_path):
             os.unlink(sock_path)  # stale: we hold the lock, so nobody else serves it
         await self.server.bind(sock_path)
+        self.watch.start(loop)
         sampling = asyncio.ensure_future(self.sample_loop())
         try:
             await self.stop_event.wait()
         finally:
             sampling.cancel()
+            self.watch.stop()
             self.server.close()
             self.backend.close()
             self.pool.shutdown(wait=False)

@@ -131,14 +131,31 @@ async def on_shutdown(daemon, client, msg):
 # ---------------------------------------------------------------- autostop
 @handles(wire.AUTOSTOP_ARM)
 async def on_autostop_arm(daemon, client, msg):
+    job = msg.get("when_job_done")
+    if isinstance(job, str) and not any(r.get("id") == job for r in daemon.watch.rows):
+        # a job started a moment ago: judge the jobs now rather than refuse it
+        daemon.watch.jobs.last_scan = 0.0
+        await asyncio.get_running_loop().run_in_executor(
+            daemon.tmux_pool, daemon.scan_jobs, wire.proc_pids(daemon.latest or {}, local_only=True))
     try:
         status = daemon.autostop.arm(
             msg.get("command"), idle_seconds=msg.get("idle_seconds"),
             deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
-            threshold=msg.get("threshold", 5.0))
+            threshold=msg.get("threshold", 5.0), when_job_done=_job_to_wait_for(daemon, msg),
+            hung_counts_idle=bool(msg.get("hung_counts_idle")))
     except (ValueError, TypeError, OSError) as exc:
         raise RequestError(str(exc))
     return {"autostop": status}
+
+
+def _job_to_wait_for(daemon, msg):
+    """"Release when this job ends": only a job the box's watch lists now."""
+    job = msg.get("when_job_done")
+    if job is None:
+        return None
+    if not isinstance(job, str) or not any(r.get("id") == job for r in daemon.watch.rows):
+        raise ValueError("when_job_done: no job %r on this box (see the jobs' watch list)" % (job,))
+    return job
 
 
 @handles(wire.AUTOSTOP_DISARM)
@@ -165,6 +182,21 @@ async def on_release(daemon, client, msg):
         daemon.autostop.log("released", command=command, exit=code, output=output[-2000:])
         return {"exit": code, "output": output[-4000:]}
     return await off_loop(work)
+
+
+# ---------------------------------------------------------------- notifications
+@handles(wire.NOTIFY_CONFIG)
+async def on_notify_config(daemon, client, msg):
+    """The laptop's notification settings. The reply names channels redacted; the URLs
+    themselves are stored 0600 and never leave the box again."""
+    return await off_loop(lambda: daemon.watch.configure(msg))
+
+
+@handles(wire.NOTIFY_TEST)
+async def on_notify_test(daemon, client, msg):
+    if daemon.watch.notifier is None:
+        raise RequestError("notifications are off on this box: its state directory is not private")
+    return await off_loop(daemon.watch.notifier.test)
 
 
 # ---------------------------------------------------------------- doctor, checklist

@@ -2,7 +2,7 @@
 
 - utilization (every GPU reports it): idle when every GPU is under the threshold and no
   compute process runs — the rule autostop has always used (remote_probe/autostop.py).
-- processes (some GPU reports no utilization: MIG slices, some vGPUs): idle when no
+- no_compute (some GPU reports no utilization: MIG slices, some vGPUs): idle when no
   compute process runs on any GPU. Before this rule, unknown utilization was never idle,
   so autostop could not fire on a MIG box at all.
 - A GPU whose only compute processes belong to hung jobs counts as idle only when the
@@ -13,7 +13,7 @@ Stdlib only.
 """
 
 RULE_UTILIZATION = "utilization"
-RULE_PROCESSES = "processes"
+RULE_PROCESSES = "no_compute"  # the wire name (autostop status "rule")
 RULE_NO_GPU = "no_gpu"
 
 

@@ -15,7 +15,8 @@ PANE_FORMAT = SEP.join((
     "#{session_id}", "#{session_name}", "#{session_attached}", "#{session_created}",
     "#{window_id}", "#{window_index}", "#{window_name}", "#{pane_id}", "#{pane_index}",
     "#{pane_pid}", "#{pane_current_command}", "#{pane_current_path}", "#{pane_active}",
-    "#{pane_dead}"))
+    "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}"))
+FIELDS = 16
 
 
 class TmuxError(Exception):
@@ -72,10 +73,12 @@ def parse_panes(text):
     sessions = {}
     for line in text.splitlines():
         f = line.split(SEP)
-        if len(f) != 14:
+        if len(f) == 14:  # a tmux without the dead-status formats
+            f = f + ["", ""]
+        if len(f) != FIELDS:
             continue
         (sid, sname, attached, created, wid, widx, wname, pid_, pidx, ppid, cmd, path,
-         active, dead) = f
+         active, dead, dead_status, dead_signal) = f
         s = sessions.setdefault(sid, {"id": sid, "name": sname, "attached": int(attached or 0),
                                       "created": int(created or 0), "windows": []})
         if not s["windows"] or s["windows"][-1]["id"] != wid:
@@ -84,6 +87,10 @@ def parse_panes(text):
             "id": pid_, "index": int(pidx), "pid": int(ppid or 0), "command": cmd, "path": path,
             "active": active == "1", "dead": dead == "1",
             "running": bool(cmd) and cmd not in SHELLS and dead != "1",
+            # A dead pane (remain-on-exit) keeps how its process ended: the job watch's
+            # exit status and signal (remote_probe/watch_loop.py).
+            "dead_status": int(dead_status) if dead == "1" and dead_status.isdigit() else None,
+            "dead_signal": int(dead_signal) if dead == "1" and dead_signal.isdigit() else None,
         })
     return list(sessions.values())
 
@@ -118,6 +125,12 @@ def new_job(name, command, cwd=None, env=None):
     for key, value in sorted((env or {}).items()):
         args += ["-e", "%s=%s" % (key, value)]
     sid, _, pane = run(*args).strip().partition(SEP)
+    try:
+        # A pane whose process ends (`exec python train.py`, the shell exited) stays, with
+        # its last lines and exit status, so the box's watch can say finished or crashed.
+        run("set-option", "-w", "-t", pane, "remain-on-exit", "on")
+    except TmuxError:
+        pass  # an old tmux: the watch then judges the pane by its process tree only
     if command:
         run("send-keys", "-t", pane, "-l", command)
         run("send-keys", "-t", pane, "Enter")

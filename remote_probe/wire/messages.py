@@ -56,6 +56,13 @@ TMUX_INTERRUPT = "tmux_interrupt"  # {pane}: Ctrl-C
 TMUX_KILL = "tmux_kill"  # {session}
 TMUX_RENAME = "tmux_rename"  # {session, name}
 TMUX_INSTALL = "tmux_install"
+# The box's watch (remote_probe/watch_loop.py, watch_notify.py): the laptop's notification
+# settings (channel URLs are secrets: stored 0600, never echoed), a test through every
+# channel, and the push when the daemon queues a notification.
+NOTIFY_CONFIG = "notify_config"  # {channels, quiet, templates, causes, box, enabled, watch}
+NOTIFY_TEST = "notify_test"
+NOTIFY_EVENT = "notify_event"  # pushed: {kind, job, title, body, t, sent}
+MAX_WATCH_JOBS = 64  # jobs in the "watch" list of a jobs block
 TMUX_REQUESTS: FrozenSet[str] = frozenset({
     TMUX_LIST, TMUX_CAPTURE, TMUX_NEW, TMUX_INTERRUPT, TMUX_KILL, TMUX_RENAME, TMUX_INSTALL})
 REPLY = "reply"
@@ -72,8 +79,8 @@ FILE_READ = "file_read"
 REQUEST_TYPES: FrozenSet[str] = frozenset({
     HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN, AUTOSTOP_ARM, AUTOSTOP_DISARM,
     AUTOSTOP_STATUS, FILE_READ, PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE,
-    RELEASE}) | TMUX_REQUESTS
-PUSH_TYPES: FrozenSet[str] = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
+    RELEASE, NOTIFY_CONFIG, NOTIFY_TEST}) | TMUX_REQUESTS
+PUSH_TYPES: FrozenSet[str] = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP, NOTIFY_EVENT})
 REPLY_TYPES: FrozenSet[str] = frozenset({REPLY, ERROR})
 
 # Exit codes of the bootstrap stub, the attach bridge and the probe: every one the client

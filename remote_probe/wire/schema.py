@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on ever
 
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
                        ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
-                       MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, PREFLIGHT, PROC_META,
+                       MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
+                       NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
                        RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
 from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
@@ -76,6 +77,8 @@ def validate(msg: typing.Any) -> Msg:
         _require(isinstance(msg.get("procs"), list), "proc_meta without procs")
     elif kind == AUTOSTOP:
         _require(isinstance(msg.get("status"), dict), "autostop without status")
+    elif kind == NOTIFY_EVENT:
+        _require(isinstance(msg.get("kind"), str), "notify_event without kind")
     elif kind in REQUEST_TYPES:
         pass
     else:
@@ -300,7 +303,20 @@ HOST_BLOCK = Obj({
 DL_ROW = Obj({"pid": PID, "t": EPOCH}, required=("pid",), drop_if_bad=True)
 LOADER_ROW = Obj({"pid": PID, "cpu": Num(0, 1e6), "rss": MIB, "state": Str(8)},
                  required=("pid",), drop_if_bad=True)
+# One job as the box's watch judges it (remote_probe/watch_loop.py; WATCH_CONTRACT).
+WATCH_STATES = ("running", "finished", "crashed", "hung", "waiting")
+PROGRESS_BLOCK = Obj({"fraction": Num(0, 1), "done": Num(0, 1e18), "total": Num(0, 1e18),
+                      "unit": Str(40), "rate": Num(0, 1e15), "eta_seconds": Num(0, 1e10),
+                      "source": Str(20), "at": EPOCH})
+CHECKPOINT_BLOCK = Obj({"path": PATH, "age_s": Num(0, 1e11), "stale": Bool(),
+                        "wiped_disk": Bool()})
+WATCH_JOB = Obj({
+    "id": NAME, "kind": Str(10), "name": Str(200), "pid": PID, "pane": NAME,
+    "state": Str(10), "cause": Str(40), "evidence": List(Str(300), 20), "since": EPOCH,
+    "exit": Num(-1 << 31, 1 << 31, integer=True), "progress": PROGRESS_BLOCK,
+    "checkpoint": CHECKPOINT_BLOCK}, required=("id", "state"), drop_if_bad=True)
 JOBS_BLOCK = Obj({
+    "watch": List(WATCH_JOB, MAX_WATCH_JOBS),
     "tmux": Obj({"sessions": List(Obj({
         "id": NAME, "name": NAME, "attached": COUNT, "created": EPOCH,
         "windows": List(Obj({"id": NAME, "index": COUNT, "name": NAME, "panes": List(Obj({
@@ -332,11 +348,14 @@ SAMPLE_MSG = Obj({
 PROC_META_MSG = Obj({"procs": List(PROC_META_ROW, MAX_META_ROWS)})
 AUTOSTOP_STATUS_BLOCK = Obj({
     "armed": Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
-                  "grace": Num(0, 1e6), "threshold": Num(0, 100), "armed_at": EPOCH}),
+                  "grace": Num(0, 1e6), "threshold": Num(0, 100), "armed_at": EPOCH,
+                  "when_job_done": NAME, "hung_counts_idle": Bool()}),
     "idle_for": Num(0, 1e10), "grace_left": Num(0, 1e8), "grace_reason": Str(2000),
-    "cancel_command": PATH,
+    "cancel_command": PATH, "rule": Str(20), "when_job_done": NAME,
 })
 AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
+NOTIFY_EVENT_MSG = Obj({"kind": Str(40), "job": NAME, "title": Str(2000), "body": Str(8000),
+                        "t": EPOCH, "sent": Bool()})
 # Replies carry these blocks under these keys (snapshot, subscribe); the rest is Any.
 REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
@@ -350,7 +369,7 @@ HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": CO
                  "version": Str(200)})
 MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG, REPLY: REPLY_MSG,
-    ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG}
+    ERROR: REPLY_MSG, AUTOSTOP: AUTOSTOP_MSG, HELLO: HELLO_MSG, NOTIFY_EVENT: NOTIFY_EVENT_MSG}
 
 
 # Request parameters, checked strictly (a bad one is refused with a reason, not cleared):
@@ -359,7 +378,8 @@ STRINGS = List(PATH, 100000)
 REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SUBSCRIBE: Obj({"since_seq": COUNT}),
     AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
-                       "grace": Num(0, 1e6), "threshold": Num(0, 100)}),
+                       "grace": Num(0, 1e6), "threshold": Num(0, 100),
+                       "when_job_done": NAME, "hung_counts_idle": Bool()}),
     AUTOSTOP_DISARM: Obj({"reason": Str(1000)}),
     PREFLIGHT: Obj({"python": PATH, "smoke": Bool(), "urls": List(Str(4096), 100)}),
     CHECKLIST: Obj({"roots": STRINGS, "artifact_paths": STRINGS, "temp_dirs": STRINGS,
@@ -373,6 +393,15 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     TMUX_NEW: Obj({"name": NAME, "command": Str(65536), "cwd": PATH, "env": Obj(),
                    "dlhook": Bool()}),
     TMUX_INTERRUPT: Obj({"pane": NAME}),
+    NOTIFY_CONFIG: Obj({"channels": List(Str(4096), 50), "enabled": Bool(), "box": NAME,
+                        "quiet": Obj({"start": Str(5), "end": Str(5),
+                                      "utc_offset_minutes": Num(-1440, 1440, integer=True),
+                                      "allow": List(Str(40), 50)}),
+                        "templates": Obj(), "causes": Obj(),
+                        # thresholds of the watch (seconds); tests make them short
+                        "watch": Obj({"hung_after_s": Num(1, 1e7), "checkpoint_stale_s": Num(1, 1e8),
+                                      "idle_notify_s": Num(1, 1e8)})}),
+    NOTIFY_TEST: Obj(),
     TMUX_KILL: Obj({"session": NAME}),
     TMUX_RENAME: Obj({"session": NAME, "name": NAME}),
 }

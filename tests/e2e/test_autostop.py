@@ -108,7 +108,7 @@ async def test_busy_bursts_reset_the_idle_window(sshbox, tmp_path):
 async def test_deadline_fires_even_while_busy(sshbox, tmp_path):
     marker = tmp_path / "released"
     await arm(sshbox, "a100x2", command="touch %s" % marker, deadline=time.time() + 2, grace=1)
-    assert await wait_file(str(marker), 10) is not None
+    assert await wait_file(str(marker), 10) is not None, events(sshbox)
     assert [e["reason"] for e in events(sshbox) if e["event"] == "fired"] == ["deadline"]
 
 

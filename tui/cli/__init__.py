@@ -8,6 +8,7 @@ import sys
 import time
 
 from tui import __version__
+from tui.cli import notify_cmd
 from tui.cli.contact import config_for, record_contact
 from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
@@ -18,7 +19,8 @@ from tui.core.boxtext import visible
 from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, set_language
 from tui.core.layout import pad
 from tui.core.private import open_private
-from tui.core.report import doctor_request, procs_from, status_json, status_text
+from tui.core.notify_wire import notify_config
+from tui.core.report import doctor_request, jobs_json, procs_from, status_json, status_text
 from tui.remote.session import snapshot
 
 
@@ -70,6 +72,7 @@ def build_parser():
     from tui.cli.push_cmd import add_push_parser
     add_push_parser(sub)
     add_pull_parser(sub)
+    notify_cmd.add_parser(sub)
     return parser
 
 
@@ -119,12 +122,13 @@ def cmd_status(args):
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                asker=asker_of(args)))
+                                asker=asker_of(args), notify_config=notify_config(cfg.data, args.host)[0]))
     if reply is None:
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"], cfg)
+    doc["jobs"] = jobs_json(reply, doc["billing"])
     if args.json:
         emit_json(doc)
     else:
@@ -343,7 +347,7 @@ def main(argv=None):
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
                 "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
                 "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter,
-                "push": _push, "pull": _pull}
+                "push": _push, "pull": _pull, "notify": notify_cmd.cmd_notify}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE

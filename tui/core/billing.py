@@ -160,3 +160,19 @@ def cost_today(start: Optional[float], now: float, rate_per_hour: Optional[float
         return None
     since = max(start, local_midnight(now))
     return other_sessions_today + max(0.0, now - since) / 3600.0 * rate_per_hour
+
+
+def cost_to_finish(eta_seconds: Optional[float], rate_per_hour: Optional[float],
+                   granularity: str = "second", elapsed: Optional[float] = None) -> Optional[float]:
+    """What finishing a job adds to the bill: the billable time at the job's end minus the
+    billable time already charged now. Per started hour, a job that ends inside the hour
+    already paid for costs nothing more, and one that crosses into the next hour costs that
+    whole hour; without `elapsed` (session start unknown) the ETA alone is rounded up.
+    None when the ETA or the rate is unknown."""
+    if eta_seconds is None or rate_per_hour is None or eta_seconds != eta_seconds or eta_seconds < 0:
+        return None
+    if elapsed is None or elapsed < 0:
+        return cost_for(eta_seconds, rate_per_hour, granularity)
+    charged_then = billable_seconds(elapsed + eta_seconds, granularity)
+    charged_now = billable_seconds(elapsed, granularity)
+    return max(0, charged_then - charged_now) / 3600.0 * rate_per_hour

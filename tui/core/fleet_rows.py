@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 
 from tui.core.cells import cell_len, pad  # terminal cells (CJK takes two); the one padder
 
-from tui.core import billing
+from tui.core import billing, job_lines
 from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.boxtext import visible
@@ -121,6 +121,9 @@ class BoxRow:
     autostop: Optional[str] = None  # "off", "armed", "countdown 1:20"; None unknown
     checklist: Optional[str] = None  # pass / warn / fail from the ledger, if a checklist ran
     burning: bool = False  # billing while idle longer than the alarm threshold
+    progress: str = ""  # watched jobs, short: "42% 1h56m", or a crashed/hung job's state
+    progress_alarm: bool = False  # a watched job crashed or hangs
+    cost_to_finish: Optional[float] = None  # of the job that ends last (money)
 
 
 def idle_burning(state: str, idle_for: Optional[float], threshold_s: float) -> bool:
@@ -313,6 +316,14 @@ def table_line(cells: Sequence[Any], widths: Sequence[int] = TABLE_WIDTHS) -> st
         "  " + str(cells[-1])
 
 
+def finish_note(row: BoxRow) -> str:
+    """A live box's note: its watched job's progress and what finishing it costs."""
+    if row.cost_to_finish is None:
+        return row.progress
+    return (row.progress + "  " if row.progress else "") + _("%s to finish") % format_money(
+        row.cost_to_finish, row.currency)
+
+
 def fleet_table(rows: List[BoxRow]) -> str:
     """The plain table `gputui fleet --check` prints (box strings are shown visibly safe by
     the caller). A title wider than its column (Chinese "无保护" is 6 cells) widens it."""
@@ -321,7 +332,7 @@ def fleet_table(rows: List[BoxRow]) -> str:
     widths = [max(w, cell_len(t)) for w, t in zip(TABLE_WIDTHS, head)]
     lines = [table_line(head, widths)]
     for r in rows:
-        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else "")
+        note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else finish_note(r))
         lines.append(table_line((
             visible(r.host, limit=18), _(r.state), gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
@@ -432,6 +443,9 @@ class FleetBox:
         has_data = st.latest is not None
         f = self.billing.figures(now) if self.billing.start else None
         idle_for = self.streak.seconds() if has_data else None
+        lines = self.job_lines(now) if state == LIVE else []
+        progress, kind = job_lines.fleet_cell(lines)
+        last = job_lines.last_to_finish(lines)
         return BoxRow(
             self.host, state, reason=(self.reason or self.detail) if state != LIVE else "",
             gpus=gpus, gpu_model=st.gpu_model(),
@@ -442,7 +456,18 @@ class FleetBox:
             idle_cost=f.idle_cost if f else ledger.get("idle_cost"),
             currency=f.currency if f else self.cfg.currency,
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
-            burning=idle_burning(state, idle_for, self.threshold_s()))
+            burning=idle_burning(state, idle_for, self.threshold_s()),
+            progress=progress, progress_alarm=kind == "alarm",
+            cost_to_finish=last.cost_to_finish if last is not None else None)
+
+    def on_notify_event(self, event: Dict[str, Any]) -> None:
+        """A notification the daemon sent: kept once (the one-box app toasts it)."""
+        self.state.take_notify_event(event)
+
+    def job_lines(self, now: Optional[float] = None) -> List[Any]:
+        """The watched jobs with their cost to finish at this box's rate."""
+        now = self.clock() if now is None else now
+        return job_lines.lines_for(self.state, self.billing.figures(now), now)
 
     def settled(self) -> bool:
         """Enough is known for a verdict: live with the backlog in, released, or failed."""

@@ -17,10 +17,15 @@ from tui.core.model import (
     GpuLive,
     Host,
     HostFacts,
+    JobCheckpoint,
+    JobProgress,
     Jobs,
+    JobState,
+    JobWatch,
     Loaders,
     LoaderStats,
     MigSlice,
+    NotifyEvent,
     ProcMeta,
     ProcUsage,
     Sample,
@@ -225,7 +230,66 @@ def jobs(d: Any) -> Jobs:
                                        reason=_text(u.get("reason")))
                         for u in _dicts(d.get("unprotected")) if _int(u.get("pid")) is not None)
     tmux = d.get("tmux") if isinstance(d.get("tmux"), dict) else {}
-    return Jobs(loaders=loaders, unprotected=unprotected, tmux_error=_text(tmux.get("error")))
+    return Jobs(loaders=loaders, unprotected=unprotected, tmux_error=_text(tmux.get("error")),
+                watch=job_watches(d.get("watch")))
+
+
+# -- watched jobs ---------------------------------------------------------------------------
+MAX_WATCH = 64  # the contract's bound; more is cut, not trusted
+MAX_EVIDENCE = 20
+
+
+def _fraction(value: Any) -> Optional[float]:
+    v = _num(value)
+    return None if v is None or not 0 <= v <= 1 else float(v)
+
+
+def _nonneg(value: Any) -> Optional[float]:
+    v = _num(value)
+    return None if v is None or v < 0 else v
+
+
+def job_progress(d: Any) -> Optional[JobProgress]:
+    if not isinstance(d, dict):
+        return None
+    return JobProgress(fraction=_fraction(d.get("fraction")), done=_nonneg(d.get("done")),
+                       total=_nonneg(d.get("total")), unit=_text(d.get("unit")),
+                       rate=_nonneg(d.get("rate")), eta_seconds=_nonneg(d.get("eta_seconds")),
+                       source=_text(d.get("source")), at=_num(d.get("at")))
+
+
+def job_checkpoint(d: Any) -> Optional[JobCheckpoint]:
+    if not isinstance(d, dict) or _text(d.get("path")) is None:
+        return None
+    return JobCheckpoint(path=d["path"], age_s=_nonneg(d.get("age_s")),
+                         stale=d.get("stale") is True, wiped_disk=d.get("wiped_disk") is True)
+
+
+def job_state(value: Any) -> Optional[JobState]:
+    try:
+        return JobState(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def job_watch(d: Mapping[str, Any]) -> Optional[JobWatch]:
+    """One watched job; None without a text id. Names, causes and evidence stay text."""
+    jid = _text(d.get("id"))
+    if not jid:
+        return None
+    evidence = d.get("evidence")
+    lines = tuple(e for e in evidence[:MAX_EVIDENCE] if isinstance(e, str)) \
+        if isinstance(evidence, list) else ()
+    return JobWatch(id=jid, kind=_text(d.get("kind")), name=_text(d.get("name")) or "",
+                    pid=_int(d.get("pid")), pane=_text(d.get("pane")), state=job_state(d.get("state")),
+                    cause=_text(d.get("cause")), evidence=lines, since=_num(d.get("since")),
+                    exit=_int(d.get("exit")), progress=job_progress(d.get("progress")),
+                    checkpoint=job_checkpoint(d.get("checkpoint")))
+
+
+def job_watches(rows: Any) -> Tuple[JobWatch, ...]:
+    out = (job_watch(d) for d in _dicts(rows)[:MAX_WATCH])
+    return tuple(j for j in out if j is not None)
 
 
 def sample(msg: Mapping[str, Any]) -> Sample:
@@ -254,3 +318,12 @@ def _idle_view(gpu_rows: List[Any], msg: Mapping[str, Any]) -> Dict[str, Any]:
             "procs": [r for r in (msg.get("procs") or ()) if isinstance(r, (list, tuple))
                       and len(r) > PROC_FLAGS],
             "procs_more": msg.get("procs_more")}
+
+
+def notify_event(msg: Mapping[str, Any]) -> Optional[NotifyEvent]:
+    """A notify_event push; None without a kind. Title and body are the box's text (data)."""
+    kind = _text(msg.get("kind"))
+    if not kind:
+        return None
+    return NotifyEvent(kind=kind, job=_text(msg.get("job")), title=_text(msg.get("title")) or "",
+                       body=_text(msg.get("body")) or "", t=_num(msg.get("t")), sent=_bool(msg.get("sent")))

@@ -40,6 +40,12 @@ BOX_GAUGES = (
      "unprotected"),
     ("gputui_autostop_armed", "1 when the probe's autostop is armed.", "autostop_armed"),
 )
+# (metric, help, key in the per-job view): the daemon's watched jobs (issue 21)
+JOB_GAUGES = (
+    ("gputui_job_progress", "Fraction of a watched job done (0..1), from its output.", "progress"),
+    ("gputui_job_eta_seconds", "Seconds until a watched job finishes at its current rate.", "eta"),
+)
+JOB_STATES = ("running", "finished", "crashed", "hung", "waiting")
 LOADER_GAUGES = (
     ("gputui_dataloader_wait_ratio", "Share of time the training loop waits for its DataLoader.",
      "wait_fraction"),
@@ -70,8 +76,15 @@ def export_view(box: FleetBox, now: Optional[float] = None) -> dict:
         for pid, stats in sorted(box.state.dl.items()):
             loaders.append({"pid": str(pid), "wait_fraction": stats.wait_fraction,
                             "batches_per_s": stats.batches_per_s})
+    jobs: List[dict] = []
+    if live:
+        for ln in box.job_lines(now):
+            j = ln.job
+            jobs.append({"job": j.id, "name": j.name, "state": j.state.value if j.state else "unknown",
+                         "progress": ln.fraction, "eta": ln.eta})
     armed = (box.autostop or {}).get("armed") if isinstance(box.autostop, dict) else None
     return {
+        "jobs_watched": jobs,
         "host": row.host, "state": row.state, "currency": row.currency, "gpus": gpus,
         "loaders": loaders, "up": 1 if live else 0, "cost": row.cost, "rate": row.rate,
         "idle_cost": row.idle_cost, "idle_for": row.idle_for if live else None,
@@ -121,6 +134,22 @@ def metric_families(views: List[dict]) -> List[GaugeMetricFamily]:
                 if value is not None:
                     fam.add_metric([v["host"], dl["pid"]], value)
         out.append(fam)
+    for name, help_text, key in JOB_GAUGES:
+        fam = GaugeMetricFamily(name, help_text, labels=("Hostname", "job", "name"))
+        for v in views:
+            for j in v.get("jobs_watched", ()):
+                value = _number(j.get(key))
+                if value is not None:
+                    fam.add_metric([v["host"], j["job"], j["name"]], value)
+        out.append(fam)
+    # one series per job and state, 1 for the state it is in (a state set, as kube-state-metrics)
+    states = GaugeMetricFamily("gputui_job_state", "1 for the state a watched job is in.",
+                               labels=("Hostname", "job", "name", "state"))
+    for v in views:
+        for j in v.get("jobs_watched", ()):
+            for state in JOB_STATES:
+                states.add_metric([v["host"], j["job"], j["name"], state], 1 if j["state"] == state else 0)
+    out.append(states)
     boxes = GaugeMetricFamily("gputui_fleet_boxes", "Boxes in the fleet by state.", labels=("state",))
     for state in sorted({v["state"] for v in views}):
         boxes.add_metric([state], sum(1 for v in views if v["state"] == state))

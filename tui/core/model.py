@@ -266,6 +266,7 @@ class Jobs:
     loaders: Loaders = dataclasses.field(default_factory=Loaders)
     unprotected: Tuple[UnprotectedJob, ...] = ()
     tmux_error: Optional[str] = None
+    watch: Tuple["JobWatch", ...] = ()  # the daemon's watched jobs (issue 21)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,3 +299,104 @@ class LoaderView:
     wait_history: Tuple[float, ...]
     gpu_history: Tuple[float, ...]
     diagnosis: Diagnosis
+
+
+# -- watched jobs (the daemon's judgement of each job: issue 21) ---------------------------
+class JobState(str, enum.Enum):
+    """What the box says a job is doing. A str, so JSON and exporter labels carry the value;
+    screens show `label` (translated) and `style`."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    CRASHED = "crashed"
+    HUNG = "hung"
+    WAITING = "waiting"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @property
+    def label(self) -> str:
+        return _(_JOB_LABELS[self])
+
+    @property
+    def style(self) -> str:
+        return _JOB_STYLES[self]
+
+    @property
+    def alarming(self) -> bool:
+        """Crashed and hung: shown with their evidence, first in every list."""
+        return self in (JobState.CRASHED, JobState.HUNG)
+
+
+_JOB_LABELS: Dict[JobState, str] = {
+    JobState.RUNNING: N_("running"), JobState.FINISHED: N_("finished"),
+    JobState.CRASHED: N_("crashed"), JobState.HUNG: N_("hung"), JobState.WAITING: N_("waiting"),
+}
+_JOB_STYLES: Dict[JobState, str] = {
+    JobState.RUNNING: "green", JobState.FINISHED: "cyan", JobState.CRASHED: "bold red",
+    JobState.HUNG: "bold magenta", JobState.WAITING: "yellow",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class JobProgress:
+    """How far a job is, as the box parsed it from the job's output (tqdm, HF, Lightning,
+    "step N/M")."""
+
+    fraction: Optional[float] = None  # 0..1
+    done: Optional[float] = None
+    total: Optional[float] = None
+    unit: Optional[str] = None
+    rate: Optional[float] = None  # units per second
+    eta_seconds: Optional[float] = None  # counted from `at`
+    source: Optional[str] = None
+    at: Optional[float] = None  # epoch (the box's clock) of the reading
+
+
+@dataclasses.dataclass(frozen=True)
+class JobCheckpoint:
+    """The newest checkpoint-like file the job wrote."""
+
+    path: str
+    age_s: Optional[float] = None
+    stale: bool = False  # none newer than the configured age while the job runs
+    wiped_disk: bool = False  # on a disk the provider wipes at release
+
+
+@dataclasses.dataclass(frozen=True)
+class JobWatch:
+    """One job the daemon watches: a tmux pane, a GPU process or a long-running python."""
+
+    id: str  # "tmux:%3" or "pid:1234": stable per job
+    kind: Optional[str] = None  # "tmux" | "gpu" | "python"
+    name: str = ""
+    pid: Optional[int] = None
+    pane: Optional[str] = None
+    state: Optional[JobState] = None  # None: a state this gputui does not know
+    cause: Optional[str] = None  # "cuda_oom", "nccl_timeout", "traceback", ...
+    evidence: Tuple[str, ...] = ()
+    since: Optional[float] = None  # epoch the state began
+    exit: Optional[int] = None
+    progress: Optional[JobProgress] = None
+    checkpoint: Optional[JobCheckpoint] = None
+
+    @property
+    def eta_seconds(self) -> Optional[float]:
+        return self.progress.eta_seconds if self.progress is not None else None
+
+
+@dataclasses.dataclass(frozen=True)
+class NotifyEvent:
+    """A notification the daemon queued (pushed so an open app can toast it once)."""
+
+    kind: str
+    job: Optional[str]
+    title: str
+    body: str
+    t: Optional[float]
+    sent: Optional[bool]
+
+    @property
+    def key(self) -> Tuple[str, Optional[str], Optional[float]]:
+        return (self.kind, self.job, self.t)

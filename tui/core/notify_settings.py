@@ -20,7 +20,7 @@ send; a bad one is reported, without its secrets, and left out.
 
 import dataclasses
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from remote_probe.wire import channel_requests, channel_urls, notify_kinds
 from tui.core.i18n import _
@@ -159,7 +159,7 @@ def _quiet(table: Dict[str, Any], where: str, problems: List[str], offset: int) 
     return QuietHours(window[0], window[1], offset, allow)
 
 
-def notify_settings(data: Optional[Dict[str, Any]], host: Optional[str] = None,
+def notify_settings(data: Optional[Mapping[str, Any]], host: Optional[str] = None,
                     now: Optional[float] = None) -> Tuple[NotifySettings, List[str]]:
     """(NotifySettings, problems) for `host` (None: the global settings only), from the
     config dict as tui/core/config.py loads it."""

@@ -7,7 +7,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from tui.core import format as fmt
-from tui.core import from_wire
+from tui.core import from_wire, job_lines
 from tui.core.billing import format_money
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
@@ -51,6 +51,54 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
         "autostop": reply.get("autostop"),
         "transport": reply.get("transport"),  # "exec" or "pty" (terminal-only proxies)
     }
+
+
+def jobs_json(reply: Dict[str, Any], bill: Optional[Dict[str, Any]],
+              now: Optional[float] = None) -> List[Dict[str, Any]]:
+    """The daemon's watched jobs for `status --json`: per job state, progress (fraction),
+    eta_seconds and cost_to_finish at the box's rate (`bill`: record_contact's figures)."""
+    watch = from_wire.jobs(reply.get("jobs")).watch
+    bill = bill or {}
+    now = time.time() if now is None else now
+    elapsed = bill.get("elapsed_s") if bill.get("start") else None
+    lines = job_lines.job_lines(watch, now, bill.get("rate"), bill.get("granularity") or "second",
+                                elapsed)
+    return [job_lines.job_doc(ln) for ln in lines]
+
+
+def jobs_text(jobs: List[Dict[str, Any]], currency: Optional[str]) -> List[str]:
+    """The watched jobs in `gputui status`: one line each, the evidence of crashed/hung under it."""
+    lines = []
+    for j in jobs:
+        state = from_wire.job_state(j.get("state"))
+        head = "%-9s %s" % (state.label if state else "?", visible(j.get("name") or j["id"], limit=40))
+        p = j.get("progress") or {}
+        if p.get("fraction") is not None:
+            head += "  %s %d%%" % (fmt.bar(p["fraction"], 10), int(100 * p["fraction"]))
+        if j.get("eta_seconds") is not None:
+            head += _("  ETA %s (in %s)") % (_clock(j.get("finish_at")), fmt.duration(j["eta_seconds"]))
+        if j.get("cost_to_finish") is not None:
+            head += _("  %s to finish") % format_money(j["cost_to_finish"], currency)
+        lines.append(head)
+        cause = job_lines.cause_text(j.get("cause"))
+        if state is not None and state.alarming:
+            last = (j.get("evidence") or [""])[-1]
+            lines.append("    ↳ " + visible(", ".join(x for x in (cause, last) if x), limit=160))
+        if j.get("checkpoint_warning"):
+            cp = j.get("checkpoint") or {}
+            lines.append("    ⚠ %s: %s (%s)" % (j["checkpoint_warning"], visible(cp.get("path"), limit=80),
+                                               fmt.duration(cp.get("age_s"))))
+    return lines
+
+
+def _clock(t: Optional[float]) -> str:
+    if t is None:
+        return "?"
+    import datetime
+    try:
+        return datetime.datetime.fromtimestamp(t).strftime("%H:%M")
+    except (ValueError, OverflowError, OSError):
+        return "?"
 
 
 def status_text(doc: Dict[str, Any]) -> str:
@@ -105,6 +153,11 @@ def status_text(doc: Dict[str, Any]) -> str:
     for job in doc.get("unprotected_jobs") or []:
         lines.append("⚠ pid %s `%s` %s" % (visible(job["pid"]), visible(job["cmd"], limit=60),
                                           visible(job["reason"])))
+    watched = doc.get("jobs") or []
+    if watched:
+        lines.append("")
+        lines.append(ngettext("%d watched job", "%d watched jobs", len(watched)) % len(watched))
+        lines.extend("  " + ln for ln in jobs_text(watched, (doc.get("billing") or {}).get("currency")))
     tmux = doc.get("tmux") or {}
     if tmux.get("error"):
         lines.append("tmux: %s" % visible(tmux["error"]))

@@ -5,7 +5,7 @@ history, process facts and connection state. Widgets read it; they never fetch.
 import collections
 import dataclasses
 import time
-from typing import Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tui.core import from_wire
 from tui.core.i18n import N_, _
@@ -18,8 +18,10 @@ from tui.core.model import (
     Host,
     HostFacts,
     Jobs,
+    JobWatch,
     LoaderStats,
     LoaderView,
+    NotifyEvent,
     ProcMeta,
     ProcRow,
     Sample,
@@ -92,6 +94,7 @@ class DashboardState:
         self.dl_history: Dict[int, Deque[float]] = {}  # wait fraction history by pid
         self.sort_key = "gpu_mem"
         self.sort_reverse = True
+        self.notify_seen: Set[Tuple[Any, ...]] = set()  # notify_event keys already toasted
 
     # -- updates from the session --------------------------------------------
     def set_inventory(self, inventory: Optional[dict]) -> None:
@@ -142,6 +145,24 @@ class DashboardState:
     def set_jobs(self, jobs: Optional[dict]) -> None:
         self.jobs = jobs
         self.job_model = from_wire.jobs(jobs)
+
+    def watched(self) -> Tuple[JobWatch, ...]:
+        """The daemon's watched jobs (running, finished, crashed, hung, waiting)."""
+        return self.job_model.watch
+
+    def watch_for_pane(self, pane: Optional[str]) -> Optional[JobWatch]:
+        """The watched job of a tmux pane ("%3"), or None."""
+        if not pane:
+            return None
+        return next((j for j in self.job_model.watch if j.pane == pane), None)
+
+    def take_notify_event(self, msg: Mapping[str, Any]) -> Optional[NotifyEvent]:
+        """A pushed notify_event the first time it arrives (reconnects may repeat it); else None."""
+        ev = from_wire.notify_event(msg)
+        if ev is None or ev.key in self.notify_seen:
+            return None
+        self.notify_seen.add(ev.key)
+        return ev
 
     def unprotected(self) -> list:
         """The unprotected jobs as the probe sent them (the tmux screen's dicts)."""

@@ -11,6 +11,7 @@ from remote_probe import wire
 from tui.core.fleet_rows import FleetBox, FleetHost
 from tui.core.i18n import _
 from tui.core.model import ConnState
+from tui.core.notify_wire import notify_config
 from tui.remote import ssh
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 
@@ -67,7 +68,8 @@ class Fleet:
             self.sessions[h.host] = FleetSession(
                 target, simulate=cfg.simulate, remote_dir=cfg.remote_dir, ask_trust=ask_trust,
                 remote_python=remote_python, gate=self.gate, box=box,
-                asker=asker_for(h.host) if asker_for else None)  # password dialogs, per box
+                asker=asker_for(h.host) if asker_for else None,  # password dialogs, per box
+                notify_config=notify_config(getattr(config, "data", None), h.host)[0])
 
     def box(self, host) -> Optional[FleetBox]:
         return next((b for b in self.boxes if b.host == host), None)

@@ -21,7 +21,7 @@ from remote_probe import wire
 from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.core.model import ConnState
-from tui.remote import probe_files, ssh, transports
+from tui.remote import notify_push, probe_files, ssh, transports
 from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
@@ -75,6 +75,9 @@ class Listener:
     def on_jobs(self, jobs):
         pass
 
+    def on_notify_event(self, event):
+        """A notification the daemon queued (toasted once: DashboardState.take_notify_event)."""
+
     def on_notice(self, text):
         """Something the user should know that is not a failure (a fallback taken)."""
 
@@ -88,8 +91,10 @@ def backoff_delay(attempt, rng=random.random):
 class RemoteSession:
     def __init__(self, target, simulate=None, remote_dir=None, listener=None,
                  ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None,
-                 remote_python=None, asker=None):
+                 remote_python=None, asker=None, notify_config=None):
         self.target = target
+        self.notify_config = notify_config  # tui.core.notify_wire params: secrets, never logged
+        self.notify_reply = None  # the box's answer (tui.remote.notify_push): redacted
         # passwords/passphrases typed for this run live here (memory only) for reconnects
         self.credentials = ssh.Credentials(asker)
         self.remote_python = remote_python
@@ -149,6 +154,8 @@ class RemoteSession:
         elif kind == wire.INVENTORY:
             self.inventory = msg
             self.listener.on_inventory(msg)
+        elif kind == notify_push.NOTIFY_EVENT:
+            self.listener.on_notify_event(msg)
 
     # -- one attempt -------------------------------------------------------------
     async def _connect_ssh(self):
@@ -334,6 +341,8 @@ class RemoteSession:
         self.attempt = 0
         self.next_attempt_at = None
         self._set_state(LIVE)
+        if self.notify_config is not None:
+            asyncio.ensure_future(notify_push.send_notify_config(self))
 
     def _note_rtt(self, t0):
         self.rtt_ms = round((time.monotonic() - t0) * 1000, 1)
@@ -468,15 +477,17 @@ class RemoteSession:
 
 
 async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None,
-                   preflight=None, asker=None):
+                   preflight=None, asker=None, notify_config=None):
     """One-shot: connect, start the probe, return the snapshot reply
     (inventory, sample, proc_meta, jobs); with `preflight` (request params) also the
-    preflight facts under "preflight"."""
+    preflight facts under "preflight"; with `notify_config`, that is sent first."""
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
-                            remote_python=remote_python, asker=asker)
+                            remote_python=remote_python, asker=asker, notify_config=notify_config)
     session.conn = await session._connect_ssh()
     try:
         session.process, session.client = await session._start_probe()
+        if notify_config is not None:
+            await notify_push.send_notify_config(session)
         t0 = time.monotonic()
         reply = await session.fresh_snapshot()
         session._note_rtt(t0)

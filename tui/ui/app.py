@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
+from remote_probe.wire import notify_kinds
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.boxtext import visible
@@ -24,6 +25,7 @@ from tui.core.config import Config
 from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
+from tui.core.notify_wire import notify_config
 from tui.remote.session import FAILED, Listener, RemoteSession
 from tui.ui import flows
 from tui.ui.background import background, failure_text
@@ -102,6 +104,14 @@ class _AppListener(Listener):
     def on_notice(self, text: str) -> None:
         self.box.on_notice(text)
         self.app.notify(text, severity="warning", timeout=15, markup=False)  # box text is data
+
+    def on_notify_event(self, event: dict) -> None:
+        """What the daemon just told the user's phone, toasted once (reconnects repeat it)."""
+        ev = self.box.state.take_notify_event(event)
+        if ev is not None:
+            urgent = ev.kind in notify_kinds.URGENT_KINDS
+            self.app.notify(ev.body, title=ev.title, severity="error" if urgent else "warning",
+                            timeout=30 if urgent else 12, markup=False)
 
 
 class CockpitApp(Translated, App):
@@ -260,10 +270,13 @@ class GputuiApp(CockpitApp):
         if ledger is not None and ledger.notice:
             self.startup_notices.append(ledger.notice)
         self.box = single_box(host, host_cfg, ledger, label=host_label or target.host)
+        notify, problems = notify_config(config.data, host, host_label or target.host)
+        self.startup_notices.extend(problems)  # no secret in them (redacted)
         self._session: RemoteSession = session or RemoteSession(
             target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python,
-            asker=DialogAsker(self, host))  # password/passphrase dialogs (issue 9)
+            asker=DialogAsker(self, host),  # password/passphrase dialogs (issue 9)
+            notify_config=notify)  # sent after every connect
         self.box.session = self._session
         self.stop_daemon_on_exit = stop_daemon_on_exit
         self._preflight_started = False

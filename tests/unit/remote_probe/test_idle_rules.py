@@ -13,9 +13,9 @@ from remote_probe.idle_rules import idle_verdict, rule_text
     ("one-busy", [(0, 0), (80, 0)], {}, (False, "utilization")),
     ("proc-at-zero-util", [(0, 1)], {}, (False, "utilization")),
     ("at-threshold-is-busy", [(5, 0)], {}, (False, "utilization")),
-    ("mig-no-proc", [(None, 0)], {}, (True, "processes")),
-    ("mig-proc", [(None, 1)], {}, (False, "processes")),
-    ("mixed-known-busy-ignored", [(None, 0), (90, 0)], {}, (True, "processes")),
+    ("mig-no-proc", [(None, 0)], {}, (True, "no_compute")),
+    ("mig-proc", [(None, 1)], {}, (False, "no_compute")),
+    ("mixed-known-busy-ignored", [(None, 0), (90, 0)], {}, (True, "no_compute")),
     ("hung-not-opted-in", [(100, 2)], {"hung_gpus": {0}}, (False, "utilization")),
     ("hung-opted-in", [(100, 2)], {"hung_gpus": {0}, "hung_is_idle": True}, (True, "utilization")),
     ("hung-one-of-two", [(100, 1), (97, 1)], {"hung_gpus": {0}, "hung_is_idle": True}, (False, "utilization")),
@@ -32,4 +32,4 @@ def test_same_as_autostop_where_utilization_is_reported(gpus):
 
 
 def test_rule_text_names_the_rule():
-    assert "MIG" in rule_text("processes") and "threshold" in rule_text("utilization")
+    assert "MIG" in rule_text("no_compute") and "threshold" in rule_text("utilization")

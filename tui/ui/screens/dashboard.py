@@ -14,8 +14,9 @@ from textual.widgets import Footer, Static
 
 from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
+from tui.core.job_lines import lines_for
 from tui.core.jobs import unprotected_advice
-from tui.core.layout import compact_loaders, gpu_plan, right_column
+from tui.core.layout import compact_loaders, gpu_plan, panel_width, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui import flows
@@ -33,6 +34,7 @@ from tui.ui.widgets.billing_panel import (
 )
 from tui.ui.widgets.gpu_panel import GpuPanel
 from tui.ui.widgets.host_panel import HostPanel
+from tui.ui.widgets.jobs_panel import JobsPanel
 from tui.ui.widgets.live import update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
@@ -73,6 +75,7 @@ class DashboardScreen(Translated, Screen):
             with Vertical(id="left"):
                 yield GpuPanel(id="gpus")
                 yield LoaderPanel(id="loaders")
+                yield JobsPanel(id="jobs")
                 yield ProcessTable(id="procs")
             with VerticalScroll(id="right"):
                 yield BillingPanel(id="billing")
@@ -84,6 +87,7 @@ class DashboardScreen(Translated, Screen):
         self.query_one("#host", HostPanel).border_title = _("Host")
         self.query_one("#billing", BillingPanel).border_title = _("Billing")
         self.query_one("#loaders", LoaderPanel).border_title = "DataLoaders"
+        self.query_one("#jobs", JobsPanel).border_title = _("Jobs")
         self.query_one("#gpus", GpuPanel).border_title = _("GPUs")
         self.ready = True
         self.refresh_view()
@@ -104,10 +108,21 @@ class DashboardScreen(Translated, Screen):
         orphans = orphaned_workers(st.job_model.loaders.orphans)
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
+        self.refresh_jobs()
         self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse,
                                                     more=st.procs_more())
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
+
+    def refresh_jobs(self):
+        """The watched jobs (state, progress, ETA, cost to finish); hidden when there are none."""
+        box = self.box
+        now = box.billing.clock()
+        figures = box.billing.figures()
+        lines = lines_for(box.state, figures, now)
+        self.query_one("#jobs", JobsPanel).show(lines, now, figures.currency,
+                                                panel_width(self.size.width or 120),
+                                                compact=compact_loaders(self.size.height or 40))
 
     def refresh_status(self):
         box, st = self.box, self.box.state
@@ -128,7 +143,8 @@ class DashboardScreen(Translated, Screen):
         figures = box.billing.figures()
         if right_column(self.size.width or 120):
             update_text(self.query_one("#billing", BillingPanel),
-                        render_billing(figures, box.autostop, now=box.billing.clock()))
+                        render_billing(figures, box.autostop, now=box.billing.clock(),
+                                       jobs=box.state.watched()))
         else:
             update_text(self.query_one("#summary", Static),
                         render_summary(figures, box.autostop, box.state.host, self.size.width))
@@ -168,7 +184,7 @@ class DashboardScreen(Translated, Screen):
         """Rows outside the GPU panel and the process table: header, footer, notice, summary,
         dataloader panel."""
         rows = 2
-        for wid in ("#notice", "#summary", "#loaders"):
+        for wid in ("#notice", "#summary", "#loaders", "#jobs"):
             w = self.query_one(wid)
             if w.display and w.styles.display != "none":
                 rows += w.outer_size.height

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui.core import fleet_rows as fleet
 from tui.core.billing import format_money
+from tui.core.boxtext import visible
 from tui.core.i18n import N_, _, ngettext
 from tui.ui import flows
 from tui.ui.background import background
@@ -61,6 +62,17 @@ def gpu_cell(row: fleet.BoxRow):
     return text
 
 
+def jobs_cell(row: fleet.BoxRow, live: bool):
+    """The watched jobs' progress ('42% 1h56m') or a crashed/hung job where the box reports
+    one, else the count of GPU jobs (the cell stays narrow enough for 80 columns)."""
+    if not live:
+        return Text("—", justify="right")
+    if row.progress:
+        return Text(visible(row.progress), justify="right",
+                    style="bold red" if row.progress_alarm else "cyan")
+    return Text(str(row.jobs), justify="right")
+
+
 def row_cells(row: fleet.BoxRow):
     """The cells of one row, all Text."""
     live = row.state == fleet.LIVE
@@ -68,10 +80,12 @@ def row_cells(row: fleet.BoxRow):
     if row.burning:
         host.append(" ⚠", style="bold red")
     money = lambda v: Text(format_money(v, row.currency), justify="right")  # noqa: E731
-    note = _("idle and billing") if row.burning else (row.reason if not live else "")
+    note = _("idle and billing") if row.burning else (
+        row.reason if not live else (_("%s to finish") % format_money(row.cost_to_finish, row.currency)
+                                     if row.cost_to_finish is not None else ""))
     return [
         host, Text(_(row.state), style=STATE_STYLE.get(row.state, "")), gpu_cell(row),
-        Text(str(row.jobs) if live else "—", justify="right"),
+        jobs_cell(row, live),
         Text(str(row.unprotected) if live else "—", justify="right",
              style="bold red" if live and row.unprotected else ""),
         Text(idle_text(row.idle_for), justify="right",

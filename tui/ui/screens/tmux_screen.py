@@ -1,7 +1,7 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
 import subprocess
-from typing import Optional
+from typing import Dict, Optional
 
 from rich.text import Text
 from textual import on
@@ -14,17 +14,20 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 from remote_probe import wire
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
+from tui.core.job_lines import JobLine, lines_for
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext_rich import ansi_text, box_text, plain
+from tui.ui.widgets.jobs_panel import pane_job_cell, render_jobs
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.translate import Translated
 
 PREVIEW_EVERY = 1.0
 COLUMNS = (("session", N_("SESSION")), ("window", N_("WINDOW")), ("pane", N_("PANE")),
-           ("command", N_("COMMAND")), ("elapsed", N_("RUNNING")), ("attached", N_("ATT")))
+           ("command", N_("COMMAND")), ("elapsed", N_("RUNNING")), ("attached", N_("ATT")),
+           ("job", N_("JOB")))
 
 
 def default_hand_off(app, argv):
@@ -95,11 +98,14 @@ class TmuxScreen(Translated, Screen):
                 tooltip=N_("Move an unprotected job into a new tmux session with reptyr")),
         Binding("i", "install", N_("Install tmux"), id="tmux.install", show=False,
                 tooltip=N_("Install tmux on the box (when it is missing)")),
+        Binding("w", "release_when_done", N_("Release when done"), id="tmux.release_when_done",
+                tooltip=N_("Arm autostop to release the box when the selected pane's job ends")),
     ]
     DEFAULT_CSS = """
     TmuxScreen #tmux-left { width: 1fr; }
     TmuxScreen #panes { height: 1fr; border: round $primary-darken-1; }
     TmuxScreen #tmux-notice { height: auto; padding: 0 1; }
+    TmuxScreen #pane-job { height: auto; max-height: 5; padding: 0 1; }
     TmuxScreen #preview-box { width: 1fr; border: round $primary-darken-1; }
     """
 
@@ -109,12 +115,14 @@ class TmuxScreen(Translated, Screen):
         self.selected: Optional[str] = None  # pane id
         self.preview_text = ""
         self.jobs_shown = box.jobs_version  # the box's jobs report the table shows
+        self.pane_lines: Dict[str, JobLine] = {}  # watched job lines by pane id
 
     def compose(self) -> ComposeResult:
         yield Static(id="tmux-notice")
         with Horizontal():
             with Vertical(id="tmux-left"):
                 yield DataTable(id="panes", cursor_type="row", zebra_stripes=True)
+                yield Static(id="pane-job")
             with VerticalScroll(id="preview-box"):
                 yield Static(id="preview")
         yield Footer(compact=True, show_command_palette=False)
@@ -128,6 +136,9 @@ class TmuxScreen(Translated, Screen):
         self.refresh_panes()
         self.set_interval(PREVIEW_EVERY, self.refresh_preview)
         self.refresh_preview()
+
+    def on_resize(self, _event):
+        self.refresh_pane_job()
 
     # -- display -----------------------------------------------------------------
     def is_open(self):
@@ -146,13 +157,18 @@ class TmuxScreen(Translated, Screen):
         st = self.box.state
         table = self.query_one("#panes", DataTable)
         rows = pane_rows(st.tmux_sessions(), st.clock())
+        now = self.box.billing.clock()
+        figures = self.box.billing.figures()
+        by_pane = {ln.job.pane: ln for ln in lines_for(st, figures, now) if ln.job.pane}
         table.clear()
         for r in rows:
+            line: Optional[JobLine] = by_pane.get(r["pane"])
             # names from the box: text (a `[@click=app.quit]` name is not a link)
             table.add_row(box_text(r["session"], limit=40), box_text(r["window"], limit=40),
                           box_text(r["pane"]),
                           box_text(r["command"], style="bold" if r["running"] else "dim", limit=80),
-                          r["elapsed"], r["attached"], key=r["key"])
+                          r["elapsed"], r["attached"],
+                          pane_job_cell(line, now, figures.currency), key=r["key"])
         if rows:
             keys = [r["key"] for r in rows]
             if self.selected not in keys:
@@ -160,7 +176,22 @@ class TmuxScreen(Translated, Screen):
             table.move_cursor(row=keys.index(self.selected))
         else:
             self.selected = None
+        self.pane_lines = by_pane
+        self.refresh_pane_job()
         self.refresh_notice()
+
+    def refresh_pane_job(self):
+        """The selected pane's watched job under the table: state with its evidence,
+        progress, ETA, cost to finish, checkpoint warning (w: release when it ends)."""
+        line = self.pane_lines.get(self.selected) if self.selected else None
+        widget = self.query_one("#pane-job", Static)
+        widget.display = line is not None  # no empty line under the table
+        if line is None:
+            return
+        width = max(30, (self.app.size.width or 80) // 2 - 2)  # the left half, before layout too
+        text = render_jobs([line], width, self.box.billing.clock(), self.box.billing.figures().currency,
+                           max_lines=4)
+        widget.update(text)
 
     def refresh_notice(self):
         st = self.box.state
@@ -190,6 +221,7 @@ class TmuxScreen(Translated, Screen):
     def row_highlighted(self, event):
         if event.row_key is not None and event.row_key.value != self.selected:
             self.selected = event.row_key.value
+            self.refresh_pane_job()
             self.refresh_preview()
 
     @on(DataTable.RowSelected)
@@ -307,6 +339,11 @@ class TmuxScreen(Translated, Screen):
                   "ptrace; the job keeps running, now safe from disconnects.") % (pid, jobs[0]["cmd"][:50]))):
             await self._request(wire.TMUX_NEW, done=_("Moving pid %d into tmux") % pid,
                                 name="moved-%d" % pid, command="reptyr %d" % pid)
+
+    @background('Release when done', group="tmux-action")
+    async def action_release_when_done(self):
+        from tui.ui.job_flows import release_when_done
+        await release_when_done(self.app, self.box, self.box.state.watch_for_pane(self.selected))
 
     @background('Install tmux', group="tmux-action")
     async def action_install(self):

@@ -9,6 +9,7 @@ from tui.core import format as fmt
 from tui.core.billing import format_money
 from tui.core.boxtext import finite, visible
 from tui.core.i18n import N_, _
+from tui.core.job_lines import autostop_rule
 from tui.core.model import Host
 from tui.ui.widgets.live import LinePanel
 
@@ -65,7 +66,7 @@ def render_summary(f, autostop, host: Optional[Host], width: int) -> Text:
     return t
 
 
-def render_billing(f, autostop=None, now=None):
+def render_billing(f, autostop=None, now=None, jobs=()):
     t = Text()
     money = lambda v: format_money(v, f.currency)  # noqa: E731
     if f.start:
@@ -116,12 +117,12 @@ def render_billing(f, autostop=None, now=None):
         t.append(_("release: "), style="dim")
         t.append(visible(f.release_command), style="italic")
     t.append("\n")
-    t.append_text(autostop_text(autostop))
+    t.append_text(autostop_text(autostop, jobs))
     t.rstrip()
     return t
 
 
-def autostop_text(status):
+def autostop_text(status, jobs=()):
     t = Text()
     armed = (status or {}).get("armed")
     if not armed:
@@ -140,6 +141,9 @@ def autostop_text(status):
         parts.append(_("at %s") % local_time(armed["deadline"], "%m-%d %H:%M"))
     t.append(_("autostop armed: "), style="bold green")
     t.append(", ".join(parts))
+    rule = autostop_rule(status, jobs)
+    if rule:
+        t.append("\n" + visible(rule), style="dim")
     return t
 
 

@@ -1,0 +1,122 @@
+"""The daemon's watch, wired: the job watch (watch_loop), the notifier (watch_notify) and
+autostop's inputs from them, behind two calls the daemon makes, so daemon.py stays its
+lifetime and sampling loop.
+
+- ``on_sample(sample)`` every tick, on the event loop: GPU history for the job watch,
+  the idle rule for this sample (idle_rules: utilization, or no compute process where
+  utilization is not reported), autostop's observation (hung GPUs, "release when this
+  job ends", a job that just appeared), and the idle-while-billing notice.
+- ``on_scan(tmux_status, scan, own_pids)`` with each jobs scan, in the daemon's tmux
+  thread: judge every job, hand transitions to the notifier, -> the "watch" rows.
+"""
+
+import logging
+import os
+
+from . import procfs
+from .idle_rules import idle_verdict
+from .watch_loop import OWN_MARKERS, JobWatch, gpu_inputs
+from .tmux_control import SHELLS
+from .watch_notify import Notifier
+
+log = logging.getLogger("gputui.probe")
+
+
+class BoxWatch:
+    def __init__(self, state_dir, autostop, interval=1.0, push=None):
+        self.autostop = autostop
+        self.jobs = JobWatch()
+        self.push = push  # callable(msg) on the event loop
+        self.loop = None
+        self.rows = []
+        try:
+            self.notifier = Notifier(state_dir, push=self._push_threadsafe)
+        except OSError as exc:  # a state dir we cannot use privately: no notifications
+            log.warning("notifications off: %s", exc)
+            self.notifier = None
+        self.apply_settings()
+        autostop.sample_s = interval
+        autostop.appeared_probe = self.newest_job_start
+        if self.notifier is not None:
+            autostop.listeners.append(self.notifier.on_autostop)
+
+    def apply_settings(self):
+        watch = self.notifier.watch_settings() if self.notifier else {}
+        self.jobs.configure(watch.get("hung_after_s"), watch.get("checkpoint_stale_s"))
+
+    def start(self, loop):
+        self.loop = loop
+        if self.notifier is not None:
+            self.notifier.start()
+
+    def stop(self):
+        if self.notifier is not None:
+            self.notifier.stop()
+
+    def _push_threadsafe(self, msg):
+        if self.loop is not None and self.push is not None:
+            self.loop.call_soon_threadsafe(self.push, msg)
+
+    # -- each tick --------------------------------------------------------------------
+    def on_sample(self, sample, inventory):
+        self.jobs.observe_sample(sample, inventory)
+        gpus = gpu_inputs(sample)
+        hung = self.jobs.hung_gpus()
+        armed = self.autostop.armed or {}
+        target = armed.get("when_job_done")
+        self.autostop.observe(
+            None, None, t=sample["t"], gpus=gpus, hung_gpus=hung,
+            job_done_since=self.jobs.job_done_since(target) if target else None,
+            other_jobs=self.jobs.other_gpu_jobs(target) if target else False,
+            appeared=self.jobs.newest_start())
+        if self.notifier is not None:
+            idle, _rule = idle_verdict(gpus, armed.get("threshold", 5.0), hung,
+                                       bool(armed.get("hung_counts_idle")))
+            self.notifier.observe_idle(sample["t"], idle and bool(gpus), self.autostop.status())
+
+    def newest_job_start(self):
+        """The newest start among running jobs, looked up now: the jobs scan is seconds
+        old, and a job started since then may not have touched a GPU yet. New processes
+        count when they run in tmux (how jobs are started on a box), not any process."""
+        newest = self.jobs.newest_start()
+        scan = procfs.ProcScan()
+        uid = os.getuid()
+        for pid in scan.stats:
+            start = scan.start(pid)
+            if start is None or (newest is not None and start <= newest) or pid == os.getpid():
+                continue
+            if (uid != 0 and scan.uid(pid) != uid) or not _in_tmux(pid, scan):
+                continue
+            if (scan.comm(pid) or "") in SHELLS or any(m in scan.cmdline(pid) for m in OWN_MARKERS):
+                continue
+            newest = start
+        return newest
+
+    # -- each jobs scan (tmux thread) ------------------------------------------------------
+    def on_scan(self, tmux_status, scan, own_pids=()):
+        if not self.jobs.due():
+            return self.rows
+        for ev in self.jobs.scan(tmux_status, scan, own_pids):
+            if self.notifier is not None:
+                self.notifier.emit(ev["kind"], ev["fields"], job=ev["job"], run=ev["run"])
+        self.rows = self.jobs.rows()
+        return self.rows
+
+    # -- requests ---------------------------------------------------------------------
+    def configure(self, msg):
+        if self.notifier is None:
+            raise OSError("notifications are off on this box: its state directory is not private")
+        reply = self.notifier.configure(msg)
+        self.apply_settings()
+        return reply
+
+
+def _in_tmux(pid, scan):
+    seen = set()
+    p = scan.ppid(pid)
+    while p and p > 1 and p not in seen:
+        seen.add(p)
+        if (scan.comm(p) or "").startswith("tmux"):
+            return True
+        p = scan.ppid(p)
+    return False

@@ -1,0 +1,55 @@
+"""The "notify_config" request the laptop sends the box's daemon after every connect: the
+user's channels (tui.core.notify_settings), quiet hours, and the message templates and cause
+names in the user's language (tui.core.notify_messages), so the box can say it with the
+laptop closed. The params hold secrets (webhook keys): never log them, show them, or put them
+in a report; `redacted()` is what may be shown."""
+
+import collections.abc
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+from remote_probe.wire import channel_urls
+from tui.core import notify_messages
+from tui.core.notify_settings import NotifySettings, notify_settings
+
+
+class NotifyParams(collections.abc.Mapping):  # type: ignore[type-arg]
+    """The request's parameters, readable as a mapping (`**params`), whose repr names no
+    secret: a traceback that shows locals, a debug log or a crash report prints the
+    redacted channels only."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return "NotifyParams(channels=%r, box=%r)" % (redacted(self), self._data.get("box"))
+
+
+def config_params(settings: NotifySettings, box: str) -> "NotifyParams":
+    """The request's parameters (the wire contract's notify_config)."""
+    templates = {kind: {"title": pair[0], "body": pair[1]}
+                 for kind, pair in notify_messages.templates().items()}
+    return NotifyParams({"channels": list(settings.urls) if settings.enabled else [],
+                         "quiet": settings.quiet.wire() if settings.quiet else None,
+                         "templates": templates, "causes": notify_messages.causes(),
+                         "box": box, "enabled": bool(settings.enabled and settings.urls)})
+
+
+def notify_config(data: Optional[Mapping[str, Any]], host: str,
+                  box: Optional[str] = None) -> Tuple["NotifyParams", List[str]]:
+    """(params, problems) for `host` from the loaded config dict; problems name no secret."""
+    settings, problems = notify_settings(data, host)
+    return config_params(settings, box or host), problems
+
+
+def redacted(params: Mapping[str, Any]) -> List[str]:
+    """The channels of a notify_config as they may be shown or logged."""
+    return [channel_urls.redact_url(u) for u in params.get("channels") or ()]

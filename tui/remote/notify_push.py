@@ -1,0 +1,34 @@
+"""The laptop's side of the box's notifications (issue 21), on a live session: the
+"notify_config" request sent after every connect, and the names of the watch's messages.
+The params hold the channels' secrets: they are sent, never logged (only counted)."""
+
+import logging
+
+from remote_probe import wire
+from tui.core.i18n import _
+from tui.remote.probe_client import ProbeError
+
+log = logging.getLogger("gputui.session")
+
+# Named here until every probe's wire knows them (an older probe refuses the requests).
+NOTIFY_CONFIG = getattr(wire, "NOTIFY_CONFIG", "notify_config")
+NOTIFY_TEST = getattr(wire, "NOTIFY_TEST", "notify_test")
+NOTIFY_EVENT = getattr(wire, "NOTIFY_EVENT", "notify_event")
+
+
+async def send_notify_config(session) -> None:
+    """`session.notify_config` to the daemon (every connect: the config may have changed, the
+    daemon may be new); the box's redacted answer lands in `session.notify_reply`, its
+    problems (no secret in them) become notices. A daemon that refuses it is logged."""
+    import asyncio
+    try:
+        reply = await session.client.request(NOTIFY_CONFIG, **session.notify_config)
+    except (ProbeError, asyncio.TimeoutError, OSError) as exc:
+        log.info("notify_config not taken by the box: %s", exc)
+        return
+    session.notify_reply = {"channels": list(reply.get("channels") or []),
+                            "problems": list(reply.get("problems") or [])}
+    log.info("notify_config: %d channel(s) on the box, %d problem(s)",
+             len(session.notify_reply["channels"]), len(session.notify_reply["problems"]))
+    for problem in session.notify_reply["problems"]:
+        session._notice(_("Notifications: %s") % problem)
