@@ -73,7 +73,7 @@ async def test_release_when_this_job_ends_from_the_tmux_panel():
         assert arms[0]["command"] == command
         await pilot.press("escape")
         await pilot.pause(0.5)
-        billing = str(app.screen.query_one("#billing", Static).render())
+        billing = str(app.screen.query_one("#billing").render())
         assert "idle rule: no compute process" in billing, billing
         assert "releases when train vit-l16:0.0 ends" in billing, billing
         await app.action_quit()
