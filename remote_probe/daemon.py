@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from . import __version__, dataloader, handlers, procfs, protection, tmux_control as tmux, wire
+from . import __version__, daemon_secret, dataloader, handlers, procfs, protection, tmux_control as tmux, wire
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook
@@ -54,6 +54,9 @@ class Daemon:
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
         self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        # proves this daemon on the direct path (wire/challenge.py); before handlers.bound,
+        # whose table daemon_secret adds `prove` to
+        self.secret = daemon_secret.load_secret(state_dir)
         self.server = SocketServer(handlers.bound(self), self.hello)
         self.seq = 0
         self.started = time.time()
@@ -81,7 +84,7 @@ class Daemon:
         return wire.hello("probe", __version__, CAPABILITIES, pid=os.getpid(),
                           config=wire.config_key(self.simulate), started=self.started,
                           last_seq=self.seq, socket=self.server.path, binds=self.server.binds,
-                          sessions=len(self.server.subscribers()))
+                          sessions=len(self.server.subscribers()), key=self.secret)
 
     def send_meta(self, client, pids):
         new = [p for p in pids if p not in client.known_pids]

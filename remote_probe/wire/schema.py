@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on ever
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
                        ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
                        MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, PREFLIGHT, PROC_META,
-                       RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
+                       PROVE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
 from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
 
@@ -341,12 +341,12 @@ AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
 REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
                  "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT,
-                 "autostop": AUTOSTOP_STATUS_BLOCK,
+                 "autostop": AUTOSTOP_STATUS_BLOCK, "proof": Str(64),
                  # a file_read chunk: base64 of up to 512 KiB (filexfer.MAX_CHUNK), longer
                  # than MAX_STR - cut there, every chunk came back a quarter short
                  "data": Str(4 * ((512 << 10) + 2) // 3)})
 HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT, "socket": PATH,
-                 "binds": COUNT,
+                 "binds": COUNT, "key": Str(64),
                  "version": Str(200)})
 MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG, REPLY: REPLY_MSG,
@@ -358,6 +358,7 @@ MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {
 STRINGS = List(PATH, 100000)
 REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SUBSCRIBE: Obj({"since_seq": COUNT}),
+    PROVE: Obj({"nonce": Str(64)}),
     AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                        "grace": Num(0, 1e6), "threshold": Num(0, 100)}),
     AUTOSTOP_DISARM: Obj({"reason": Str(1000)}),
