@@ -26,6 +26,7 @@ from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook
 from .history import RING_SAMPLES, SampleHistory
+from .idle_count import IdleCount
 from .paths import ensure_private_dir, lock_path, runtime_dir, self_command, socket_path
 from .sampler import Sampler
 from .server import SocketServer
@@ -64,6 +65,10 @@ class Daemon:
         self.sampler = Sampler(self.backend)
         self.inventory = self.sampler.inventory()
         self.inventory["notes"] = self.notes
+        # idle seconds of this boot, kept here (the daemon sees every sample) and sent in
+        # each sample as idle_s; the laptop takes them when it judges idle the same way
+        self.idle_count = IdleCount(state_dir, self.inventory["host"].get("boot_id"))
+        self.inventory["idle_threshold"] = wire.DEFAULT_THRESHOLD
         self.latest = None
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._pending = None  # a backend call still running from an earlier tick
@@ -111,6 +116,7 @@ class Daemon:
         self.seq += 1
         sample["seq"] = self.seq
         self._attach_jobs(sample, loop)
+        sample["idle_s"] = round(self.idle_count.add(sample), 1)
         hooked = dataloader.read_hook_stats(dataloader.dl_dir(self.state_dir))
         if hooked:
             sample["dl"] = hooked[:wire.MAX_DL_ROWS]
@@ -211,6 +217,7 @@ class Daemon:
             await self.stop_event.wait()
         finally:
             sampling.cancel()
+            self.idle_count.save(force=True)
             self.server.close()
             self.backend.close()
             self.pool.shutdown(wait=False)

@@ -322,12 +322,13 @@ INVENTORY_BLOCK = Obj({
                      required=("index",), drop_if_bad=True), MAX_GPU_ROWS),
     "host": Obj({"ncpu": Num(1, 1 << 20, integer=True), "cpu_limit": Num(0, 1 << 20),
                  "boot_time": EPOCH, "instance_start": EPOCH, "hostname": NAME}),
-    "disks": List(DISK_ROW, 256),
+    "disks": List(DISK_ROW, 256), "idle_threshold": Num(0, 100),
 })
 SAMPLE_MSG = Obj({
     "gpus": List(GPU_ROW, MAX_GPU_ROWS), "procs": List(PROC_ROW, MAX_PROC_ROWS),
     "procs_more": COUNT, "host": HOST_BLOCK, "gpu_error": Str(2000),
     "dl": List(DL_ROW, MAX_DL_ROWS), "jobs": JOBS_BLOCK,
+    "idle_s": Num(0, 1e10),  # idle GPU seconds of this boot, counted by the daemon
 })
 PROC_META_MSG = Obj({"procs": List(PROC_META_ROW, MAX_META_ROWS)})
 AUTOSTOP_STATUS_BLOCK = Obj({

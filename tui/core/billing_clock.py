@@ -51,6 +51,7 @@ class BillingClock:
         self.start: Optional[float] = None
         self.idle = billing.IdleMeter()
         self.idle_now = False
+        self.box_counts_idle = False  # the daemon counts idle seconds by our threshold
         self.warned: Set[Tuple[str, float]] = set()
         self.preset = providers.resolve({}, host_cfg)
         self.problem: Optional[str] = None  # a ledger problem to show once
@@ -61,6 +62,7 @@ class BillingClock:
     # -- inputs ------------------------------------------------------------------
     def on_inventory(self, inventory: Dict[str, Any]) -> None:
         facts = inventory.get("host") or {}
+        self.box_counts_idle = inventory.get("idle_threshold") == self.cfg.idle_threshold
         self.preset = providers.resolve(facts.get("provider") or {}, self.cfg)
         first = self.contact_at = self.clock()
         self.start = billing.session_start(self.cfg.start_epoch(), facts.get("instance_start"), first)
@@ -77,7 +79,8 @@ class BillingClock:
         except LedgerError as exc:
             self.problem = str(exc)
             return
-        # Continue the idle count where the last run of gputui left it.
+        # Continue the idle count where the last run of gputui left it (the daemon's own
+        # count, in each sample, then takes over: it saw the samples this run did not).
         self.idle = billing.IdleMeter(self.session.get("idle_seconds") or 0.0,
                                       self.session.get("idle_until"))
         if self.session.get("rate") is not None and self.cfg.rate is None:
@@ -89,7 +92,11 @@ class BillingClock:
             return  # unknown is not idle
         utils, compute = wire.idle_inputs(sample)
         self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
-        self.idle.add(sample["t"], self.idle_now)
+        box_idle = sample.get("idle_s")
+        if self.box_counts_idle and isinstance(box_idle, (int, float)):
+            self.idle.take(sample["t"], float(box_idle))
+        else:  # an older probe, or another threshold than the box's: count what we see
+            self.idle.add(sample["t"], self.idle_now)
 
     def session_key(self, inventory: Dict[str, Any]) -> str:
         """Names this billing session's download folder: the ledger id, else the boot id."""
