@@ -4,7 +4,6 @@ by another user, what listens there is a stranger's daemon: the laptop must refu
 before sending it anything but the nonce, and fall back to the command path saying why.
 Run with a real second box user through a real sshd."""
 
-import json
 import os
 import shutil
 import subprocess
