@@ -184,7 +184,7 @@ def autostop_text(label):
 AUTOSTOP_WORDS = (N_("armed"), N_("off"))
 CHECKLIST_WORDS = (N_("pass"), N_("warn"), N_("fail"))
 # How the release screen records an ending (ledger data, shown translated when it matches).
-ENDINGS = (N_("released in the provider console"),)
+ENDINGS = (N_("released in the provider console"), N_("released by autostop"))
 
 
 def checklist_verdict(ledger_row):
@@ -392,10 +392,13 @@ class FleetBox:
         self.state.rtt_ms = ms
 
     def on_autostop(self, status, event=None, events=None):
+        """-> (the live event, the logged events nobody saw yet): what to tell the user."""
         self.autostop = status
-        self.autostop_events.extend(([event] if event else []) + list(events or []))
+        event, late = self.billing.on_autostop(event, list(events or []))
+        self.autostop_events.extend(([event] if event else []) + late)
         del self.autostop_events[:-50]
         self.on_change(self)
+        return event, late
 
     def on_notice(self, text):
         self.notice = text  # a fallback the session took (e.g. the terminal transport)
@@ -412,8 +415,8 @@ class FleetBox:
     def row(self, now=None) -> BoxRow:
         now = self.clock() if now is None else now
         ledger = self.billing.session or self.fleet_host.ledger_row or {}
-        if self.fleet_host.released:
-            row = self.fleet_host.ledger_row or {}
+        if self.fleet_host.released or self.billing.ended:  # or autostop released it now
+            row = (self.billing.session if self.billing.ended else self.fleet_host.ledger_row) or {}
             return BoxRow(self.host, RELEASED, released_note(row),
                           cost=row.get("cost"), rate=row.get("rate"), idle_cost=row.get("idle_cost"),
                           currency=row.get("currency") or self.cfg.currency,
