@@ -21,7 +21,8 @@ import sys
 import threading
 import time
 
-from . import __version__, daemon_secret, dataloader, handlers, procfs, protection, tmux_control as tmux, wire
+from . import (__version__, daemon_secret, dataloader, handlers, procfs, protection, supervise,
+               tmux_control as tmux, wire)
 from .autostop import Autostop
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook
@@ -80,6 +81,8 @@ class Daemon:
         self.autostop.listeners.append(self._push_autostop)
 
     def _push_autostop(self, event):
+        if event.get("event") == "armed":  # armed: a watcher restarts us if we die
+            supervise.start_supervisor(self.state_dir, self.simulate)
         msg = {"type": wire.AUTOSTOP, "event": event, "status": self.autostop.status()}
         for client in self.server.subscribers():
             self.server.send(client, msg)
@@ -212,6 +215,8 @@ class Daemon:
         if os.path.exists(sock_path):
             os.unlink(sock_path)  # stale: we hold the lock, so nobody else serves it
         await self.server.bind(sock_path)
+        if self.autostop.armed:  # armed before a restart: watch this daemon too
+            supervise.start_supervisor(self.state_dir, self.simulate)
         sampling = asyncio.ensure_future(self.sample_loop())
         try:
             await self.stop_event.wait()
@@ -229,8 +234,10 @@ def terminate(state_dir, timeout=5.0):
     """SIGTERM the daemon named in the lock file and wait until it is gone.
 
     For the demo's exit and for tests; real boxes keep their daemon. A daemon reparented
-    to an init that does not reap lingers as a zombie: that counts as gone.
+    to an init that does not reap lingers as a zombie: that counts as gone. The autostop
+    watcher goes first, so it does not start the daemon again.
     """
+    supervise.stop_supervisor(state_dir)
     try:
         with open(lock_path(state_dir)) as f:
             pid = json.loads(f.read() or "{}").get("pid")
