@@ -56,8 +56,7 @@ class Daemon:
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
         self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        # proves this daemon on the direct path (wire/challenge.py); before handlers.bound,
-        # whose table daemon_secret adds `prove` to
+        # proves this daemon on the direct path (wire/challenge.py)
         self.secret = daemon_secret.load_secret(state_dir)
         self.server = SocketServer(handlers.bound(self), self.hello)
         self.seq = 0

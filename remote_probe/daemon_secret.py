@@ -1,12 +1,11 @@
 """The daemon's secret for the direct path's proof (wire/challenge.py): kept in the 0700
-state dir, created race-free, answered to a `prove` request."""
+state dir, created race-free, answered to a `prove` request (handlers.py registers it)."""
 
 import errno
 import os
 import stat
 
 from . import wire
-from .handlers import handles
 from .server import RequestError
 
 SECRET_FILE = "daemon-secret"
@@ -56,7 +55,6 @@ def _create(path):
     return secret
 
 
-@handles(wire.PROVE)
 async def on_prove(daemon, client, msg):
     nonce = msg.get("nonce")
     if not wire.challenge.is_hex(nonce, wire.challenge.NONCE_BYTES):
