@@ -51,7 +51,7 @@ def main(argv=None):
     if args.cmd == "supervise":
         from .supervise import run_supervisor
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-        return run_supervisor(state_dir, args.simulate)
+        return run_supervisor(state_dir, attach.spawn_daemon, args.simulate)
     from . import daemon  # only the daemon itself pays for asyncio and logging
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     return daemon.run_daemon(state_dir, args.simulate, args.interval)

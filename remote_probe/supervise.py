@@ -69,9 +69,9 @@ def _name_self(name=b"gputui-watch"):
         pass
 
 
-def run_supervisor(state_dir, simulate=None, check_every=CHECK_EVERY):
-    """Entry point of ``probe supervise``. Returns an exit code."""
-    from .attach import spawn_daemon
+def run_supervisor(state_dir, spawn_daemon, simulate=None, check_every=CHECK_EVERY):
+    """Entry point of ``probe supervise``; spawn_daemon(state_dir, simulate) is attach's
+    (passed in: attach imports this module). Returns an exit code."""
     lock = open(os.path.join(state_dir, SUPERVISE_LOCK), "a+")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
