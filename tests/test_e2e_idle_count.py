@@ -108,3 +108,24 @@ async def test_two_apps_on_one_box_show_the_same_idle_seconds(sshbox, tmp_path):
     rows = ledger.sessions()
     assert len(rows) == 1 and rows[0]["idle_seconds"] == max(a, b)
     ledger.close()
+
+
+def test_status_from_cron_records_the_boxes_idle_seconds(sshbox):
+    """`gputui status` (cron, a script) writes the daemon's idle count into the ledger row:
+    the idle cost of a box nobody watched is known."""
+    import json
+    import subprocess
+    import sys
+
+    def gputui(*args):
+        return subprocess.run([sys.executable, "-m", "tui", *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=90,
+                              stdin=subprocess.DEVNULL)
+
+    box = ["--simulate", "idle", "--ssh-config", sshbox.ssh_config, "--remote-dir", sshbox.remote_dir]
+    assert gputui("status", "testbox", *box).returncode == 0
+    time.sleep(4)  # the idle box is sampled with nobody connected
+    r = gputui("status", "testbox", *box)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(gputui("ledger", "--json").stdout)
+    assert len(rows) == 1 and rows[0]["idle_seconds"] >= 3, rows
