@@ -3,6 +3,7 @@
     probe.pyz attach  [--state-dir D] [--simulate S]   bridge stdio to the daemon
     probe.pyz daemon  [--state-dir D] [--simulate S]   the sampler itself (spawned by attach)
     probe.pyz once    [--simulate S]                   print one sample as JSON
+    probe.pyz supervise [--state-dir D] [--simulate S] restart the daemon while autostop is armed
     probe.pyz scenarios                                list shipped simulator scenarios
 """
 
@@ -21,7 +22,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="gputui-probe")
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="cmd")
-    for name in ("attach", "daemon", "once"):
+    for name in ("attach", "daemon", "once", "supervise"):
         p = sub.add_parser(name)
         p.add_argument("--state-dir", default=None)
         p.add_argument("--simulate", default=None, metavar="SCENARIO")
@@ -47,6 +48,10 @@ def main(argv=None):
     if args.cmd == "autostop-cancel":
         return attach.cancel_autostop(state_dir)
     import logging
+    if args.cmd == "supervise":
+        from .supervise import run_supervisor
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+        return run_supervisor(state_dir, attach.spawn_daemon, args.simulate)
     from . import daemon  # only the daemon itself pays for asyncio and logging
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     return daemon.run_daemon(state_dir, args.simulate, args.interval)

@@ -16,6 +16,7 @@ import sys
 import time
 
 from . import filexfer, wire
+from .supervise import stop_supervisor
 from .paths import (UnsafePath, check_daemon_peer, ensure_private_dir, ensure_runtime_dir,
                     self_command, socket_path)
 from .wire import EXIT_USAGE, config_key
@@ -157,6 +158,9 @@ def daemon_connection(state_dir, simulate):
             refused = stop_daemon(sock, path, only_if_unused=True)
             if refused:
                 raise DaemonInUse(refused)
+            # its autostop watcher would start the old one again; the new daemon starts
+            # its own while autostop stays armed
+            stop_supervisor(state_dir)
             spawned = False
             continue
         return sock, line + b"\n" + rest

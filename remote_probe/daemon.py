@@ -21,12 +21,14 @@ import sys
 import threading
 import time
 
-from . import __version__, dataloader, handlers, procfs, protection, tmux_control as tmux, wire
+from . import (__version__, daemon_secret, dataloader, handlers, procfs, protection, supervise,
+               tmux_control as tmux, wire)
 from .autostop import Autostop
 from .box_watch import BoxWatch
 from .backends import BackendError, select_backend
 from .dlhook import install_dlhook
 from .history import RING_SAMPLES, SampleHistory
+from .idle_count import IdleCount
 from .paths import ensure_private_dir, lock_path, runtime_dir, self_command, socket_path
 from .sampler import Sampler
 from .server import SocketServer
@@ -56,6 +58,8 @@ class Daemon:
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
         self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        # proves this daemon on the direct path (wire/challenge.py)
+        self.secret = daemon_secret.load_secret(state_dir)
         self.server = SocketServer(handlers.bound(self), self.hello)
         self.seq = 0
         self.started = time.time()
@@ -63,6 +67,10 @@ class Daemon:
         self.sampler = Sampler(self.backend)
         self.inventory = self.sampler.inventory()
         self.inventory["notes"] = self.notes
+        # idle seconds of this boot, kept here (the daemon sees every sample) and sent in
+        # each sample as idle_s; the laptop takes them when it judges idle the same way
+        self.idle_count = IdleCount(state_dir, self.inventory["host"].get("boot_id"))
+        self.inventory["idle_threshold"] = wire.DEFAULT_THRESHOLD
         self.latest = None
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._pending = None  # a backend call still running from an earlier tick
@@ -80,6 +88,8 @@ class Daemon:
             self.server.send(client, msg)
 
     def _push_autostop(self, event):
+        if event.get("event") == "armed":  # armed: a watcher restarts us if we die
+            supervise.start_supervisor(self.state_dir, self.simulate)
         msg = {"type": wire.AUTOSTOP, "event": event, "status": self.autostop.status()}
         for client in self.server.subscribers():
             self.server.send(client, msg)
@@ -89,7 +99,7 @@ class Daemon:
         return wire.hello("probe", __version__, CAPABILITIES, pid=os.getpid(),
                           config=wire.config_key(self.simulate), started=self.started,
                           last_seq=self.seq, socket=self.server.path, binds=self.server.binds,
-                          sessions=len(self.server.subscribers()))
+                          sessions=len(self.server.subscribers()), key=self.secret)
 
     def send_meta(self, client, pids):
         new = [p for p in pids if p not in client.known_pids]
@@ -116,6 +126,7 @@ class Daemon:
         self.seq += 1
         sample["seq"] = self.seq
         self._attach_jobs(sample, loop)
+        sample["idle_s"] = round(self.idle_count.add(sample), 1)
         hooked = dataloader.read_hook_stats(dataloader.dl_dir(self.state_dir))
         if hooked:
             sample["dl"] = hooked[:wire.MAX_DL_ROWS]
@@ -213,12 +224,15 @@ class Daemon:
             os.unlink(sock_path)  # stale: we hold the lock, so nobody else serves it
         await self.server.bind(sock_path)
         self.watch.start(loop)
+        if self.autostop.armed:  # armed before a restart: watch this daemon too
+            supervise.start_supervisor(self.state_dir, self.simulate)
         sampling = asyncio.ensure_future(self.sample_loop())
         try:
             await self.stop_event.wait()
         finally:
             sampling.cancel()
             self.watch.stop()
+            self.idle_count.save(force=True)
             self.server.close()
             self.backend.close()
             self.pool.shutdown(wait=False)
@@ -230,8 +244,10 @@ def terminate(state_dir, timeout=5.0):
     """SIGTERM the daemon named in the lock file and wait until it is gone.
 
     For the demo's exit and for tests; real boxes keep their daemon. A daemon reparented
-    to an init that does not reap lingers as a zombie: that counts as gone.
+    to an init that does not reap lingers as a zombie: that counts as gone. The autostop
+    watcher goes first, so it does not start the daemon again.
     """
+    supervise.stop_supervisor(state_dir)
     try:
         with open(lock_path(state_dir)) as f:
             pid = json.loads(f.read() or "{}").get("pid")

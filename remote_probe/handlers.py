@@ -15,10 +15,11 @@ import os
 import time
 
 from . import filexfer, tmux_control as tmux, wire
+from .daemon_secret import on_prove
 from .dlhook import dlhook_env
 from .server import NO_REPLY, RequestError, request_id
 
-HANDLERS = {}
+HANDLERS = {wire.PROVE: on_prove}  # the direct path's proof (daemon_secret.py)
 
 
 def handles(*kinds):

@@ -13,6 +13,7 @@ import-linter contract in pyproject.toml says so). Stdlib only, Python 3.8. Its 
 See docs/architecture.md, "The wire protocol".
 """
 
+from . import challenge
 from .codec import decode, decode_clean, encode
 from .idle import DEFAULT_THRESHOLD, all_idle, idle_inputs
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS, CHECKLIST,
@@ -25,7 +26,7 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
                        MAX_CHUNK, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS, MAX_ITEMS, MAX_LINE,
                        MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS, MIN_PYTHON,
                        NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PING, PREFLIGHT,
-                       PROC_META, PROTOCOL, PUSH_TYPES, RELEASE, REPLY, REPLY_TYPES,
+                       PROC_META, PROTOCOL, PROVE, PUSH_TYPES, RELEASE, REPLY, REPLY_TYPES,
                        REQUEST_TYPES, SAMPLE, SHA256, SHUTDOWN, SNAPSHOT, SUBSCRIBE,
                        THROTTLE_REASONS, TMUX_CAPTURE, TMUX_INSTALL, TMUX_INTERRUPT, TMUX_KILL,
                        TMUX_LIST, TMUX_NEW, TMUX_RENAME, TMUX_REQUESTS, UNSUBSCRIBE,
@@ -36,7 +37,7 @@ from .rows import (GPU_FIELDS, GPU_STATIC_FIELDS, PROC_FD_ONLY, PROC_FIELDS, PRO
 from .schema import Report, check_request, clean, is_int, is_num, path_text, validate
 
 __all__ = [
-    "decode", "decode_clean", "encode", "DEFAULT_THRESHOLD", "all_idle", "idle_inputs", "AUTOSTOP",
+    "challenge", "decode", "decode_clean", "encode", "DEFAULT_THRESHOLD", "all_idle", "idle_inputs", "AUTOSTOP",
     "AUTOSTOP_ARM", "AUTOSTOP_DISARM", "AUTOSTOP_STATUS", "CHECKLIST", "DELETE", "ENV_CAPTURE",
     "ERROR", "EXIT_BAD_COMMAND", "EXIT_CANNOT_START", "EXIT_COMMAND_NOT_FOUND",
     "EXIT_DAEMON_IN_USE", "EXIT_DAEMON_UNREACHABLE", "EXIT_INTERRUPTED", "EXIT_NO_PYTHON",
@@ -45,7 +46,7 @@ __all__ = [
     "FILE_READ", "HELLO", "INVENTORY", "KILL", "MAX_CHUNK", "MAX_DEPTH", "MAX_DL_ROWS",
     "MAX_GPU_ROWS", "MAX_ITEMS", "MAX_LINE", "MAX_META_ROWS", "MAX_PROC_ROWS", "MAX_STR",
     "MAX_WATCH_JOBS", "NOTIFY_CONFIG", "NOTIFY_EVENT", "NOTIFY_TEST",
-    "MIN_PYTHON", "PING", "PREFLIGHT", "PROC_META", "PROTOCOL", "PUSH_TYPES", "RELEASE", "REPLY",
+    "MIN_PYTHON", "PING", "PREFLIGHT", "PROC_META", "PROTOCOL", "PROVE", "PUSH_TYPES", "RELEASE", "REPLY",
     "REPLY_TYPES", "REQUEST_TYPES", "SAMPLE", "SHA256", "SHUTDOWN", "SNAPSHOT", "SUBSCRIBE",
     "THROTTLE_REASONS", "TMUX_CAPTURE", "TMUX_INSTALL", "TMUX_INTERRUPT", "TMUX_KILL", "TMUX_LIST",
     "TMUX_NEW", "TMUX_RENAME", "TMUX_REQUESTS", "UNSUBSCRIBE", "ProtocolError", "check_compatible",

@@ -75,9 +75,10 @@ AUTOSTOP = "autostop"  # pushed: {event, status} when autostop arms, warns, fire
 # A chunk of a file, for boxes without SFTP: the attach bridge answers it, or the daemon
 # itself when the client came through the socket (see filexfer).
 FILE_READ = "file_read"
+PROVE = "prove"  # {nonce}: the direct path's challenge (wire/challenge.py)
 
 REQUEST_TYPES: FrozenSet[str] = frozenset({
-    HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN, AUTOSTOP_ARM, AUTOSTOP_DISARM,
+    PROVE, HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN, AUTOSTOP_ARM, AUTOSTOP_DISARM,
     AUTOSTOP_STATUS, FILE_READ, PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE,
     RELEASE, NOTIFY_CONFIG, NOTIFY_TEST}) | TMUX_REQUESTS
 PUSH_TYPES: FrozenSet[str] = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP, NOTIFY_EVENT})

@@ -18,7 +18,7 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELET
                        ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
                        MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
                        NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
-                       RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
+                       PROVE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
 from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
 
@@ -338,12 +338,13 @@ INVENTORY_BLOCK = Obj({
                      required=("index",), drop_if_bad=True), MAX_GPU_ROWS),
     "host": Obj({"ncpu": Num(1, 1 << 20, integer=True), "cpu_limit": Num(0, 1 << 20),
                  "boot_time": EPOCH, "instance_start": EPOCH, "hostname": NAME}),
-    "disks": List(DISK_ROW, 256),
+    "disks": List(DISK_ROW, 256), "idle_threshold": Num(0, 100),
 })
 SAMPLE_MSG = Obj({
     "gpus": List(GPU_ROW, MAX_GPU_ROWS), "procs": List(PROC_ROW, MAX_PROC_ROWS),
     "procs_more": COUNT, "host": HOST_BLOCK, "gpu_error": Str(2000),
     "dl": List(DL_ROW, MAX_DL_ROWS), "jobs": JOBS_BLOCK,
+    "idle_s": Num(0, 1e10),  # idle GPU seconds of this boot, counted by the daemon
 })
 PROC_META_MSG = Obj({"procs": List(PROC_META_ROW, MAX_META_ROWS)})
 AUTOSTOP_STATUS_BLOCK = Obj({
@@ -360,12 +361,12 @@ NOTIFY_EVENT_MSG = Obj({"kind": Str(40), "job": NAME, "title": Str(2000), "body"
 REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
                  "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT,
-                 "autostop": AUTOSTOP_STATUS_BLOCK,
+                 "autostop": AUTOSTOP_STATUS_BLOCK, "proof": Str(64),
                  # a file_read chunk: base64 of up to 512 KiB (filexfer.MAX_CHUNK), longer
                  # than MAX_STR - cut there, every chunk came back a quarter short
                  "data": Str(4 * ((512 << 10) + 2) // 3)})
 HELLO_MSG = Obj({"pid": PID, "started": EPOCH, "last_seq": COUNT, "sessions": COUNT, "socket": PATH,
-                 "binds": COUNT,
+                 "binds": COUNT, "key": Str(64),
                  "version": Str(200)})
 MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SAMPLE: SAMPLE_MSG, INVENTORY: INVENTORY_BLOCK, PROC_META: PROC_META_MSG, REPLY: REPLY_MSG,
@@ -377,6 +378,7 @@ MESSAGE_SCHEMAS: typing.Dict[typing.Any, Spec] = {
 STRINGS = List(PATH, 100000)
 REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SUBSCRIBE: Obj({"since_seq": COUNT}),
+    PROVE: Obj({"nonce": Str(64)}),
     AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                        "grace": Num(0, 1e6), "threshold": Num(0, 100),
                        "when_job_done": NAME, "hung_counts_idle": Bool()}),

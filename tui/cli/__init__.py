@@ -127,7 +127,7 @@ def cmd_status(args):
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
-    doc["billing"] = record_contact(args.host, reply["inventory"], cfg)
+    doc["billing"] = record_contact(args.host, reply["inventory"], cfg, reply.get("sample"))
     doc["jobs"] = jobs_json(reply, doc["billing"])
     if args.json:
         emit_json(doc)
@@ -148,7 +148,7 @@ def cmd_doctor(args):
     if reply is None:
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
-    record_contact(args.host, reply["inventory"], cfg)
+    record_contact(args.host, reply["inventory"], cfg, reply.get("sample"))
     facts = reply["preflight"]
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
     sample = reply.get("sample") or {}

@@ -22,10 +22,11 @@ def config_for(host: str) -> Tuple[Config, HostConfig]:
     return cfg, host_cfg
 
 
-def record_contact(host: str, inventory: Dict[str, Any],
-                   cfg: Optional[Config] = None) -> Optional[Dict[str, Any]]:
+def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] = None,
+                   sample: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """Any contact with a box opens or continues its billing session in the ledger.
-    cfg: the Config the command loaded (through config_for, problems already printed)."""
+    cfg: the Config the command loaded (through config_for, problems already printed);
+    sample: the box's latest, whose idle seconds (the daemon's count) go in the row too."""
     if cfg is None:
         cfg, _host_cfg = config_for(host)
     try:
@@ -37,6 +38,8 @@ def record_contact(host: str, inventory: Dict[str, Any],
         print("gputui: %s" % visible(ledger.notice), file=sys.stderr)
     clock = BillingClock(host, cfg.host(host), ledger)
     clock.on_inventory(inventory)
+    if sample:
+        clock.on_sample(sample)
     clock.persist(force=True)
     if clock.problem:
         print("gputui: %s" % visible(clock.problem), file=sys.stderr)

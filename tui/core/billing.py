@@ -89,6 +89,19 @@ class IdleMeter:
                     self.recent.popleft()
         self.last_t, self.last_idle = t, idle
 
+    def take(self, t: float, seconds: float) -> None:
+        """The box's own count of idle seconds (its daemon sees every sample, whoever is
+        connected): the figure to show. Never lower than what is known already (the ledger's
+        merged figure), so several clients and reconnects never make it go backwards."""
+        if seconds > self.idle_seconds:
+            dt = seconds - self.idle_seconds
+            self.idle_seconds = seconds
+            self.recent.append((t, dt))
+            while self.recent and self.recent[0][0] < t - self.window:
+                self.recent.popleft()
+        if self.last_t is None or t > self.last_t:
+            self.last_t = t
+
     def idle_since(self, t0: float) -> float:
         """Idle seconds counted after time t0 (for "in the last 2 h")."""
         return sum(dt for t, dt in self.recent if t > t0)

@@ -40,6 +40,13 @@ class Figures:
     after_release: str = ""  # what that action keeps billing, and its clock
 
 
+def released_by_autostop(event: Dict[str, Any], start: Optional[float]) -> bool:
+    """An autostop event saying the release command ran and succeeded, in this session."""
+    t = event.get("t")
+    return (event.get("event") == "fired" and event.get("exit") == 0
+            and isinstance(t, (int, float)) and (start is None or t >= start))
+
+
 class BillingClock:
     def __init__(self, host: str, host_cfg: HostConfig, ledger: Optional[Ledger] = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -51,16 +58,21 @@ class BillingClock:
         self.start: Optional[float] = None
         self.idle = billing.IdleMeter()
         self.idle_now = False
+        self.box_counts_idle = False  # the daemon counts idle seconds by our threshold
         self.warned: Set[Tuple[str, float]] = set()
         self.preset = providers.resolve({}, host_cfg)
         self.problem: Optional[str] = None  # a ledger problem to show once
         self._persisted_at = 0.0
         self.contact_at: Optional[float] = None  # when the box last answered: the ledger's figures stop there
         self._others: Tuple[float, Optional[float], float] = (0.0, None, 0.0)  # (read at, for which midnight, cost)
+        # autostop events up to here were seen by some client already (the ledger's last
+        # contact before this one): older ones are history, not news
+        self.seen_until: Optional[float] = None
 
     # -- inputs ------------------------------------------------------------------
     def on_inventory(self, inventory: Dict[str, Any]) -> None:
         facts = inventory.get("host") or {}
+        self.box_counts_idle = inventory.get("idle_threshold") == self.cfg.idle_threshold
         self.preset = providers.resolve(facts.get("provider") or {}, self.cfg)
         first = self.contact_at = self.clock()
         self.start = billing.session_start(self.cfg.start_epoch(), facts.get("instance_start"), first)
@@ -69,6 +81,9 @@ class BillingClock:
         if self.ledger is None:
             return
         try:
+            before = self.ledger.get(self.host, facts.get("boot_id") or "unknown")
+            if self.seen_until is None:  # a reconnect of this run keeps what it saw
+                self.seen_until = (before or {}).get("last_contact")
             self.session = self.ledger.open_session(
                 self.host, facts.get("boot_id") or "unknown", self.start, gpu_model=model,
                 gpu_count=len(gpus), provider=self.preset.name if self.preset.known else None,
@@ -77,7 +92,8 @@ class BillingClock:
         except LedgerError as exc:
             self.problem = str(exc)
             return
-        # Continue the idle count where the last run of gputui left it.
+        # Continue the idle count where the last run of gputui left it (the daemon's own
+        # count, in each sample, then takes over: it saw the samples this run did not).
         self.idle = billing.IdleMeter(self.session.get("idle_seconds") or 0.0,
                                       self.session.get("idle_until"))
         if self.session.get("rate") is not None and self.cfg.rate is None:
@@ -89,7 +105,36 @@ class BillingClock:
             return  # unknown is not idle
         utils, compute = wire.idle_inputs(sample)
         self.idle_now = billing.gpus_idle(utils, compute, self.cfg.idle_threshold)
-        self.idle.add(sample["t"], self.idle_now)
+        box_idle = sample.get("idle_s")
+        if self.box_counts_idle and isinstance(box_idle, (int, float)):
+            self.idle.take(sample["t"], float(box_idle))
+        else:  # an older probe, or another threshold than the box's: count what we see
+            self.idle.add(sample["t"], self.idle_now)
+
+    def on_autostop(self, event: Optional[Dict[str, Any]],
+                    events: List[Dict[str, Any]]) -> Tuple[Optional[Dict[str, Any]], List[Dict[str, Any]]]:
+        """The box's autostop news: a live `event`, and `events` from its log (on connect).
+        A release autostop ran (fired, exit 0) closes this billing session at that time,
+        live or found in the log on the next contact. -> (the live event, the logged events
+        no client saw yet, each marked "late": shown once, with their time)."""
+        since = max(self.seen_until or 0.0, self.start or 0.0)
+        late = [dict(e, late=True) for e in events
+                if isinstance(e.get("t"), (int, float)) and e["t"] > since]
+        for e in ([event] if event else []) + list(events):
+            if released_by_autostop(e, self.start):
+                self.close_at(e["t"], "released by autostop")
+        return event, late
+
+    def close_at(self, t: float, how: str) -> None:
+        """The session ended at `t` (autostop's release): recorded once, then left alone."""
+        if self.ledger is None or self.session is None or self.session.get("end") is not None:
+            return
+        self.persist(force=True, ended_how=how, end_at=t)
+        self.session = dict(self.session, end=t, ended_how=how, last_contact=t)
+
+    @property
+    def ended(self) -> bool:
+        return self.session is not None and self.session.get("end") is not None
 
     def session_key(self, inventory: Dict[str, Any]) -> str:
         """Names this billing session's download folder: the ledger id, else the boot id."""
@@ -159,15 +204,19 @@ class BillingClock:
         return out
 
     def persist(self, force: bool = False, ended_how: Optional[str] = None,
-                checklist: Any = None) -> None:
+                checklist: Any = None, end_at: Optional[float] = None) -> None:
         now = self.clock()
         if self.ledger is None or self.session is None:
             return
+        if self.session.get("end") is not None and not ended_how and checklist is None:
+            return  # released: the row's cost stops at its end, whoever is still connected
         if not force and now - self._persisted_at < PERSIST_EVERY:
             return
         # While the box is unreachable the row records what is known: cost up to the last
         # contact, not a clock that keeps running (an ended session ends now).
         at = now if ended_how or self.contact_at is None else min(now, self.contact_at)
+        if end_at is not None:
+            at = now = end_at
         f = self.figures(at)
         values = dict(cost=f.cost, rate=f.rate, currency=f.currency,
                       granularity=f.granularity, idle_seconds=f.idle_seconds,

@@ -8,7 +8,7 @@ tui.ui.fleet_app. Nothing here touches the network or a terminal.
 import dataclasses
 import re
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tui.core.cells import cell_len, pad  # terminal cells (CJK takes two); the one padder
 
@@ -192,7 +192,7 @@ def autostop_text(label: Optional[str]) -> Optional[str]:
 AUTOSTOP_WORDS = (N_("armed"), N_("off"))
 CHECKLIST_WORDS = (N_("pass"), N_("warn"), N_("fail"))
 # How the release screen records an ending (ledger data, shown translated when it matches).
-ENDINGS = (N_("released in the provider console"),)
+ENDINGS = (N_("released in the provider console"), N_("released by autostop"))
 
 
 def checklist_verdict(ledger_row: Optional[Mapping[str, Any]]) -> Optional[str]:
@@ -409,11 +409,14 @@ class FleetBox:
         self.state.rtt_ms = ms
 
     def on_autostop(self, status: Optional[dict], event: Optional[dict] = None,
-                    events: Optional[Iterable[dict]] = None) -> None:
+                    events: Optional[Iterable[dict]] = None) -> Tuple[Optional[dict], List[dict]]:
+        """-> (the live event, the logged events nobody saw yet): what to tell the user."""
         self.autostop = status
-        self.autostop_events.extend(([event] if event else []) + list(events or []))
+        event, late = self.billing.on_autostop(event, list(events or []))
+        self.autostop_events.extend(([event] if event else []) + late)
         del self.autostop_events[:-50]
         self.on_change(self)
+        return event, late
 
     def on_notice(self, text: Optional[str]) -> None:
         self.notice = text  # a fallback the session took (e.g. the terminal transport)
@@ -430,8 +433,8 @@ class FleetBox:
     def row(self, now: Optional[float] = None) -> BoxRow:
         now = self.clock() if now is None else now
         ledger = self.billing.session or self.fleet_host.ledger_row or {}
-        if self.fleet_host.released:
-            row = self.fleet_host.ledger_row or {}
+        if self.fleet_host.released or self.billing.ended:  # or autostop released it now
+            row = (self.billing.session if self.billing.ended else self.fleet_host.ledger_row) or {}
             return BoxRow(self.host, RELEASED, released_note(row),
                           cost=row.get("cost"), rate=row.get("rate"), idle_cost=row.get("idle_cost"),
                           currency=row.get("currency") or self.cfg.currency,

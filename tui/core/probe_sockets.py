@@ -18,6 +18,7 @@ import tempfile
 import time
 from typing import Any, Dict, Iterable, List, Optional
 
+from remote_probe import wire
 from tui.core import config
 from tui.core.private import make_private_dir
 
@@ -100,10 +101,12 @@ def recall(key: str, now: Optional[float] = None) -> Optional[Entry]:
         return {"refused": str(entry["refused"])} if _fresh_refusal(entry, now) else None
     if not usable_socket(entry.get("socket")):
         return None
+    if not wire.challenge.is_hex(entry.get("secret"), wire.challenge.SECRET_BYTES):
+        return None  # nothing to check the daemon there against: the command path
     notes = entry.get("notes")
     return {"socket": entry["socket"], "remote_dir": str(entry.get("remote_dir") or ""),
             "notes": [str(n) for n in notes] if isinstance(notes, list) else [],
-            "daemon": _daemon(entry.get("daemon"))}
+            "daemon": _daemon(entry.get("daemon")), "secret": entry["secret"]}
 
 
 def _daemon(value: object) -> Optional[List[int]]:
@@ -115,20 +118,22 @@ def _daemon(value: object) -> Optional[List[int]]:
 
 
 def remember(key: str, socket: object, remote_dir: str, notes: Iterable[str] = (),
-             daemon: object = None) -> None:
+             daemon: object = None, secret: object = None) -> None:
     """`daemon`: [pid, binds] from its hello, so that a socket that would not open while
     that same daemon kept listening there can be told from a daemon that had gone or had
-    to bind its socket again (see session)."""
+    to bind its socket again (see session). `secret`: the daemon's key from a hello that
+    came over the command path only (attach checked that daemon's uid): on the direct path
+    the daemon must prove it holds it (wire/challenge.py). Without one, nothing is kept."""
     data = _load()
     old = data.get(key)
     if isinstance(old, dict) and _fresh_refusal(old):
         return  # refused recently: the exec path works, no need to try the socket again
-    if not usable_socket(socket):
+    if not usable_socket(socket) or not wire.challenge.is_hex(secret, wire.challenge.SECRET_BYTES):
         if data.pop(key, None) is not None:  # the daemon moved somewhere unusable
             _save(data)
         return
     data[key] = {"socket": socket, "remote_dir": remote_dir, "notes": list(notes), "t": time.time(),
-                 "daemon": _daemon(daemon)}
+                 "daemon": _daemon(daemon), "secret": secret}
     _save(data)
 
 

@@ -126,6 +126,15 @@ class ProbeClient:
             self._noticed = True
         return text
 
+    def send_first(self, kind, rid, **params):
+        """Send a request before the hello is read (the direct path's proof rides with the
+        channel's first bytes); -> the future of its reply, settled by the reading loop."""
+        msg = dict(params, type=kind, id=rid)
+        fut = asyncio.get_running_loop().create_future()
+        self.pending[rid] = fut
+        self._write(msg)
+        return fut
+
     def _write(self, msg):
         self.writer.write(wire.encode(msg))
 

@@ -205,7 +205,7 @@ class RemoteSession:
         try:
             started = await transports.start_direct(
                 self.conn, entry["socket"], wire.config_key(self.simulate), on_push=self._on_push,
-                remote_dir=entry["remote_dir"], notes=entry["notes"])
+                remote_dir=entry["remote_dir"], notes=entry["notes"], secret=entry["secret"])
         except transports.DirectRefused as exc:
             log.info("the box does not open socket channels (%s); using a command", exc)
             probe_sockets.refused(key, str(exc))
@@ -231,7 +231,8 @@ class RemoteSession:
             # (AllowStreamLocalForwarding no / DisableForwarding).
             probe_sockets.refused(key, failed["why"])
         else:
-            probe_sockets.remember(key, socket, started.remote_dir, started.notes, daemon=daemon)
+            probe_sockets.remember(key, socket, started.remote_dir, started.notes, daemon=daemon,
+                                   secret=hello.get("key"))
 
     async def _start_probe(self, mode="attach"):
         """Start the probe over this session's transport; switch to the terminal

@@ -377,9 +377,14 @@ class _LineCapped:
         return b"" if self.run > self.limit else data  # as if the peer had closed
 
 
-async def start_direct(conn, path, want_config, on_push=None, remote_dir="", notes=()):
+async def start_direct(conn, path, want_config, on_push=None, remote_dir="", notes=(), secret=None):
     """Open the running daemon's socket over the SSH connection (direct-streamlocal):
-    no command, no bridge on the box. DirectUnavailable/DirectRefused when it cannot be."""
+    no command, no bridge on the box. DirectUnavailable/DirectRefused when it cannot be.
+
+    Nobody on the box checks who listens at `path` (another user may have made its /tmp
+    directory again), so the daemon must prove it holds `secret`, learnt over the command
+    path: a nonce goes out with the channel's first bytes (no extra round trip) and its
+    HMAC must come back before the daemon is used (wire/challenge.py)."""
     try:
         reader, writer = await asyncio.wait_for(conn.open_unix_connection(path), DIRECT_TIMEOUT)
     except asyncssh.ChannelOpenError as exc:
@@ -392,19 +397,34 @@ async def start_direct(conn, path, want_config, on_push=None, remote_dir="", not
         raise DirectUnavailable(str(exc) or exc.__class__.__name__)
     capped = _LineCapped(reader, DIRECT_HELLO_LINE)
     client = ProbeClient(StreamReader(capped), writer, on_push=on_push)
+    nonce = wire.challenge.new_nonce()
+    proved = client.send_first(wire.PROVE, wire.challenge.PROVE_ID, nonce=nonce)
     try:
         # No shell prints a banner here: a first line that is not a hello is another
         # program, given up on at once (not after DIRECT_TIMEOUT of logged junk lines).
         await asyncio.wait_for(client.start(noise=False), DIRECT_TIMEOUT)
     except (ProbeError, asyncio.TimeoutError) as exc:
+        proved.cancel()
         writer.close()
         raise DirectUnavailable("no gputui daemon answers at %s (%s)" % (
             path, str(exc) or "no hello within %.0f s" % DIRECT_TIMEOUT))
     capped.limit = DIRECT_LINE
     if client.hello.get("config") != want_config:
         # Another version or backend: the exec path replaces it (or says who uses it).
+        proved.cancel()
         await client.close()
         raise DirectUnavailable("the daemon there runs %r" % (client.hello.get("config"),))
+    try:
+        answer = await asyncio.wait_for(proved, DIRECT_TIMEOUT)
+    except (ProbeError, asyncio.TimeoutError):
+        answer = {}
+    if not wire.challenge.proof_ok(secret, nonce, answer.get("proof")):
+        await client.close()
+        writer.close()
+        log.warning("the daemon at %s did not prove it is the one gputui started (%s): not "
+                    "using it; starting the probe through a command instead", path,
+                    "a wrong answer" if answer.get("proof") else "no answer")
+        raise DirectUnavailable("the daemon at %s did not prove who it is" % path)
     return Started(EXEC, DirectChannel(writer), client, list(notes), None, remote_dir)
 
 

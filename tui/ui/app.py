@@ -88,8 +88,8 @@ class _AppListener(Listener):
 
     def on_autostop(self, status: Optional[dict], event: Optional[dict] = None,
                     events: Optional[list] = None) -> None:
-        self.box.on_autostop(status, event, events)
-        flows.autostop_changed(self.app, self.box, status, event, events or ())
+        event, news = self.box.on_autostop(status, event, events)
+        flows.autostop_changed(self.app, self.box, status, event, news)
 
     def on_jobs(self, jobs: dict) -> None:
         self.box.on_jobs(jobs)

@@ -19,6 +19,7 @@ from tui.core.ledger import Ledger
 from tui.remote.fleet_pool import Fleet, open_fleet
 from tui.ui.app import CockpitApp, StateChanged
 from tui.ui.box_context import BoxContext
+from tui.ui.flows import event_time
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.fleet_screen import FleetScreen
 from tui.ui.screens.modals import DialogAsker, HostKeyScreen
@@ -130,10 +131,11 @@ class FleetApp(CockpitApp):
             self.shown_events.add(key)
             if e.get("event") == "grace":
                 self.bell()
-                self.notify("%s: %s" % (box.host, e.get("message", _("autostop countdown started"))),
+                self.notify("%s: %s%s" % (box.host, event_time(e),
+                                          e.get("message", _("autostop countdown started"))),
                             severity="error", timeout=30, markup=False)
             else:
-                self.notify("%s: " % box.host + _("Autostop ran `%s` (%s, exit %s)") % (
+                self.notify("%s: " % box.host + event_time(e) + _("Autostop ran `%s` (%s, exit %s)") % (
                     e.get("command"), e.get("reason"), e.get("exit")),
                     severity="error", timeout=60, markup=False)
         if box.billing.start is None:

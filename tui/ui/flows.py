@@ -33,6 +33,14 @@ def cockpit(node: "DOMNode") -> CockpitApp:
 
 
 # -- autostop ------------------------------------------------------------------------------
+def event_time(event: dict) -> str:
+    """'At 14:02: ' before a logged autostop event nobody saw when it happened; '' for news."""
+    if not event.get("late") or not isinstance(event.get("t"), (int, float)):
+        return ""
+    import datetime
+    return _("At %s: ") % datetime.datetime.fromtimestamp(event["t"]).strftime("%Y-%m-%d %H:%M")
+
+
 def autostop_changed(app: CockpitApp, box: BoxContext, status: Optional[dict],
                      event: Optional[dict] = None, events: Iterable[dict] = ()) -> None:
     """A new autostop status for `box`; its countdown and firing reach the user once each."""
@@ -45,10 +53,10 @@ def autostop_changed(app: CockpitApp, box: BoxContext, status: Optional[dict],
         kind = e.get("event")
         if kind == "grace":
             app.bell()
-            app.notify(e.get("message", _("autostop countdown started")), severity="error",
-                       timeout=30, markup=False)
+            app.notify(event_time(e) + e.get("message", _("autostop countdown started")),
+                       severity="error", timeout=30, markup=False)
         elif kind == "fired":
-            app.notify(_("Autostop ran `%s` (%s, exit %s)") % (
+            app.notify(event_time(e) + _("Autostop ran `%s` (%s, exit %s)") % (
                 e.get("command"), e.get("reason"), e.get("exit")), severity="error",
                 timeout=60, markup=False)
         elif kind == "disarmed" and event is not None:

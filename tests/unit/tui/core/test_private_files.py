@@ -17,6 +17,8 @@ from tui.core.transfer import download, local_path_for
 
 from tests.e2e.test_transfer import make_remote, sftp  # noqa: F401 - fixture
 
+SECRET = "ab" * 32  # the daemon key a command-path hello gave (wire/challenge.py)
+
 
 @contextlib.contextmanager
 def umask(mask):
@@ -61,7 +63,7 @@ async def test_a_downloaded_checkpoint_is_private(sftp, tmp_path):  # noqa: F811
 def test_crash_log_probe_sockets_and_debug_log_are_private(isolated_dirs, tmp_path):
     with umask(0o022):
         path = write_crash_log(ValueError("boom"))
-        probe_sockets.remember("box", "/tmp/x/probe.sock", "/tmp/x")
+        probe_sockets.remember("box", "/tmp/x/probe.sock", "/tmp/x", secret=SECRET)
     assert mode(path) == 0o600 and mode(os.path.dirname(path)) == 0o700
     assert mode(probe_sockets.cache_path()) == 0o600
     assert mode(os.path.dirname(probe_sockets.cache_path())) == 0o700
