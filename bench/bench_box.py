@@ -89,7 +89,7 @@ class BenchBox:
                     .replace("Port %d" % self.sshd.port, "Port %d" % self.relay_port))
         with open(self.sshd.known_hosts, "a") as f:
             line = self.sshd.known_hosts.read_text().splitlines()[0]
-            f.write(line.replace(":%d]" % self.sshd.port, ":%d]" % self.relay_port) + "\n")
+            f.write(line.replace("]:%d " % self.sshd.port, "]:%d " % self.relay_port) + "\n")
 
     def give(self, path):
         """Make `path` (a file for the user to read) the box user's."""
@@ -106,7 +106,8 @@ def start_bench_box(prefix="gputui-bench-box-", rtt_ms=0):
     on_exit(_remove_user, user, str(home))
     os.chmod(home, 0o755)
     subprocess.run(["userdel", user], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    subprocess.run(["useradd", "-M", "-d", str(home), "-s", SHELL, user], check=True)
+    # -p "*": no password, but not locked (sshd without PAM refuses a locked account)
+    subprocess.run(["useradd", "-M", "-d", str(home), "-s", SHELL, "-p", "*", user], check=True)
     ent = pwd.getpwnam(user)
     os.chown(home, ent.pw_uid, ent.pw_gid)
     on_exit(_kill_user, ent.pw_uid)
