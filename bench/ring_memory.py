@@ -11,7 +11,7 @@ import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_scope import guarded, mkdtemp, on_exit  # noqa: E402
+from bench_scope import guarded, mkdtemp  # noqa: E402
 sys.path.insert(0, os.path.dirname(HERE))
 
 from remote_probe import history as history_mod  # noqa: E402
