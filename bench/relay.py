@@ -59,9 +59,13 @@ async def serve(host, port, rtt_ms, listen_port):
             sock = w.get_extra_info("socket")
             if sock is not None:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        await asyncio.gather(pump(c_reader, s_writer, delay), pump(s_reader, c_writer, delay))
-        for w in (c_writer, s_writer):
-            w.close()
+        try:
+            await asyncio.gather(pump(c_reader, s_writer, delay), pump(s_reader, c_writer, delay))
+        except asyncio.CancelledError:  # the relay is stopping
+            pass
+        finally:
+            for w in (c_writer, s_writer):
+                w.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", listen_port)
     print("listening on %d" % server.sockets[0].getsockname()[1], flush=True)
