@@ -24,7 +24,7 @@ BENCHES = sorted(glob.glob(os.path.join(ROOT, "bench", "*.py")))
 SHORT = {
     "app_cost.py": ["--seconds", "2"],
     "app_flood.py": ["--samples", "12"],  # its memory figure starts at the 10th
-    "checklist_bench.py": ["--files", "50", "--mb", "4"],
+    "checklist_bench.py": ["--files", "50", "--mb", "4", "--runs", "1", "--rtt-ms", "50"],
     "connect_resolve.py": ["--runs", "1"],
     "daemon_cpu.py": ["--seconds", "2"],
     "daemon_whole.py": ["--seconds", "2", "--settle", "1", "--rounds", "1"],
@@ -34,7 +34,7 @@ SHORT = {
     "latency.py": ["--seconds", "2"],
     "probe_overhead.py": ["--ticks", "5"],
     "ring_memory.py": [],
-    "status_time.py": ["--runs", "1"],
+    "status_time.py": ["--runs", "1", "--rtt-ms", "50"],
     "transport.py": ["--short"],
     "wire_load.py": ["--ticks", "12", "--sizes", "2,5000"],  # memory from the 10th tick
 }
@@ -85,18 +85,45 @@ def test_every_bench_has_a_short_run_or_a_reason():
     assert names == set(SHORT) | set(CANNOT), "add the new bench to SHORT (or CANNOT, with why)"
 
 
+def _environ(p):
+    import psutil
+    try:
+        return p.environ()
+    except (OSError, psutil.Error):
+        return {}
+
+
 def processes_of(tmp, sid):
-    """Processes started by the bench that are still there: in its session, or naming its
-    private temp dir (daemons leave the session, but their state dir is under it)."""
+    """Processes started by the bench that are still there: in its session, naming its
+    private temp dir (daemons leave the session, but their state dir is under it) or with it
+    as their TMPDIR (servers the bench started in a session of their own)."""
     import psutil
     left = []
     for p in psutil.process_iter(["pid", "cmdline"]):
         try:
-            if os.getsid(p.info["pid"]) == sid or tmp in " ".join(p.info["cmdline"] or ()):
+            if os.getsid(p.info["pid"]) == sid or tmp in " ".join(p.info["cmdline"] or ()) or \
+                    _environ(p).get("TMPDIR") == tmp:  # children in a session of their own
                 left.append("%d %s" % (p.info["pid"], " ".join(p.info["cmdline"] or ())))
         except (OSError, psutil.Error):
             pass
     return left
+
+
+def assert_no_box_user(pid):
+    """bench/bench_box.py's throwaway user (named after the bench's pid), its home and its
+    processes are gone."""
+    import pwd
+    import psutil
+    name = "gt_bench%d" % pid
+    with pytest.raises(KeyError):
+        pwd.getpwnam(name)
+    homes = glob.glob("/tmp/gputui-bench-box-*")
+    left = []
+    for p in psutil.process_iter(["username", "cmdline"]):
+        if p.info["username"] in (name, None) and any(h in " ".join(p.info["cmdline"] or ())
+                                                       for h in homes):
+            left.append(p.pid)
+    assert not left, "box user processes left: %s" % left
 
 
 @pytest.mark.sshd  # most of them start an sshd; all of them take seconds, not milliseconds
@@ -124,6 +151,7 @@ def test_short_run_works_and_leaves_nothing_behind(name):
         left = processes_of(tmp, proc.pid)
         assert not left, "left running after the bench ended:\n" + "\n".join(left)
         files = sorted(os.listdir(tmp))  # the bench's TMPDIR
+        assert_no_box_user(proc.pid)
         assert not files, "left in its TMPDIR: %s" % files
     finally:
         import psutil
@@ -132,4 +160,44 @@ def test_short_run_works_and_leaves_nothing_behind(name):
                 psutil.Process(int(line.split()[0])).kill()
             except psutil.Error:
                 pass
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# Benches interrupted half way (Ctrl-C on the terminal reaches the bench's whole process group,
+# SIGTERM/SIGHUP the bench alone): everything they started goes, and quickly (issue 26: the
+# demo server outlived latency.py's SIGINT, which then lost the run's result).
+INTERRUPT = [("latency.py", ["--seconds", "30"], "group", 8),
+             ("status_time.py", ["--runs", "5", "--rtt-ms", "50"], "TERM", 6),
+             ("checklist_bench.py", ["--files", "50", "--mb", "64", "--rtt-ms", "50"], "HUP", 8)]
+
+
+@pytest.mark.sshd
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name,args,how,after", INTERRUPT, ids=[i[0] for i in INTERRUPT])
+def test_interrupted_bench_leaves_nothing_behind(name, args, how, after):
+    import signal
+    tmp = tempfile.mkdtemp(prefix="gputui-bench-test-")
+    try:
+        proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", name)] + args,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                cwd=ROOT, env=dict(os.environ, TMPDIR=tmp), start_new_session=True)
+        time.sleep(after)  # in the middle of it: servers up, a run going
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        if how == "group":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(getattr(signal, "SIG" + how))
+        try:
+            out, _ = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, 9)
+        assert proc.returncode == 130, out[-3000:]
+        assert "interrupted" in out
+        time.sleep(0.5)
+        left = processes_of(tmp, proc.pid)
+        assert not left, "left running after the bench was interrupted:\n" + "\n".join(left)
+        assert_no_box_user(proc.pid)
+        assert not os.listdir(tmp), "left in its TMPDIR: %s" % os.listdir(tmp)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -16,8 +16,6 @@ from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, nget
 from tui.core.layout import pad
 from tui.core.private import open_private
 from tui.core.report import doctor_request, procs_from, status_json, status_text
-from tui.remote import ssh
-from tui.remote.session import FatalError, snapshot
 
 EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
 VERDICT_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL")}  # text output only
@@ -158,6 +156,7 @@ def split_box_argv(argv):
 
 
 def target_of(args):
+    from tui.remote import ssh  # asyncssh: only for the commands that reach a box
     if getattr(args, "target", None) is None:
         args.target = ssh.Target.parse(args.host, ssh_config=args.ssh_config)
     return args.target
@@ -180,6 +179,8 @@ async def _terminal_trust(exc):
 
 def run_remote(coro):
     """Run one remote operation; any failure becomes one line on stderr and None."""
+    from tui.remote import ssh
+    from tui.remote.session import FatalError
     try:
         return asyncio.run(coro)
     except (ssh.ConnectError, FatalError) as exc:
@@ -190,6 +191,7 @@ def run_remote(coro):
 
 
 def cmd_status(args):
+    from tui.remote.session import snapshot
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
@@ -215,6 +217,7 @@ def print_notices(notices):
 def cmd_doctor(args):
     from tui.core.preflight_verdicts import exit_code, run_checks, worst
     from tui.core.providers import resolve
+    from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
