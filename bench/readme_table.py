@@ -37,12 +37,16 @@ def results(paths):
 
 
 def value(rec):
+    if rec.get("unit") == "cpu":
+        return "%.2f %% of a core" % (rec["ours_s"] * 100)
     if "ours_mb_s" in rec:
         return "%.1f MB/s (%.1f s)" % (rec["ours_mb_s"], rec["ours_s"])
     return "%.0f ms" % (rec["ours_s"] * 1000)
 
 
 def peer_value(rec):
+    if rec.get("unit") == "cpu":
+        return "%.2f %%" % (rec["peer_s"] * 100)
     if "peer_mb_s" in rec:
         return "%.1f MB/s" % rec["peer_mb_s"]
     return "%.0f ms" % (rec["peer_s"] * 1000)

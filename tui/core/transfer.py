@@ -49,6 +49,15 @@ CHUNK = 8 << 20  # bytes per read call; asyncssh splits it into CHUNK / BLOCK pa
 READS_IN_FLIGHT = 4  # read calls outstanding at once, so the pipe never drains between calls
 MAX_REQUESTS = CHUNK // BLOCK  # requests in flight per read call (x READS_IN_FLIGHT = WINDOW)
 SFTP_OPTIONS = {"block_size": BLOCK, "max_requests": MAX_REQUESTS}
+STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no read limit
+
+
+def read_block(sftp) -> int:
+    """Bytes per SFTP read request: BLOCK, or less where the server states a smaller read limit
+    (limits@openssh.com; OpenSSH's is 256 KiB - 1 KiB). A request above the limit comes back
+    short and asyncssh asks again for the last KiB: twice the requests, half of them tiny."""
+    limit = getattr(getattr(sftp, "limits", None), "max_read_len", 0) or 0
+    return min(BLOCK, limit) if limit > STATED_LIMIT_MIN else BLOCK
 
 
 STALL_SECONDS = 120  # no byte for this long: the download is given up (resumable)
@@ -336,7 +345,9 @@ async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
     loop = asyncio.get_running_loop()
     # `async with`, entered by hand to bound the open: SFTP and the probe channel both
     # hand out an async context manager.
-    opener = sftp.open(remote_arg, "rb", **SFTP_OPTIONS)
+    block = read_block(sftp)
+    chunk = block * MAX_REQUESTS  # a whole number of requests: no short tail request per call
+    opener = sftp.open(remote_arg, "rb", block_size=block, max_requests=MAX_REQUESTS)
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
     reads = collections.deque()  # (offset, length, task): the next read calls, in order
     try:
@@ -350,7 +361,7 @@ async def _fetch(sftp, remote_arg, part, offset, size, progress, stall_seconds):
             ahead = done  # where the next read call starts
             while done < size:
                 while len(reads) < READS_IN_FLIGHT and ahead < size:
-                    n = min(CHUNK, size - ahead)
+                    n = min(chunk, size - ahead)
                     reads.append((ahead, n, asyncio.ensure_future(f.read(n, ahead))))
                     ahead += n
                 _offset, want, task = reads.popleft()
