@@ -16,11 +16,13 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
+import shutil
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scope import cleanup, guarded, kill_pid, on_exit, stop_group, temp_path  # noqa: E402
 REPO = os.path.dirname(HERE)
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -104,20 +106,41 @@ Floor().run()
 
 def extra_processes(n):
     """n idle processes on the box (the daemon scans them all)."""
-    return [subprocess.Popen(["sleep", "600"]) for _ in range(n)]
+    procs = []
+    on_exit(lambda: [(p.kill(), p.wait()) for p in procs])
+    procs.extend(subprocess.Popen(["sleep", "600"]) for _ in range(n))
+    return procs
+
+
+def _stop_demo(server, info):
+    sys.path.insert(0, REPO)
+    from remote_probe.daemon import terminate
+    if info:
+        terminate(os.path.join(info["dir"], "home", ".cache", "gputui"))
+    # SIGINT is the demo's own stop (box.stop: tmux, children, its dir); then its group goes
+    stop_group(server, signal.SIGINT, 10)
+    if info:
+        shutil.rmtree(info["dir"], ignore_errors=True)
+
+
+def start_demo():
+    """The demo box in a session of its own, stopped (and its dir removed) by cleanup()."""
+    server = subprocess.Popen([sys.executable, "-c", DEMO_SERVER, REPO], stdout=subprocess.PIPE,
+                              text=True, env=dict(os.environ), start_new_session=True)
+    info = {}
+    on_exit(_stop_demo, server, info)
+    info.update(json.loads(server.stdout.readline()))
+    return info
 
 
 def measure(repo, scenario, extra, seconds):
     from frame_log import frame_log_env
-    frames = tempfile.mktemp(prefix="gputui-frames-")
+    frames = temp_path("gputui-frames-", ".view")
     # the frame log (bench/frame_log.py) counts the samples that reached the screen
     env = frame_log_env(dict(os.environ, TERM="xterm-256color", PYTHONPATH=repo), frames)
     env.pop("TMUX", None)
-    server = subprocess.Popen([sys.executable, "-c", DEMO_SERVER, REPO], stdout=subprocess.PIPE,
-                              text=True, env=dict(os.environ))
-    info = json.loads(server.stdout.readline())
+    info = start_demo()
     sleepers = extra_processes(extra)
-    remote_dir = os.path.join(info["dir"], "home", ".cache", "gputui")  # the demo's SFTP is chrooted
     app_pid = htop_pid = floor_pid = None
     try:
         app_pid, _ = spawn_pty([sys.executable, "-m", "tui", "connect", "gputui-demo", "--ssh-config",
@@ -148,26 +171,11 @@ def measure(repo, scenario, extra, seconds):
     finally:
         for pid in (app_pid, htop_pid, floor_pid):
             if pid:
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                    time.sleep(0.5)
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
+                kill_pid(pid)
         for p in sleepers:
             p.kill()
-        sys.path.insert(0, REPO)
-        from remote_probe.daemon import terminate
-        terminate(remote_dir)
-        server.send_signal(signal.SIGINT)
-        server.wait(10)
-        for path in (frames, frames + ".view"):
-            if os.path.exists(path):
-                os.unlink(path)
+            p.wait()
+        cleanup()  # the demo box, the frame log
 
 
 def main():
@@ -176,6 +184,11 @@ def main():
     ap.add_argument("--repo", default=REPO, help="checkout whose app is measured")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
+    with guarded():
+        run(args)
+
+
+def run(args):
     rows = []
     for scenario, extra in (("a100x2", 0), ("h100x8", 0), ("h100x8", 2000)):
         r = measure(os.path.abspath(args.repo), scenario, extra, args.seconds)
@@ -187,6 +200,14 @@ def main():
                   r["floor_cpu_pct"], r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]),
                   r["app_rss_mb"], r["htop_rss_mb"], r["floor_rss_mb"], r["samples_drawn_per_s"]),
               flush=True)
+        # htop's own cost depends on the machine (how many processes it draws); the stable
+        # reference is the floor: a bare Textual app redrawing in the same window (issue 26)
+        case = "%s +%d procs" % (r["scenario"], r["extra_processes"])
+        print("RESULT " + json.dumps(dict(
+            bench="app_cost", figure="app CPU idle, " + case, via="demo box (loopback)",
+            peer="bare Textual app (floor)", ours_s=r["app_cpu_pct"] / 100, peer_s=r["floor_cpu_pct"] / 100,
+            ratio=r["app_cpu_pct"] / max(0.01, r["floor_cpu_pct"]),
+            htop_ratio=r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]), unit="cpu")), flush=True)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
 

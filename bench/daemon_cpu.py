@@ -8,10 +8,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scope import guarded, mkdtemp, on_exit  # noqa: E402
 sys.path.insert(0, os.path.dirname(HERE))
 
 from remote_probe import procfs, wire  # noqa: E402
@@ -22,12 +23,21 @@ def cpu_seconds(pid):
     return stat[2] / float(procfs.CLK_TCK)
 
 
+def _stop_attach(p, state):
+    from remote_probe.daemon import terminate
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    terminate(state)
+
+
 def measure(scenario, seconds, armed):
-    state = tempfile.mkdtemp(prefix="gputui-bench-")
+    state = mkdtemp("gputui-bench-")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
     p = subprocess.Popen([sys.executable, "-m", "remote_probe", "attach", "--state-dir", state,
                           "--simulate", scenario], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          env=env)
+    on_exit(_stop_attach, p, state)
     pid = json.loads(p.stdout.readline())["pid"]
     if armed:
         # an idle window far in the future: armed and evaluating every tick, never firing
@@ -57,4 +67,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with guarded():
+        main()

@@ -13,10 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scope import guarded, mkdtemp, on_exit  # noqa: E402
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 CLK = os.sysconf("SC_CLK_TCK")
@@ -51,23 +52,34 @@ def window(pids, seconds):
     return [100 * (cpu_seconds(p) - c) / wall for p, c in zip(pids, c0)]
 
 
+def _stop_attach(p, state):
+    from remote_probe.daemon import terminate
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    terminate(state)
+
+
 def measure(scenario, seconds, extra, settle=12.0):
-    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in range(extra)]
-    state = tempfile.mkdtemp(prefix="gputui-bench-daemon-")
+    sleepers = []
+    on_exit(lambda: [(s.kill(), s.wait()) for s in sleepers])
+    sleepers.extend(subprocess.Popen(["sleep", "600"]) for _ in range(extra))
+    state = mkdtemp("gputui-bench-daemon-")
     env = dict(os.environ, PYTHONPATH=REPO)
     attach = subprocess.Popen([sys.executable, "-m", "remote_probe", "attach", "--state-dir", state,
                                "--simulate", scenario], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               env=env)
+    on_exit(_stop_attach, attach, state)
     pid = json.loads(attach.stdout.readline())["pid"]
     peer = subprocess.Popen([sys.executable, "-c", PEER])
+    on_exit(lambda: (peer.kill(), peer.wait()))
     try:
         time.sleep(settle)  # past start-up: deployed, first two jobs scans done
         return window([pid, peer.pid], seconds)
     finally:
         peer.kill()
-        attach.kill()
-        from remote_probe.daemon import terminate
-        terminate(state)
+        peer.wait()
+        _stop_attach(attach, state)
         for s in sleepers:
             s.kill()
         for s in sleepers:
@@ -100,4 +112,5 @@ def main():
               % (len(growths), sorted(growths)[len(growths) // 2]))
 
 if __name__ == "__main__":
-    main()
+    with guarded():
+        main()

@@ -17,10 +17,11 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scope import guarded, mkdtemp, on_exit  # noqa: E402
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
@@ -106,7 +107,7 @@ def main():
     ap.add_argument("--boxes", type=int, default=20)
     ap.add_argument("--idle", type=float, default=20.0, help="seconds to watch the idle app")
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="gputui-fleet-bench-")
+    tmp = mkdtemp("gputui-fleet-bench-")
     for var in ("CONFIG", "STATE", "DATA"):
         os.environ["GPUTUI_%s_DIR" % var] = os.path.join(tmp, var.lower())
     import pathlib
@@ -114,6 +115,7 @@ def main():
     from tests.support.sshd import start_sshd, stop_daemon, stop_sshd
     from tests.support.fleet_fixtures import write_fleet
     box = start_sshd(pathlib.Path(tmp) / "box")
+    on_exit(stop_sshd, box)
     box.trust()
     names = ["box%02d" % i for i in range(args.boxes)]
     ssh_config = write_fleet(box, {n: ("idle", 1.0) for n in names}, alarm_minutes=30)
@@ -141,8 +143,8 @@ def main():
     finally:
         for n in names:
             stop_daemon(remote_dirs[n])
-        stop_sshd(box)
 
 
 if __name__ == "__main__":
-    main()
+    with guarded():
+        main()

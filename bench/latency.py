@@ -9,17 +9,14 @@ after each new sample, with that sample's tick time from the probe (same machine
 50 ms target, for 2 and 8 GPUs and with 2,000 extra processes on the box."""
 
 import argparse
-import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from app_cost import DEMO_SERVER, REPO, SCREENS, extra_processes, spawn_pty  # noqa: E402
+from app_cost import REPO, SCREENS, extra_processes, spawn_pty, start_demo  # noqa: E402
+from bench_scope import cleanup, guarded, kill_pid, temp_path  # noqa: E402
 from frame_log import frame_log_env  # noqa: E402
 
 TARGET_MS = 50.0
@@ -31,11 +28,10 @@ def pct(values, q):
 
 
 def measure(scenario, extra, seconds):
-    log = tempfile.mktemp(prefix="gputui-frames-")
+    log = temp_path("gputui-frames-", ".view")
     env = frame_log_env(dict(os.environ, TERM="xterm-256color", PYTHONPATH=REPO), log)
     env.pop("TMUX", None)
-    server = subprocess.Popen([sys.executable, "-c", DEMO_SERVER, REPO], stdout=subprocess.PIPE, text=True)
-    info = json.loads(server.stdout.readline())
+    info = start_demo()
     sleepers = extra_processes(extra)
     app = None
     try:
@@ -49,6 +45,7 @@ def measure(scenario, extra, seconds):
         time.sleep(seconds)
         rows = [line.split() for line in open(log)]
         views = [tuple(map(float, line.split())) for line in open(log + ".view")]
+        views = [v for v in views if v[0] < 60] or [(0.0, 0.0)]  # refreshes before any sample
         print("  queue->view p50 %.1f ms, refresh_view p50 %.1f ms" % (
             pct([v[0] * 1000 for v in views], 0.5), pct([v[1] * 1000 for v in views], 0.5)))
         lat = [(float(f) - float(t)) * 1000 for f, _seq, t, _r in rows if float(t) >= start]
@@ -56,24 +53,22 @@ def measure(scenario, extra, seconds):
         return lat, wire
     finally:
         if app:
-            os.kill(app, signal.SIGKILL)
-            os.waitpid(app, 0)
+            kill_pid(app)
         for p in sleepers:
             p.kill()
-        sys.path.insert(0, REPO)  # noqa: the daemon's own stop, from the repo under test
-        from remote_probe.daemon import terminate
-        terminate(os.path.join(info["dir"], "home", ".cache", "gputui"))
-        server.send_signal(signal.SIGINT)
-        server.wait(10)
-        for path in (log, log + ".view"):
-            if os.path.exists(path):
-                os.unlink(path)
+            p.wait()
+        cleanup()  # the demo box (daemon, server, its dir), the frame logs
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=30)
     args = ap.parse_args()
+    with guarded():
+        run(args)
+
+
+def run(args):
     for scenario, extra in (("a100x2", 0), ("h100x8", 0), ("h100x8", 2000)):
         lat, wire = measure(scenario, extra, args.seconds)
         if not lat:

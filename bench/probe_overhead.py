@@ -17,10 +17,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scope import guarded, mkdtemp, on_exit  # noqa: E402
 sys.path.insert(0, os.path.dirname(HERE))
 
 from remote_probe import wire  # noqa: E402
@@ -77,7 +78,7 @@ def cpu_per_tick(fn, ticks):
 
 
 def sampler_costs(scenario, use_nvml, ticks):
-    state = tempfile.mkdtemp(prefix="gputui-bench-")
+    state = mkdtemp("gputui-bench-")
     backend, _ = select_backend(None if use_nvml else scenario, state_dir=state,
                                 prefer="nvml" if use_nvml else None)
     try:
@@ -102,14 +103,23 @@ def sampler_costs(scenario, use_nvml, ticks):
         backend.close()
 
 
+def _stop_attach(p, state):
+    from remote_probe.daemon import terminate
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    terminate(state)
+
+
 def daemon_figures(scenario, use_nvml, seconds=6):
     """Start a real daemon through `attach`, read samples off the socket, measure it."""
-    state = tempfile.mkdtemp(prefix="gputui-bench-")
+    state = mkdtemp("gputui-bench-")
     argv = [sys.executable, "-m", "remote_probe", "attach", "--state-dir", state]
     if not use_nvml:
         argv += ["--simulate", scenario]
     env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    on_exit(_stop_attach, p, state)
     hello = json.loads(p.stdout.readline())
     p.stdin.write(wire.encode({"type": "subscribe", "id": 1, "since_seq": 0}))
     p.stdin.flush()
@@ -137,7 +147,9 @@ def first_sample_times(runs=5):
     from tests.support.sshd import start_sshd, stop_daemon, stop_sshd
     from tui.remote import session as session_mod, ssh
 
-    box = start_sshd(pathlib.Path(tempfile.mkdtemp(prefix="gputui-bench-sshd-")))
+    box = start_sshd(pathlib.Path(mkdtemp("gputui-bench-sshd-")))
+    on_exit(stop_sshd, box)
+    on_exit(stop_daemon, box.remote_dir)
     box.trust()
     target = ssh.Target.parse("testbox", ssh_config=box.ssh_config)
 
@@ -163,11 +175,7 @@ def first_sample_times(runs=5):
         await session_mod.snapshot(target, simulate="a100x2", remote_dir=box.remote_dir)  # deploy
         return [await once() for _ in range(runs)]
 
-    try:
-        return asyncio.run(main())
-    finally:
-        stop_daemon(box.remote_dir)
-        stop_sshd(box)
+    return asyncio.run(main())
 
 
 def main():
@@ -201,4 +209,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with guarded():
+        main()

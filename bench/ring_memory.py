@@ -6,11 +6,12 @@ every sample of 24 h kept at full resolution, uncompressed.
 
 import os
 import sys
-import tempfile
 import time
 import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_scope import guarded, mkdtemp  # noqa: E402
 sys.path.insert(0, os.path.dirname(HERE))
 
 from remote_probe import history as history_mod  # noqa: E402
@@ -20,7 +21,7 @@ from remote_probe.sampler import Sampler  # noqa: E402
 
 
 def main():
-    backend, _ = select_backend("h100x8", state_dir=tempfile.mkdtemp(prefix="gputui-bench-"))
+    backend, _ = select_backend("h100x8", state_dir=mkdtemp("gputui-bench-"))
     try:
         time.sleep(0.5)
         sampler = Sampler(backend)
@@ -58,4 +59,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with guarded():
+        main()

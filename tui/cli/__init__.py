@@ -21,7 +21,6 @@ from tui.core.layout import pad
 from tui.core.private import open_private
 from tui.core.notify_wire import notify_config
 from tui.core.report import doctor_request, jobs_json, procs_from, status_json, status_text
-from tui.remote.session import snapshot
 
 
 def add_box_options(p):
@@ -119,6 +118,7 @@ def split_box_argv(argv):
 
 
 def cmd_status(args):
+    from tui.remote.session import snapshot
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
@@ -139,6 +139,7 @@ def cmd_status(args):
 def cmd_doctor(args):
     from tui.core.preflight_verdicts import exit_code, run_checks, worst
     from tui.core.providers import resolve
+    from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,

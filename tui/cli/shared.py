@@ -8,8 +8,6 @@ import sys
 
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import N_, _
-from tui.remote import ssh
-from tui.remote.session import FatalError
 
 EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
 VERDICT_WORDS = {"pass": N_("PASS"), "warn": N_("WARN"), "fail": N_("FAIL")}  # text output only
@@ -31,6 +29,7 @@ def warn(text):
 
 def target_of(args):
     if getattr(args, "target", None) is None:
+        from tui.remote import ssh  # asyncssh: only for the commands that reach a box
         args.target = ssh.Target.parse(args.host, ssh_config=args.ssh_config)
     return args.target
 
@@ -52,6 +51,8 @@ async def _terminal_trust(exc):
 
 def run_remote(coro):
     """Run one remote operation; any failure becomes one line on stderr and None."""
+    from tui.remote import ssh
+    from tui.remote.session import FatalError
     try:
         return asyncio.run(coro)
     except (ssh.ConnectError, FatalError) as exc:

@@ -13,6 +13,7 @@
 """
 
 import asyncio
+import collections
 import dataclasses
 import errno
 import hashlib
@@ -32,9 +33,31 @@ from tui.core.private import make_private_dir, open_private, write_private_file
 STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newer local"),
                 N_("refused"), N_("no space"), N_("failed"), N_("corrupt"))
 
-CHUNK = 16 << 20  # bytes per read call; asyncssh splits it into parallel requests
+# Sized for long, fast links (issue 26): a 300 ms, 100 MB/s link holds ~30 MB in flight (its
+# bandwidth-delay product), and a transfer is capped at window / RTT (asyncssh's default 2 MiB
+# window: 7 MB/s at 300 ms). Every SSH channel gets WINDOW/MAX_PKTSIZE (tui/remote/ssh/connect.py
+# sets them on the connection); every SFTP open and probe-channel read uses BLOCK/MAX_REQUESTS.
+# Memory bound, per download: at most WINDOW bytes the box has sent and we have not read (asyncssh
+# buffers no more than the window it granted), plus READS_IN_FLIGHT read calls of CHUNK being
+# assembled and one CHUNK being hashed/written: 32 + 4 x 8 + 8 = 72 MiB at most, less in practice
+# (the requests in flight are the window's bytes). Loopback is not slowed: the window only lets the
+# box send sooner.
+WINDOW = 32 << 20  # bytes a channel lets the box send before we read (the BDP of 300 ms x 100 MB/s)
+MAX_PKTSIZE = 256 << 10  # bytes per channel data packet: fewer packets for Python to handle
 BLOCK = 256 << 10  # bytes per SFTP request: OpenSSH's sftp-server accepts 256 KiB
-MAX_REQUESTS = 64  # requests in flight: keeps a long fat pipe full
+CHUNK = 8 << 20  # bytes per read call; asyncssh splits it into CHUNK / BLOCK parallel requests
+READS_IN_FLIGHT = 4  # read calls outstanding at once, so the pipe never drains between calls
+MAX_REQUESTS = CHUNK // BLOCK  # requests in flight per read call (x READS_IN_FLIGHT = WINDOW)
+SFTP_OPTIONS = {"block_size": BLOCK, "max_requests": MAX_REQUESTS}
+STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no read limit
+
+
+def read_block(sftp) -> int:
+    """Bytes per SFTP read request: BLOCK, or less where the server states a smaller read limit
+    (limits@openssh.com; OpenSSH's is 256 KiB - 1 KiB). A request above the limit comes back
+    short and asyncssh asks again for the last KiB: twice the requests, half of them tiny."""
+    limit = getattr(getattr(sftp, "limits", None), "max_read_len", 0) or 0
+    return min(BLOCK, limit) if limit > STATED_LIMIT_MIN else BLOCK
 
 
 STALL_SECONDS = 120  # no byte for this long: the download is given up (resumable)
@@ -328,8 +351,11 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
     loop = asyncio.get_running_loop()
     # `async with`, entered by hand to bound the open: SFTP and the probe channel both
     # hand out an async context manager.
-    opener = sftp.open(remote_arg, "rb", block_size=BLOCK, max_requests=MAX_REQUESTS)
+    block = read_block(sftp)
+    chunk = block * MAX_REQUESTS  # a whole number of requests: no short tail request per call
+    opener = sftp.open(remote_arg, "rb", block_size=block, max_requests=MAX_REQUESTS)
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
+    reads = collections.deque()  # (offset, length, task): the next read calls, in order
     try:
         with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
@@ -338,8 +364,14 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
                 digest.update(data)
 
             pending: Optional["asyncio.Future[None]"] = None
+            ahead = done  # where the next read call starts
             while done < size:
-                data = await asyncio.wait_for(f.read(min(CHUNK, size - done), done), stall_seconds)
+                while len(reads) < READS_IN_FLIGHT and ahead < size:
+                    n = min(chunk, size - ahead)
+                    reads.append((ahead, n, asyncio.ensure_future(f.read(n, ahead))))
+                    ahead += n
+                _offset, want, task = reads.popleft()
+                data = await asyncio.wait_for(task, stall_seconds)
                 if not data:
                     break
                 if pending is not None:
@@ -348,9 +380,15 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
                 done += len(data)
                 if progress:
                     progress(done, size)
+                if len(data) < want:  # the file ended early (shrank): what follows is not there
+                    break
             if pending is not None:
                 await pending
     finally:
+        for _offset, _n, task in reads:
+            task.cancel()
+        if reads:
+            await asyncio.gather(*(t for _o, _n, t in reads), return_exceptions=True)
         try:  # a stalled server may not answer the close either
             await asyncio.wait_for(opener.__aexit__(None, None, None), 5)
         except Exception:  # noqa: BLE001 - the download's own outcome is what matters

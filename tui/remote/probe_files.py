@@ -10,6 +10,9 @@ from remote_probe import wire
 from tui.remote.probe_client import ProbeError
 
 
+MAX_IN_FLIGHT = 32  # probe-channel chunks per read call (x the transfer's reads in flight)
+
+
 class ProbeFiles:
     """SFTP-shaped reads through the probe channel: ``open(path).read(n, offset)``,
     what ``tui.core.transfer.download`` needs. Chunks are pipelined."""
@@ -20,15 +23,18 @@ class ProbeFiles:
     def __init__(self, request):
         self._request = request  # session.request
 
-    def open(self, path, mode="rb", **_sftp_options):
+    def open(self, path, mode="rb", max_requests=IN_FLIGHT, **_sftp_options):
         if mode != "rb":
             raise ValueError("the probe channel only reads files")
-        return _ProbeFile(self, path)
+        # as many bytes in flight as an SFTP read call (tui.core.transfer.SFTP_OPTIONS), capped:
+        # every chunk is a request the daemon holds in memory base64-encoded
+        block = _sftp_options.get("block_size", self.CHUNK)
+        return _ProbeFile(self, path, max(1, min(MAX_IN_FLIGHT, max_requests * block // self.CHUNK)))
 
 
 class _ProbeFile:
-    def __init__(self, files, path):
-        self.files, self.path = files, path
+    def __init__(self, files, path, in_flight=ProbeFiles.IN_FLIGHT):
+        self.files, self.path, self.in_flight = files, path, in_flight
 
     async def __aenter__(self):
         return self
@@ -46,7 +52,7 @@ class _ProbeFile:
         return base64.b64decode(data)
 
     async def read(self, size, offset):
-        gate = asyncio.Semaphore(self.files.IN_FLIGHT)
+        gate = asyncio.Semaphore(self.in_flight)
         step = self.files.CHUNK
         spans = [(o, min(step, offset + size - o)) for o in range(offset, offset + size, step)]
         pieces = await asyncio.gather(*(self._chunk(gate, o, n) for o, n in spans))

@@ -9,6 +9,7 @@ from typing import Optional
 
 import asyncssh
 
+from tui.core import transfer
 from tui.core.destination import parse_destination
 from tui.core.i18n import _
 from tui.remote.ssh.auth import Credentials, _Client, auth_failure, describe_error
@@ -105,7 +106,9 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
                   agent_path=None, keepalive_interval=interval, keepalive_count_max=count,
                   encryption_algs=merged_ciphers(res.ciphers),
                   public_key_auth=res.pubkey_auth, password_auth=res.password_auth,
-                  kbdint_auth=res.kbdint_auth)
+                  kbdint_auth=res.kbdint_auth,
+                  # every channel (SFTP, the probe's, the shell's) sized for long, fast links
+                  window=transfer.WINDOW, max_pktsize=transfer.MAX_PKTSIZE)
     if res.preferred_auth:
         kwargs["preferred_auth"] = [m for m in res.preferred_auth if m in (
             "publickey", "password", "keyboard-interactive", "hostbased", "gssapi-with-mic",
