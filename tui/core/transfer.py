@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 import stat
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
 
 from tui.core.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
@@ -52,7 +52,7 @@ SFTP_OPTIONS = {"block_size": BLOCK, "max_requests": MAX_REQUESTS}
 STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no read limit
 
 
-def read_block(sftp) -> int:
+def read_block(sftp: Any) -> int:
     """Bytes per SFTP read request: BLOCK, or less where the server states a smaller read limit
     (limits@openssh.com; OpenSSH's is 256 KiB - 1 KiB). A request above the limit comes back
     short and asyncssh asks again for the last KiB: twice the requests, half of them tiny."""
@@ -352,10 +352,10 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
     # `async with`, entered by hand to bound the open: SFTP and the probe channel both
     # hand out an async context manager.
     block = read_block(sftp)
-    chunk = block * MAX_REQUESTS  # a whole number of requests: no short tail request per call
+    per_call = block * MAX_REQUESTS  # a whole number of requests: no short tail request per call
     opener = sftp.open(remote_arg, "rb", block_size=block, max_requests=MAX_REQUESTS)
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
-    reads = collections.deque()  # (offset, length, task): the next read calls, in order
+    reads: Deque[Tuple[int, int, "asyncio.Future[bytes]"]] = collections.deque()  # the next read calls, in order
     try:
         with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
@@ -367,7 +367,7 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
             ahead = done  # where the next read call starts
             while done < size:
                 while len(reads) < READS_IN_FLIGHT and ahead < size:
-                    n = min(chunk, size - ahead)
+                    n = min(per_call, size - ahead)
                     reads.append((ahead, n, asyncio.ensure_future(f.read(n, ahead))))
                     ahead += n
                 _offset, want, task = reads.popleft()
