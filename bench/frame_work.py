@@ -45,7 +45,7 @@ T0 = 1_764_500_000.0  # the box's wall clock at the first sample
 # -- the box -------------------------------------------------------------------------
 def scenario_box(gpus):
     """Inventory, process facts and a sample generator for `gpus` GPUs of h100x8's kind."""
-    from remote_probe import protocol
+    from remote_probe import wire as protocol
     from remote_probe.backends.sim import load_scenario, utilization
     sc = load_scenario("h100x8")
     spec = sc["gpus"][0]
@@ -137,8 +137,8 @@ def gputui_app(gpus):
                     session=_Session(target))
     app._preflight_started = True
     clock = Clock()
-    app.billing.clock = clock
-    app.state.clock = clock
+    app.box.billing.clock = clock
+    app.box.state.clock = clock
     # The 1 s tick repaints nothing while samples arrive each second (it checks last_refresh
     # against the monotonic clock); off, so what is counted depends on the data alone.
     app.tick = lambda: None
