@@ -118,7 +118,7 @@ class Autostop:
 
     # -- control -----------------------------------------------------------------
     def arm(self, command, idle_seconds=None, deadline=None, grace=120.0,
-            threshold=DEFAULT_THRESHOLD):
+            threshold=DEFAULT_THRESHOLD, action=None):
         if not command or not isinstance(command, str):
             raise ValueError("autostop needs the release command to run")
         if idle_seconds is None and deadline is None:
@@ -126,6 +126,8 @@ class Autostop:
         self.armed = {"command": command, "idle_seconds": idle_seconds, "deadline": deadline,
                       "grace": float(grace), "threshold": float(threshold),
                       "armed_at": self.clock()}
+        if isinstance(action, str) and action:  # the provider's action it runs (stop, terminate...)
+            self.armed["action"] = action[:100]
         self.idle_since = None
         self.grace_until = None
         self._save()

@@ -135,7 +135,7 @@ async def on_autostop_arm(daemon, client, msg):
         status = daemon.autostop.arm(
             msg.get("command"), idle_seconds=msg.get("idle_seconds"),
             deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
-            threshold=msg.get("threshold", 5.0))
+            threshold=msg.get("threshold", 5.0), action=msg.get("action"))
     except (ValueError, TypeError, OSError) as exc:
         raise RequestError(str(exc))
     return {"autostop": status}
@@ -165,6 +165,15 @@ async def on_release(daemon, client, msg):
         daemon.autostop.log("released", command=command, exit=code, output=output[-2000:])
         return {"exit": code, "output": output[-4000:]}
     return await off_loop(work)
+
+
+@handles(wire.PROVIDER_PRICE)
+async def on_provider_price(daemon, client, msg):
+    """The price and balance from the provider's API, read here with the key PID 1 carries
+    (issue 22): only figures go back, never the key. Cached a few minutes; off the loop."""
+    from . import provider_api
+    cache = provider_api.daemon_cache(daemon)
+    return {"price": await off_loop(lambda: cache.get(fresh=msg.get("fresh") is True))}
 
 
 # ---------------------------------------------------------------- doctor, checklist

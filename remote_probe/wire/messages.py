@@ -49,6 +49,7 @@ KILL = "kill"  # {pid}
 DELETE = "delete"  # {paths, allowed}
 ENV_CAPTURE = "env_capture"  # {python}
 RELEASE = "release"  # {command}
+PROVIDER_PRICE = "provider_price"  # {fresh}: price and balance read on the box (issue 22)
 TMUX_LIST = "tmux_list"
 TMUX_CAPTURE = "tmux_capture"  # {pane, lines}
 TMUX_NEW = "tmux_new"  # {name, command, cwd}
@@ -72,7 +73,7 @@ FILE_READ = "file_read"
 REQUEST_TYPES: FrozenSet[str] = frozenset({
     HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN, AUTOSTOP_ARM, AUTOSTOP_DISARM,
     AUTOSTOP_STATUS, FILE_READ, PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE,
-    RELEASE}) | TMUX_REQUESTS
+    RELEASE, PROVIDER_PRICE}) | TMUX_REQUESTS
 PUSH_TYPES: FrozenSet[str] = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP})
 REPLY_TYPES: FrozenSet[str] = frozenset({REPLY, ERROR})
 

@@ -193,12 +193,12 @@ def cmd_status(args):
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                asker=asker_of(args)))
+                                asker=asker_of(args), price=True))
     if reply is None:
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
-    doc["billing"] = record_contact(args.host, reply["inventory"], cfg)
+    doc["billing"] = record_contact(args.host, reply["inventory"], cfg, price=reply.get("price"))
     if args.json:
         emit_json(doc)
     else:

@@ -226,6 +226,16 @@ class Release:
         return {i.key: {"verdict": i.verdict, "reason": i.reason, "waived": i.waived} for i in items}
 
 
+def action_command_text(preset: Any) -> str:
+    """The release command with the provider action it performs, for dialogs that show what
+    will run: 'runpodctl pod stop … (RunPod stop)'. The command alone for a custom one."""
+    command = preset.release_command or ""
+    chosen = preset.chosen if preset is not None else None
+    if chosen is None or command != chosen.command:
+        return command
+    return "%s   (%s %s)" % (command, preset.name, _(chosen.label))
+
+
 def _local_sha(path: str) -> Optional[str]:
     """sha256 of a local copy; None when it is not a regular file (never blocks on a FIFO)."""
     try:

@@ -468,10 +468,11 @@ class RemoteSession:
 
 
 async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None,
-                   preflight=None, asker=None):
+                   preflight=None, asker=None, price=False):
     """One-shot: connect, start the probe, return the snapshot reply
     (inventory, sample, proc_meta, jobs); with `preflight` (request params) also the
-    preflight facts under "preflight"."""
+    preflight facts under "preflight"; with `price` the provider's price and balance as the
+    box read them, under "price"."""
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
                             remote_python=remote_python, asker=asker)
     session.conn = await session._connect_ssh()
@@ -486,6 +487,8 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
             facts = await session.client.request(wire.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
                                                  **preflight)
             reply["preflight"] = facts["facts"]
+        if price:
+            reply["price"] = (await session.client.request(wire.PROVIDER_PRICE, timeout=30)).get("price")
         return reply
     finally:
         await session.close()
