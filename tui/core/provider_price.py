@@ -43,25 +43,25 @@ def price_in_use(api_result: Optional[Dict[str, Any]], typed_rate: Optional[floa
 
 def runs_out(api_result: Optional[Dict[str, Any]], preset: Any, now: float) -> Optional[Dict[str, Any]]:
     """When the account's balance reaches zero at its current spend, as a clock time, where the
-    provider stops or terminates at zero (preset.at_zero). -> {"hhmm", "date", "balance",
+    provider stops or terminates at zero (preset.at_zero_balance). -> {"hhmm", "date", "balance",
     "then", "at"} or None.
 
     Counted from when the box read the balance (read_at), not from now: a cached answer is
     minutes old. The spend is the account's (all its pods), else this box's price."""
     api = api_result or {}
-    if not api.get("ok") or not getattr(preset, "at_zero", ""):
+    if not api.get("ok") or not getattr(preset, "at_zero_balance", ""):
         return None
     balance = api.get("balance")
     spend = api.get("spend_per_hour") or api.get("rate_per_hour")
     read_at = api.get("read_at") or now
     out = providers.balance_runs_out(balance, spend, datetime.datetime.fromtimestamp(read_at),
-                                     preset.at_zero)
+                                     preset.at_zero_balance)
     if out is None:
         return None
     at = out["at"].timestamp()
     today = datetime.datetime.fromtimestamp(now).strftime("%Y-%m-%d")
     return {"hhmm": out["hhmm"], "date": out["date"] if out["date"] != today else None,
-            "balance": balance, "then": _(preset.at_zero), "at": at}
+            "balance": balance, "then": _(preset.at_zero_balance), "at": at}
 
 
 def runs_out_text(out: Optional[Dict[str, Any]], currency_fmt: Any) -> str:
