@@ -265,6 +265,14 @@ def app_for(box, config_doc, tmp_path):
                      ledger=Ledger(str(tmp_path / "ledger.db")))
 
 
+async def waive_failures(pilot, screen):
+    """The box's home holds files not downloaded: waived with w, as a user would, so R gets to its dialogs."""
+    for key in [i.key for i in screen.items if i.verdict == "fail"]:
+        screen.query_one("#items").move_cursor(row=[i.key for i in screen.items].index(key))
+        await pilot.pause(0.1)
+        await pilot.press("w")
+
+
 def shown(app, selector):
     return str(app.screen.query_one(selector).render())
 
@@ -292,6 +300,7 @@ async def test_the_app_header_shows_the_provider_price_and_the_release_choice(ns
             await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items, timeout=60)
             head = shown(app, "#rel-action")
             assert "release action: stop (other choices: terminate)" in head and "keeps: /workspace" in head
+            await waive_failures(pilot, app.screen)
             await pilot.press("R")  # a choice is offered: asked before anything else
             await wait_for(pilot, lambda: isinstance(app.screen, ActionChoiceScreen))
             options = app.screen.query_one("#choices")
@@ -345,17 +354,24 @@ async def test_cloud_boxes_warn_before_any_release(nsbox, isolated_dirs, tmp_pat
         await pilot.press("R")
         await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items, timeout=60)
         assert warning in shown(app, "#rel-action")  # on screen before R is pressed
+        await waive_failures(pilot, app.screen)
         await pilot.press("R")
         if runs:
             await wait_for(pilot, lambda: isinstance(app.screen, TypeToConfirm))
             assert warning in shown(app, "#what") and "sudo shutdown -h now" in shown(app, "#what")
             await pilot.press("escape")  # cancelled: never typed the name
         else:
-            await wait_for(pilot, lambda: any("No release command" in n.message
-                                              for n in app._notifications))
-            assert not isinstance(app.screen, TypeToConfirm)
-            # the OS shutdown can be chosen, with its warning in the choice and the confirm dialog
+            # two actions: asked first, each with what it bills and its warning
             from tui.ui.screens.release_choice import ActionChoiceScreen
+            await wait_for(pilot, lambda: isinstance(app.screen, ActionChoiceScreen))
+            options = app.screen.query_one("#choices")
+            text = " ".join(str(options.get_option_at_index(i).prompt) for i in range(options.option_count))
+            assert "deallocate" in text and "keeps billing at the full rate" in text
+            options.highlighted = 0  # deallocate: the console or az, nothing on the box
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: any("No release command" in n.message for n in app._notifications))
+            assert not isinstance(app.screen, TypeToConfirm)
+            # the OS shutdown can be chosen (c), its warning in the confirm dialog
             await pilot.press("c")
             await wait_for(pilot, lambda: isinstance(app.screen, ActionChoiceScreen))
             app.screen.query_one("#choices").highlighted = 1

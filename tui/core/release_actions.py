@@ -72,8 +72,10 @@ class Release:
         return facts
 
     def items(self, gpus: Any, procs: Any, tmux_sessions: Any, autostop: Any, figures: Any) -> List[Any]:
+        currency = getattr(figures, "currency", None) or self.cfg.currency  # the provider's price: USD
+
         def fmt_money(v: Optional[float]) -> str:
-            return format_money(v, self.cfg.currency)
+            return format_money(v, currency)
         items, self.statuses = checklist.build(
             self.facts, gpus, procs, tmux_sessions, self.base, self.preset, autostop, figures,
             fmt_money, corrupt=self.corrupt, waived=self.waived)
