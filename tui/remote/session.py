@@ -487,8 +487,11 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
             facts = await session.client.request(wire.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
                                                  **preflight)
             reply["preflight"] = facts["facts"]
-        if price:
-            reply["price"] = (await session.client.request(wire.PROVIDER_PRICE, timeout=30)).get("price")
+        if price:  # the price is extra: a box that cannot say still gets its status
+            try:
+                reply["price"] = (await session.client.request(wire.PROVIDER_PRICE, timeout=30)).get("price")
+            except (ProbeError, asyncio.TimeoutError) as exc:
+                reply["notices"].append(_("the provider's price was not read: %s") % exc)
         return reply
     finally:
         await session.close()
