@@ -383,3 +383,26 @@ async def test_cloud_boxes_warn_before_any_release(nsbox, isolated_dirs, tmp_pat
             assert "keeps billing" in shown(app, "#what") and "Action: Azure OS shutdown" in shown(app, "#what")
             await pilot.press("escape")
         await pilot.press("escape", "q")
+
+
+@pytest.mark.timeout(180)
+async def test_the_fleet_row_bills_the_provider_price(nsbox, isolated_dirs):
+    """gputui fleet asks each live box for its provider's price too: the row's rate is RunPod's."""
+    from tui.ui.fleet_app import FleetApp
+
+    from .test_provider_api import Api
+    api = Api(RUNPOD_ROUTES)
+    try:
+        box = nsbox(dict(RUNPOD_ENV, GPUTUI_RUNPOD_API=api.url))
+        write_config(isolated_dirs, {"simulate": "adopt", "remote_dir": box.remote_dir})
+        app = FleetApp(hosts=["testbox"], ssh_config=box.ssh_config)
+        async with app.run_test(size=(170, 30)) as pilot:
+            for _ in range(600):
+                row = app.fleet.rows()[0]
+                if row.rate is not None:
+                    break
+                await pilot.pause(0.1)
+            assert row.rate == 0.69 and row.currency == "USD", row
+            await pilot.press("q")
+    finally:
+        api.close()
