@@ -224,13 +224,16 @@ def test_status_bills_the_price_read_on_the_box(nsbox, isolated_dirs, env, route
         hours = balance / (2.0 if env is RUNPOD_ENV else rate)  # the account's spend, else this box's price
         assert abs(bill["balance_runs_out"]["epoch"] - (time.time() + hours * 3600)) < 180
         assert api.seen, "the box asked the provider"
+        r2, checklist = gputui(box, "checklist")  # the final bill at the provider's price too
+        bill_item = {i["key"]: i for i in checklist["items"]}["bill"]
+        assert bill_item["verdict"] == "pass" and "$" in bill_item["reason"], bill_item
         text = subprocess.run([sys.executable, "-m", "tui", "status", "testbox", "--simulate", "adopt",
                                "--ssh-config", box.ssh_config, "--remote-dir", box.remote_dir],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
                               stdin=subprocess.DEVNULL)
         assert label in text.stdout and "runs out at" in text.stdout, text.stdout + text.stderr
         key = [v for k, v in env.items() if k.endswith("API_KEY")][0]
-        for out in (r.stdout, r.stderr, text.stdout, text.stderr):
+        for out in (r.stdout, r.stderr, text.stdout, text.stderr, r2.stdout, r2.stderr):
             assert key not in out
         for path, data in files_under(box.remote_dir):  # the daemon's logs and state on the box
             assert key.encode() not in data, path

@@ -9,7 +9,7 @@ import sys
 import time
 
 from tui import __version__
-from tui.cli.contact import config_for, record_contact
+from tui.cli.contact import config_for, price_of, record_contact
 from tui.core import from_wire
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
@@ -262,6 +262,7 @@ async def checklist_run(args, host_cfg):
             ledger = None
         clock = BillingClock(args.host, host_cfg, ledger)
         clock.on_inventory(inv)
+        clock.set_provider_price(await price_of(session))  # the bill at the provider's price (issue 22)
         clock.persist(force=True)
         preset = resolve((inv.get("host") or {}).get("provider") or {}, host_cfg)
         rel = Release(args.host, session, host_cfg, preset, clock.session_key(inv))

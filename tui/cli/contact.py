@@ -60,6 +60,17 @@ def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] =
                 f.balance_runs_out, lambda v: format_money(v, f.currency)) or None}
 
 
+async def price_of(session: Any) -> Optional[Dict[str, Any]]:
+    """The box's provider_price answer over an open session; None when it cannot say (the
+    typed rate is used then)."""
+    from remote_probe import wire
+    try:
+        reply: Dict[str, Any] = await session.request(wire.PROVIDER_PRICE, timeout=30)
+    except Exception:  # noqa: BLE001 - the price is extra; the checklist goes on without it
+        return None
+    return reply.get("price")
+
+
 def runs_out_json(out: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """balance_runs_out for JSON: the clock time, and the epoch it stands for."""
     if not out:
