@@ -409,3 +409,27 @@ async def test_the_fleet_row_bills_the_provider_price(nsbox, isolated_dirs):
             await pilot.press("q")
     finally:
         api.close()
+
+
+def test_autodl_wallet_balance_with_the_laptop_token(nsbox, isolated_dirs, monkeypatch):
+    """AutoDL: the developer token stays on the laptop (0600 config); the balance counts down at the
+    typed rate and the token never reaches the box."""
+    from .test_provider_api import Api
+    api = Api({("POST", "/api/v1/dev/wallet/balance"): (200, {"code": "Success", "msg": "",
+                                                               "data": {"assets": 50000, "accumulate": 0}})})
+    try:
+        monkeypatch.setenv("GPUTUI_AUTODL_API", api.url)  # the laptop's process, not the box's
+        box = nsbox({}, hostname="autodl-container-5f3a9c21-8b1e")
+        write_config(isolated_dirs, {"rate": 2.5, "autodl_token": "adl-token-0123"})
+        os.chmod(isolated_dirs / "config" / "config.toml", 0o600)
+        r, doc = gputui(box, "status")
+        bill = doc["billing"]
+        assert bill["provider"] == "AutoDL" and bill["rate"] == 2.5 and bill["rate_label"] == "typed rate"
+        assert bill["balance"] == 50.0 and "runs out at" in bill["balance_text"], bill
+        assert abs(bill["balance_runs_out"]["epoch"] - (time.time() + 20 * 3600)) < 180
+        assert api.seen and api.seen[0][2] == "adl-token-0123"
+        assert "adl-token-0123" not in r.stdout + r.stderr
+        for path, data in files_under(box.remote_dir):
+            assert b"adl-token-0123" not in data, path
+    finally:
+        api.close()

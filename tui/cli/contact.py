@@ -40,6 +40,9 @@ def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] =
         print("gputui: %s" % visible(ledger.notice), file=sys.stderr)
     clock = BillingClock(host, cfg.host(host), ledger)
     clock.on_inventory(inventory)
+    if clock.preset.key == "autodl":  # the wallet balance, with the token in this laptop's config
+        from tui.remote.autodl_wallet import price_with_wallet
+        price = price_with_wallet(price, cfg, cfg.host(host))
     if price is not None:
         clock.set_provider_price(price)
         notice = clock.take_price_notice()

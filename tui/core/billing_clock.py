@@ -155,7 +155,7 @@ class BillingClock:
             release_action=self.preset.action, after_release=providers.after_release(self.preset),
             release_label=self.preset.chosen.label if self.preset.chosen else "",
             rate_source=price.source, rate_label=price.label,
-            balance_runs_out=provider_price.runs_out(self.provider_price, self.preset, now),
+            balance_runs_out=provider_price.runs_out(self.provider_price, self.preset, now, rate),
         )
 
     def _other_sessions_today(self, now: float) -> float:

@@ -41,18 +41,20 @@ def price_in_use(api_result: Optional[Dict[str, Any]], typed_rate: Optional[floa
     return PriceInUse(None, typed_currency, NONE, notice=notice)
 
 
-def runs_out(api_result: Optional[Dict[str, Any]], preset: Any, now: float) -> Optional[Dict[str, Any]]:
+def runs_out(api_result: Optional[Dict[str, Any]], preset: Any, now: float,
+             rate: Optional[float] = None) -> Optional[Dict[str, Any]]:
     """When the account's balance reaches zero at its current spend, as a clock time, where the
     provider stops or terminates at zero (preset.at_zero_balance). -> {"hhmm", "date", "balance",
     "then", "at"} or None.
 
     Counted from when the box read the balance (read_at), not from now: a cached answer is
-    minutes old. The spend is the account's (all its pods), else this box's price."""
+    minutes old. The spend is the account's (all its pods), else this box's price (the
+    provider's, else `rate`, the typed one: AutoDL's wallet API says no price)."""
     api = api_result or {}
     if not api.get("ok") or not getattr(preset, "at_zero_balance", ""):
         return None
     balance = api.get("balance")
-    spend = api.get("spend_per_hour") or api.get("rate_per_hour")
+    spend = api.get("spend_per_hour") or api.get("rate_per_hour") or rate
     read_at = api.get("read_at") or now
     out = providers.balance_runs_out(balance, spend, datetime.datetime.fromtimestamp(read_at),
                                      preset.at_zero_balance)

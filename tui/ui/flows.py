@@ -5,6 +5,7 @@ call the same ones for the box they show (issue 19).
 `box` is the tui.ui.box_context.BoxContext acted on. Flows that wait on a dialog run from a
 background action (tui.ui.background), which turns their failures into one notice."""
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 
@@ -15,6 +16,7 @@ from tui.core import billing, nvitop_commands as nvitop, providers, release_acti
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.i18n import _
+from tui.remote import autodl_wallet
 from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
@@ -121,7 +123,11 @@ async def read_provider_price(app: CockpitApp, box: BoxContext, fresh: bool = Fa
     A failure falls back to the typed rate and is said once per run."""
     assert box.session is not None
     reply = await box.session.request(wire.PROVIDER_PRICE, timeout=30, fresh=fresh)
-    box.billing.set_provider_price(reply.get("price"))
+    price = reply.get("price")
+    if box.billing.preset.key == "autodl":  # the wallet, with the token in the laptop's config
+        price = await asyncio.get_running_loop().run_in_executor(
+            None, autodl_wallet.price_with_wallet, price, app.config, box.cfg)
+    box.billing.set_provider_price(price)
     notice = box.billing.take_price_notice()
     if notice:
         app.notify(notice, severity="warning", timeout=15, markup=False)
