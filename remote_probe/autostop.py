@@ -153,7 +153,7 @@ class Autostop:
 
     # -- control -----------------------------------------------------------------
     def arm(self, command, idle_seconds=None, deadline=None, grace=120.0,
-            threshold=DEFAULT_THRESHOLD, when_job_done=None, hung_counts_idle=False):
+            threshold=DEFAULT_THRESHOLD, when_job_done=None, hung_counts_idle=False, action=None):
         if not command or not isinstance(command, str):
             raise ValueError("autostop needs the release command to run")
         if idle_seconds is None and deadline is None and not when_job_done:
@@ -164,6 +164,8 @@ class Autostop:
                       "grace": float(grace), "threshold": float(threshold),
                       "armed_at": self.clock(), "when_job_done": when_job_done or None,
                       "hung_counts_idle": bool(hung_counts_idle)}
+        if isinstance(action, str) and action:  # the provider's action it runs (stop, terminate...)
+            self.armed["action"] = action[:100]
         self.idle_since = None
         self.grace_until = None
         self._save()

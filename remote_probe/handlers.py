@@ -143,7 +143,7 @@ async def on_autostop_arm(daemon, client, msg):
             msg.get("command"), idle_seconds=msg.get("idle_seconds"),
             deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
             threshold=msg.get("threshold", 5.0), when_job_done=_job_to_wait_for(daemon, msg),
-            hung_counts_idle=bool(msg.get("hung_counts_idle")))
+            hung_counts_idle=bool(msg.get("hung_counts_idle")), action=msg.get("action"))
     except (ValueError, TypeError, OSError) as exc:
         raise RequestError(str(exc))
     return {"autostop": status}
@@ -198,6 +198,15 @@ async def on_notify_test(daemon, client, msg):
     if daemon.watch.notifier is None:
         raise RequestError("notifications are off on this box: its state directory is not private")
     return await off_loop(daemon.watch.notifier.test)
+
+
+@handles(wire.PROVIDER_PRICE)
+async def on_provider_price(daemon, client, msg):
+    """The price and balance from the provider's API, read here with the key PID 1 carries
+    (issue 22): only figures go back, never the key. Cached a few minutes; off the loop."""
+    from . import provider_api
+    cache = provider_api.daemon_cache(daemon)
+    return {"price": await off_loop(lambda: cache.get(fresh=msg.get("fresh") is True))}
 
 
 # ---------------------------------------------------------------- doctor, checklist

@@ -11,6 +11,8 @@ import http.client
 import json
 import os
 import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -134,3 +136,42 @@ def read(proc="/proc", timeout=TIMEOUT):
     if env.get("CONTAINER_ID") and (env.get("CONTAINER_API_KEY") or env.get("VAST_CONTAINERLABEL")):
         return read_vast(env["CONTAINER_ID"], env.get("CONTAINER_API_KEY"), timeout)
     return fallback(None, "no provider API key on this box")
+
+
+CACHE_SECONDS = 300.0  # a price changes rarely; the provider's API is not asked on every connect
+FAILED_CACHE_SECONDS = 60.0  # no network / a refused key: asked again a minute later, not every request
+
+
+class PriceCache:
+    """The daemon's last answer from read(), reused for a few minutes; one read at a time
+    (two laptops connecting at once make one call). Each answer says when it was read."""
+
+    def __init__(self, reader=None, clock=time.time, ttl=CACHE_SECONDS, failed_ttl=FAILED_CACHE_SECONDS):
+        self.reader = reader or read
+        self.clock = clock
+        self.ttl, self.failed_ttl = ttl, failed_ttl
+        self.result = None
+        self.at = 0.0
+        self.lock = threading.Lock()
+
+    def _valid(self, now):
+        if self.result is None:
+            return False
+        return now - self.at < (self.ttl if self.result.get("ok") else self.failed_ttl)
+
+    def get(self, fresh=False):
+        with self.lock:
+            now = self.clock()
+            if not fresh and self._valid(now):
+                return dict(self.result, cached=True)
+            result = self.reader()
+            self.result, self.at = dict(result, read_at=now), now
+            return dict(self.result, cached=False)
+
+
+def daemon_cache(daemon):
+    """The PriceCache of one daemon, made on first use."""
+    cache = getattr(daemon, "price_cache", None)
+    if cache is None:
+        cache = daemon.price_cache = PriceCache()
+    return cache

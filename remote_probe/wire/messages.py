@@ -49,6 +49,7 @@ KILL = "kill"  # {pid}
 DELETE = "delete"  # {paths, allowed}
 ENV_CAPTURE = "env_capture"  # {python}
 RELEASE = "release"  # {command}
+PROVIDER_PRICE = "provider_price"  # {fresh}: price and balance read on the box (issue 22)
 TMUX_LIST = "tmux_list"
 TMUX_CAPTURE = "tmux_capture"  # {pane, lines}
 TMUX_NEW = "tmux_new"  # {name, command, cwd}
@@ -80,7 +81,7 @@ PROVE = "prove"  # {nonce}: the direct path's challenge (wire/challenge.py)
 REQUEST_TYPES: FrozenSet[str] = frozenset({
     PROVE, HELLO, SUBSCRIBE, UNSUBSCRIBE, SNAPSHOT, PING, SHUTDOWN, AUTOSTOP_ARM, AUTOSTOP_DISARM,
     AUTOSTOP_STATUS, FILE_READ, PREFLIGHT, CHECKLIST, SHA256, KILL, DELETE, ENV_CAPTURE,
-    RELEASE, NOTIFY_CONFIG, NOTIFY_TEST}) | TMUX_REQUESTS
+    RELEASE, NOTIFY_CONFIG, NOTIFY_TEST, PROVIDER_PRICE}) | TMUX_REQUESTS
 PUSH_TYPES: FrozenSet[str] = frozenset({SAMPLE, INVENTORY, PROC_META, AUTOSTOP, NOTIFY_EVENT})
 REPLY_TYPES: FrozenSet[str] = frozenset({REPLY, ERROR})
 

@@ -18,7 +18,7 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELET
                        ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
                        MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
                        NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
-                       PROVE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
+                       PROVE, PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
 from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
 
@@ -350,18 +350,23 @@ PROC_META_MSG = Obj({"procs": List(PROC_META_ROW, MAX_META_ROWS)})
 AUTOSTOP_STATUS_BLOCK = Obj({
     "armed": Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                   "grace": Num(0, 1e6), "threshold": Num(0, 100), "armed_at": EPOCH,
-                  "when_job_done": NAME, "hung_counts_idle": Bool()}),
+                  "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100)}),
     "idle_for": Num(0, 1e10), "grace_left": Num(0, 1e8), "grace_reason": Str(2000),
     "cancel_command": PATH, "rule": Str(20), "when_job_done": NAME,
 })
 AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
 NOTIFY_EVENT_MSG = Obj({"kind": Str(40), "job": NAME, "title": Str(2000), "body": Str(8000),
                         "t": EPOCH, "sent": Bool()})
+# provider_price's answer (remote_probe/provider_api.py): figures, never a key
+PRICE_BLOCK = Obj({"provider": NAME, "ok": Bool(), "rate_per_hour": Num(0, 1e6), "currency": Str(16),
+                   "balance": Num(-1e9, 1e12), "spend_per_hour": Num(0, 1e6),
+                   "storage_per_hour": Num(0, 1e6), "source": NAME, "reason": Str(2000),
+                   "fallback": NAME, "read_at": EPOCH, "cached": Bool()})
 # Replies carry these blocks under these keys (snapshot, subscribe); the rest is Any.
 REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
                  "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT,
-                 "autostop": AUTOSTOP_STATUS_BLOCK, "proof": Str(64),
+                 "autostop": AUTOSTOP_STATUS_BLOCK, "proof": Str(64), "price": PRICE_BLOCK,
                  # a file_read chunk: base64 of up to 512 KiB (filexfer.MAX_CHUNK), longer
                  # than MAX_STR - cut there, every chunk came back a quarter short
                  "data": Str(4 * ((512 << 10) + 2) // 3)})
@@ -381,7 +386,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     PROVE: Obj({"nonce": Str(64)}),
     AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                        "grace": Num(0, 1e6), "threshold": Num(0, 100),
-                       "when_job_done": NAME, "hung_counts_idle": Bool()}),
+                       "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100)}),
     AUTOSTOP_DISARM: Obj({"reason": Str(1000)}),
     PREFLIGHT: Obj({"python": PATH, "smoke": Bool(), "urls": List(Str(4096), 100)}),
     CHECKLIST: Obj({"roots": STRINGS, "artifact_paths": STRINGS, "temp_dirs": STRINGS,
@@ -391,6 +396,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     DELETE: Obj({"paths": STRINGS, "allowed": STRINGS}),
     ENV_CAPTURE: Obj({"python": PATH}),
     RELEASE: Obj({"command": Str(8192)}),
+    PROVIDER_PRICE: Obj({"fresh": Bool()}),
     TMUX_CAPTURE: Obj({"pane": NAME, "lines": Num(1, 100000, integer=True)}),
     TMUX_NEW: Obj({"name": NAME, "command": Str(65536), "cwd": PATH, "env": Obj(),
                    "dlhook": Bool()}),

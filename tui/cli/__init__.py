@@ -9,7 +9,7 @@ import time
 
 from tui import __version__
 from tui.cli import notify_cmd
-from tui.cli.contact import config_for, record_contact
+from tui.cli.contact import config_for, price_of, record_contact
 from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
                             _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
@@ -122,12 +122,14 @@ def cmd_status(args):
     cfg, _ = config_for(args.host)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
-                                asker=asker_of(args), notify_config=notify_config(cfg.data, args.host)[0]))
+                                asker=asker_of(args), notify_config=notify_config(cfg.data, args.host)[0],
+                                price=True))
     if reply is None:
         return EXIT_CONNECT
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
-    doc["billing"] = record_contact(args.host, reply["inventory"], cfg, reply.get("sample"))
+    doc["billing"] = record_contact(args.host, reply["inventory"], cfg, reply.get("sample"),
+                                    price=reply.get("price"))
     doc["jobs"] = jobs_json(reply, doc["billing"])
     if args.json:
         emit_json(doc)
@@ -187,6 +189,7 @@ async def checklist_run(args, host_cfg):
             ledger = None
         clock = BillingClock(args.host, host_cfg, ledger)
         clock.on_inventory(inv)
+        clock.set_provider_price(await price_of(session))  # the bill at the provider's price (issue 22)
         clock.persist(force=True)
         preset = resolve((inv.get("host") or {}).get("provider") or {}, host_cfg)
         rel = Release(args.host, session, host_cfg, preset, clock.session_key(inv))

@@ -5,6 +5,8 @@ of a report; `tui.core.report` only builds documents and text."""
 import sys
 from typing import Any, Dict, Optional, Tuple
 
+from tui.core import provider_price
+from tui.core.billing import format_money
 from tui.core.billing_clock import BillingClock
 from tui.core.boxtext import visible
 from tui.core.config import Config, HostConfig
@@ -23,10 +25,12 @@ def config_for(host: str) -> Tuple[Config, HostConfig]:
 
 
 def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] = None,
-                   sample: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+                   sample: Optional[Dict[str, Any]] = None,
+                   price: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """Any contact with a box opens or continues its billing session in the ledger.
     cfg: the Config the command loaded (through config_for, problems already printed);
-    sample: the box's latest, whose idle seconds (the daemon's count) go in the row too."""
+    sample: the box's latest, whose idle seconds (the daemon's count) go in the row too;
+    price: the box's provider_price answer, used instead of a typed rate."""
     if cfg is None:
         cfg, _host_cfg = config_for(host)
     try:
@@ -40,6 +44,14 @@ def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] =
     clock.on_inventory(inventory)
     if sample:
         clock.on_sample(sample)
+    if clock.preset.key == "autodl":  # the wallet balance, with the token in this laptop's config
+        from tui.remote.autodl_wallet import price_with_wallet
+        price = price_with_wallet(price, cfg, cfg.host(host))
+    if price is not None:
+        clock.set_provider_price(price)
+        notice = clock.take_price_notice()
+        if notice:
+            print("gputui: %s" % visible(notice), file=sys.stderr)
     clock.persist(force=True)
     if clock.problem:
         print("gputui: %s" % visible(clock.problem), file=sys.stderr)
@@ -48,4 +60,26 @@ def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] =
     return {"start": f.start, "elapsed_s": round(f.elapsed), "rate": f.rate, "currency": f.currency,
             "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
             "release_command": f.release_command, "release_action": f.release_action,
-            "after_release": f.after_release}
+            "after_release": f.after_release, "rate_source": f.rate_source, "rate_label": f.rate_label,
+            "price_source": (price or {}).get("source") if f.rate_source == "api" else None,
+            "balance": (price or {}).get("balance"), "balance_runs_out": runs_out_json(f.balance_runs_out),
+            "balance_text": provider_price.runs_out_text(
+                f.balance_runs_out, lambda v: format_money(v, f.currency)) or None}
+
+
+async def price_of(session: Any) -> Optional[Dict[str, Any]]:
+    """The box's provider_price answer over an open session; None when it cannot say (the
+    typed rate is used then)."""
+    from remote_probe import wire
+    try:
+        reply: Dict[str, Any] = await session.request(wire.PROVIDER_PRICE, timeout=30)
+    except Exception:  # noqa: BLE001 - the price is extra; the checklist goes on without it
+        return None
+    return reply.get("price")
+
+
+def runs_out_json(out: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """balance_runs_out for JSON: the clock time, and the epoch it stands for."""
+    if not out:
+        return None
+    return {"at": out["hhmm"], "date": out.get("date"), "epoch": round(out["at"]), "then": out.get("then")}

@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from remote_probe import wire
-from tui.core import billing, providers
+from tui.core import billing, provider_price, providers
 from tui.core.config import HostConfig
 from tui.core.ledger import Ledger, LedgerError
 
@@ -38,6 +38,10 @@ class Figures:
     idle_now: bool
     release_action: Optional[str] = None  # the chosen action's key (issue 22)
     after_release: str = ""  # what that action keeps billing, and its clock
+    release_label: str = ""  # the chosen action's label (N_ text: shown with _())
+    rate_source: str = provider_price.NONE  # where `rate` came from: api / typed / none (issue 22)
+    rate_label: str = ""  # 'price from RunPod API', 'typed rate', 'no rate'
+    balance_runs_out: Optional[Dict[str, Any]] = None  # provider_price.runs_out()
 
 
 def released_by_autostop(event: Dict[str, Any], start: Optional[float]) -> bool:
@@ -68,6 +72,9 @@ class BillingClock:
         # autostop events up to here were seen by some client already (the ledger's last
         # contact before this one): older ones are history, not news
         self.seen_until: Optional[float] = None
+        self.provider_price: Optional[Dict[str, Any]] = None  # the probe's provider_price answer
+        self.price_notice: Optional[str] = None  # why the provider's price is not used: said once
+        self._price_notice_given = False
 
     # -- inputs ------------------------------------------------------------------
     def on_inventory(self, inventory: Dict[str, Any]) -> None:
@@ -150,30 +157,50 @@ class BillingClock:
             self.cfg.granularity = granularity
         self.persist(force=True)
 
+    def set_provider_price(self, result: Optional[Dict[str, Any]]) -> None:
+        """The price and balance the box read from its provider (issue 22). A failure is
+        noted once per run (take_price_notice); the typed rate goes on being used."""
+        self.provider_price = result
+        notice = self.price().notice
+        if notice and not self._price_notice_given:
+            self._price_notice_given = True
+            self.price_notice = notice
+
+    def take_price_notice(self) -> Optional[str]:
+        notice, self.price_notice = self.price_notice, None
+        return notice
+
+    def price(self) -> provider_price.PriceInUse:
+        return provider_price.price_in_use(self.provider_price, self.cfg.rate, self.cfg.currency)
+
     # -- outputs -----------------------------------------------------------------
     def figures(self, now: Optional[float] = None) -> Figures:
         now = self.clock() if now is None else now
-        cfg = self.cfg
+        price = self.price()
+        cfg, rate = self.cfg, price.rate  # the provider's price when the box read it, else the typed rate
         elapsed = max(0.0, now - self.start) if self.start else 0.0
-        cost = billing.cost_for(elapsed, cfg.rate, cfg.granularity) if self.start else None
-        idle_cost = cfg.rate * self.idle.idle_seconds / 3600.0 if cfg.rate is not None else None
-        recent = (cfg.rate * self.idle.idle_since(now - IDLE_RECENT) / 3600.0
-                  if cfg.rate is not None else None)
+        cost = billing.cost_for(elapsed, rate, cfg.granularity) if self.start else None
+        idle_cost = rate * self.idle.idle_seconds / 3600.0 if rate is not None else None
+        recent = (rate * self.idle.idle_since(now - IDLE_RECENT) / 3600.0
+                  if rate is not None else None)
         budget = cfg.budget_session
-        day_cost = billing.cost_today(self.start, now, cfg.rate, self._other_sessions_today(now))
+        day_cost = billing.cost_today(self.start, now, rate, self._other_sessions_today(now))
         return Figures(
-            start=self.start, elapsed=elapsed, cost=cost, rate=cfg.rate, currency=cfg.currency,
+            start=self.start, elapsed=elapsed, cost=cost, rate=rate, currency=price.currency,
             granularity=cfg.granularity, idle_seconds=self.idle.idle_seconds, idle_cost=idle_cost,
             idle_recent_cost=recent, budget=budget,
             budget_fraction=(cost / budget) if budget and cost is not None else None,
-            budget_left_s=billing.seconds_until_budget(cost, cfg.rate, budget),
+            budget_left_s=billing.seconds_until_budget(cost, rate, budget),
             day_cost=day_cost, budget_day=cfg.budget_day,
-            cost_in_8h=(billing.projected_cost(self.start, now + 8 * 3600, cfg.rate, cfg.granularity)
+            cost_in_8h=(billing.projected_cost(self.start, now + 8 * 3600, rate, cfg.granularity)
                         if self.start else None),
             storage_per_day=billing.storage_cost_per_day(cfg.storage_gb, cfg.storage_price_gb_month),
             provider=self.preset.name, release_command=self.preset.release_command,
             idle_now=self.idle_now,
             release_action=self.preset.action, after_release=providers.after_release(self.preset),
+            release_label=self.preset.chosen.label if self.preset.chosen else "",
+            rate_source=price.source, rate_label=price.label,
+            balance_runs_out=provider_price.runs_out(self.provider_price, self.preset, now, rate),
         )
 
     def _other_sessions_today(self, now: float) -> float:

@@ -108,6 +108,7 @@ class HostConfig:
     remote_dir: Optional[str] = None  # where the probe lives on the box (like --remote-dir)
     simulate: Optional[str] = None  # simulator scenario instead of the GPU (demo, tests)
     pip_index_url: Optional[str] = None  # a PyPI mirror for installs on the box (nvitop)
+    autodl_token: Optional[str] = None  # AutoDL developer token: the wallet balance, read from the laptop
 
     def start_epoch(self) -> Optional[float]:
         if not self.start:
@@ -126,7 +127,7 @@ _TYPES = {
     "cache_dirs": list, "key_install_declined": bool,
     "language": str,
     "idle_alarm_minutes": (int, float), "remote_dir": str, "simulate": str,
-    "pip_index_url": str,
+    "pip_index_url": str, "autodl_token": str,
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
@@ -232,6 +233,21 @@ class Config:
                 problems.append(_("%s: [%s] must be a table (ignored)") % (path, key))
                 data[key] = {}
         return cls(data, path, problems)
+
+    def autodl_token(self, host_cfg: HostConfig) -> Tuple[Optional[str], Optional[str]]:
+        """(token, problem): the host's autodl_token, else [providers.autodl] token. A token in a
+        file others can read is not used (problem says why): it can spend the account."""
+        table = (self.data.get("providers") or {}).get("autodl") or {}
+        token = host_cfg.autodl_token or (table.get("token") if isinstance(table, dict) else None)
+        if not isinstance(token, str) or not token:
+            return None, None
+        try:
+            mode = os.stat(self.path).st_mode & 0o077 if self.path else 0
+        except OSError:
+            mode = 0
+        if mode:
+            return None, _("the AutoDL token in %s is not used: others can read the file (chmod 600 it)") % self.path
+        return token, None
 
     def host(self, name: str) -> HostConfig:
         cfg = HostConfig()

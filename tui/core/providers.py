@@ -481,6 +481,20 @@ def provider_doc(lang: str) -> str:
     return DOC_INTRO[lang] + provider_table(lang)
 
 
+README_FILES = {"en": "README.md", "zh": "README.zh-CN.md"}
+README_BEGIN, README_END = "<!-- provider-table:begin", "<!-- provider-table:end -->"
+
+
+def with_readme_table(text: str, lang: str) -> str:
+    """`text` (a README) with the block between its provider-table markers replaced by the table."""
+    head, sep, rest = text.partition(README_BEGIN)
+    marker, _nl, rest = rest.partition("\n")
+    _old, sep2, tail = rest.partition(README_END)
+    if not sep or not sep2:
+        raise ValueError("no provider-table markers")
+    return head + README_BEGIN + marker + "\n\n" + provider_table(lang) + "\n" + README_END + tail
+
+
 if __name__ == "__main__":  # python -m tui.core.providers: rewrite docs/providers*.md
     import os
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -488,3 +502,8 @@ if __name__ == "__main__":  # python -m tui.core.providers: rewrite docs/provide
         os.makedirs(os.path.join(root, "docs"), exist_ok=True)
         with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
             f.write(provider_doc(lang))
+        path = os.path.join(root, README_FILES[lang])
+        with open(path, encoding="utf-8") as f:
+            text = with_readme_table(f.read(), lang)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)

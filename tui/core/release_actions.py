@@ -2,13 +2,14 @@
 `gputui checklist`: the probe collects, the laptop downloads and verifies."""
 
 import asyncio
+import dataclasses
 import functools
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from remote_probe import wire
-from tui.core import checklist_verdicts as checklist
+from tui.core import checklist_verdicts as checklist, providers
 from tui.core.billing import format_money
 from tui.core.config import HostConfig
 from tui.core.i18n import _
@@ -72,8 +73,10 @@ class Release:
         return facts
 
     def items(self, gpus: Any, procs: Any, tmux_sessions: Any, autostop: Any, figures: Any) -> List[Any]:
+        currency = getattr(figures, "currency", None) or self.cfg.currency  # the provider's price: USD
+
         def fmt_money(v: Optional[float]) -> str:
-            return format_money(v, self.cfg.currency)
+            return format_money(v, currency)
         items, self.statuses = checklist.build(
             self.facts or {}, gpus, procs, tmux_sessions, self.base, self.preset, autostop, figures,
             fmt_money, corrupt=self.corrupt, waived=self.waived)
@@ -225,6 +228,48 @@ class Release:
 
     def summary(self, items: Sequence[Any]) -> Dict[str, Dict[str, Any]]:
         return {i.key: {"verdict": i.verdict, "reason": i.reason, "waived": i.waived} for i in items}
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionChoice:
+    """One release action as the Release screen offers it: what it runs, keeps, wipes, bills."""
+    key: str
+    label: str  # translated
+    lines: List[str]  # providers.action_lines of that action: runs / keeps / wipes / bills / clock
+    warning: Optional[str]  # providers.release_warning, shown before anything runs
+    runs_on_box: bool  # False: the console or the provider's API only (needs the user's key)
+    chosen: bool
+
+
+def release_choices(preset: Any, facts: Optional[Dict[str, Any]] = None) -> List[ActionChoice]:
+    """Every action the box's provider offers, the chosen one marked (issue 22)."""
+    if preset is None:
+        return []
+    chosen = preset.chosen
+    out = []
+    for a in preset.actions:
+        p = preset.with_action(a.key)
+        out.append(ActionChoice(a.key, _(a.label), providers.action_lines(p)[1:],
+                                providers.release_warning(p, facts), bool(a.command),
+                                chosen is not None and a.key == chosen.key))
+    return out
+
+
+def needs_choice(preset: Any, host_cfg: HostConfig, chosen_here: bool) -> bool:
+    """Ask which action before releasing: the provider offers more than one, and neither the
+    config (release_action, or a release_command of its own) nor this screen has said."""
+    return bool(preset is not None and preset.has_choice and not chosen_here
+                and not host_cfg.release_action and not host_cfg.release_command)
+
+
+def action_command_text(preset: Any) -> str:
+    """The release command with the provider action it performs, for dialogs that show what
+    will run: 'runpodctl pod stop … (RunPod stop)'. The command alone for a custom one."""
+    command = preset.release_command or ""
+    chosen = preset.chosen if preset is not None else None
+    if chosen is None or command != chosen.command:
+        return command
+    return "%s   (%s %s)" % (command, preset.name, _(chosen.label))
 
 
 def _local_sha(path: str) -> Optional[str]:

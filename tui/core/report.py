@@ -121,6 +121,10 @@ def status_text(doc: Dict[str, Any]) -> str:
             if bill.get("rate") is not None else _(", no rate set"),
             _("provider %s") % visible(provider) if provider and provider != "unknown provider"
             else _("provider not detected (set provider in the config)")))
+        extra = [bill.get("rate_label") if bill.get("rate") is not None else None,
+                 bill.get("balance_text")]  # issue 22: where the price came from, the balance
+        if any(extra):
+            lines.append("  " + "; ".join(visible(x) for x in extra if x))
     if doc["no_gpu_reason"]:
         lines.append(_("No GPU: %s") % visible(doc["no_gpu_reason"]))
     if doc["gpu_error"]:

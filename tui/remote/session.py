@@ -478,10 +478,11 @@ class RemoteSession:
 
 
 async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remote_python=None,
-                   preflight=None, asker=None, notify_config=None):
+                   preflight=None, asker=None, notify_config=None, price=False):
     """One-shot: connect, start the probe, return the snapshot reply
     (inventory, sample, proc_meta, jobs); with `preflight` (request params) also the
-    preflight facts under "preflight"; with `notify_config`, that is sent first."""
+    preflight facts under "preflight"; with `notify_config`, that is sent first; with `price`
+    the provider's price and balance as the box read them, under "price"."""
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
                             remote_python=remote_python, asker=asker, notify_config=notify_config)
     session.conn = await session._connect_ssh()
@@ -498,6 +499,11 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
             facts = await session.client.request(wire.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
                                                  **preflight)
             reply["preflight"] = facts["facts"]
+        if price:  # the price is extra: a box that cannot say still gets its status
+            try:
+                reply["price"] = (await session.client.request(wire.PROVIDER_PRICE, timeout=30)).get("price")
+            except (ProbeError, asyncio.TimeoutError) as exc:
+                reply["notices"].append(_("the provider's price was not read: %s") % exc)
         return reply
     finally:
         await session.close()

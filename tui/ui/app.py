@@ -26,7 +26,7 @@ from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
 from tui.core.notify_wire import notify_config
-from tui.remote.session import FAILED, Listener, RemoteSession
+from tui.remote.session import FAILED, LIVE, Listener, RemoteSession
 from tui.ui import flows
 from tui.ui.background import background, failure_text
 from tui.ui.box_context import BoxContext, single_box
@@ -36,6 +36,7 @@ from tui.ui.screens.tmux_screen import TmuxScreen, default_hand_off
 from tui.ui.translate import Translated
 
 log = logging.getLogger("gputui.ui")
+PRICE_EVERY = 300.0  # seconds between provider_price requests (the box caches its answer as long)
 
 ABOUT = N_("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
            "daemon on the box that keeps sampling while you are away.")
@@ -280,6 +281,7 @@ class GputuiApp(CockpitApp):
         self.box.session = self._session
         self.stop_daemon_on_exit = stop_daemon_on_exit
         self._preflight_started = False
+        self._price_asked_at: Optional[float] = None  # monotonic time of the last provider_price
 
     def get_default_screen(self) -> Screen:
         return DashboardScreen(self.box)
@@ -299,6 +301,9 @@ class GputuiApp(CockpitApp):
         self.refresh_dashboard_clock(box)
         self.warn_budget(box)
         box.billing.persist()
+        if (self._price_asked_at is not None and time.monotonic() - self._price_asked_at > PRICE_EVERY
+                and box.session_state == LIVE):
+            self.read_price()
         if box.billing.problem:
             self.notify(box.billing.problem, severity="error", timeout=20, markup=False)
             box.billing.problem = None
@@ -326,6 +331,14 @@ class GputuiApp(CockpitApp):
         if not self._preflight_started:
             self._preflight_started = True
             self.quick_preflight()
+            self.read_price()
+
+    @background("Provider price")
+    async def read_price(self) -> None:
+        """The provider's price and balance, read on the box (issue 22); again every few
+        minutes from tick() (the daemon caches it, so this costs the provider nothing)."""
+        self._price_asked_at = time.monotonic()
+        await flows.read_provider_price(self, self.box)
 
     @background("Preflight")
     async def quick_preflight(self) -> None:

@@ -6,7 +6,8 @@ one-box app uses, so going back to the fleet reconnects nothing."""
 
 import asyncio
 import logging
-from typing import Any, List, Optional, Set, cast
+import time
+from typing import Any, Dict, List, Optional, Set, cast
 
 from textual.binding import Binding
 from textual.screen import Screen
@@ -17,7 +18,9 @@ from tui.core.config import Config
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger
 from tui.remote.fleet_pool import Fleet, open_fleet
-from tui.ui.app import CockpitApp, StateChanged
+from tui.core.model import ConnState
+from tui.ui import flows
+from tui.ui.app import PRICE_EVERY, CockpitApp, StateChanged
 from tui.ui.box_context import BoxContext
 from tui.ui.flows import event_time
 from tui.ui.screens.dashboard import DashboardScreen
@@ -54,6 +57,7 @@ class FleetApp(CockpitApp):
             self.boxes.append(box)
         self._dashboard: Optional[DashboardScreen] = None
         self._rung: Set[str] = set()  # hosts whose alarm bell has rung
+        self._price_asked: Dict[str, float] = {}  # host -> monotonic time of its last provider_price
 
     async def ask_trust(self, exc: Any) -> bool:
         """An unknown host key, asked in a dialog. The fleet's sessions run as plain tasks,
@@ -115,11 +119,29 @@ class FleetApp(CockpitApp):
                 else _("(no rate set)")), severity="error", timeout=30, markup=False)
         for box in self.boxes:
             self._box_notices(box)
+        self._ask_prices()
         if self.screen is self.fleet_screen:
             self.fleet_screen.refresh_rows(rows)
         elif self._dashboard is not None and self.screen is self._dashboard:
             self.refresh_dashboard_clock(self._dashboard.box)
         self.fleet.persist()
+
+    def _ask_prices(self) -> None:
+        """Each live box's provider price and balance (issue 22), asked once it is live and
+        again every PRICE_EVERY seconds; one worker per box, so one slow box holds up no other."""
+        now = time.monotonic()
+        for box in self.boxes:
+            if (box.session is None or box.session_state != ConnState.LIVE
+                    or now - self._price_asked.get(box.host, -PRICE_EVERY) < PRICE_EVERY):
+                continue
+            self._price_asked[box.host] = now
+
+            async def read(box: BoxContext = box) -> None:
+                try:
+                    await flows.read_provider_price(self, box)
+                except Exception as exc:  # noqa: BLE001 - one box's failure is its notice
+                    self.report_failure(_("Provider price of %s") % box.host, exc)
+            self.run_worker(read(), group="price-" + box.host, exclusive=True, exit_on_error=False)
 
     def _box_notices(self, box: BoxContext) -> None:
         """Any box's autostop countdown and budget levels reach the user, whichever screen

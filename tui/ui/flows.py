@@ -5,16 +5,18 @@ call the same ones for the box they show (issue 19).
 `box` is the tui.ui.box_context.BoxContext acted on. Flows that wait on a dialog run from a
 background action (tui.ui.background), which turns their failures into one notice."""
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 
 from rich.text import Text
 
 from remote_probe import wire
-from tui.core import billing, nvitop_commands as nvitop
+from tui.core import billing, nvitop_commands as nvitop, providers, release_actions
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.i18n import _
+from tui.remote import autodl_wallet
 from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
@@ -96,7 +98,7 @@ async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
                    severity="warning", timeout=20, markup=False)
         return
     answer = await app.push_screen_wait(AutostopScreen(
-        box.host, command, auto.idle_minutes, auto.max_hours, auto.grace_seconds,
+        box.host, release_actions.action_command_text(box.billing.preset), auto.idle_minutes, auto.max_hours, auto.grace_seconds,
         stop_at=auto.deadline))
     if answer is None:
         return
@@ -109,8 +111,37 @@ async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
     idle = answer["idle_minutes"] * 60 if answer["idle_minutes"] is not None else None
     threshold = (auto.idle_threshold if auto.idle_threshold is not None
                  else box.cfg.idle_threshold)
+    chosen = box.billing.preset.chosen  # the action the user chose (Release screen, config)
+    action = {"action": chosen.label} if chosen is not None and command == chosen.command else {}
     await autostop_request(app, box, "arm", command=command, idle_seconds=idle, deadline=deadline,
-                           grace=auto.grace_seconds, threshold=threshold)
+                           grace=auto.grace_seconds, threshold=threshold, **action)
+
+
+# -- the provider: which release action, what the box costs (issue 22) ---------------------
+def choose_release_action(box: BoxContext, key: str) -> None:
+    """Release `box` with its provider's action `key` from now on (this run; `release_action`
+    in the config makes it the default): release, autostop, checklist and billing follow."""
+    box.cfg.release_action = key
+    facts = ((box.state.inventory or {}).get("host") or {}).get("provider") or {}
+    box.billing.preset = providers.resolve(facts, box.cfg)
+
+
+async def read_provider_price(app: CockpitApp, box: BoxContext, fresh: bool = False) -> None:
+    """Ask the box for its provider's price and balance (read there, with the key there).
+    A failure falls back to the typed rate and is said once per run."""
+    assert box.session is not None
+    reply = await box.session.request(wire.PROVIDER_PRICE, timeout=30, fresh=fresh)
+    price = reply.get("price")
+    if box.billing.preset.key == "autodl":  # the wallet, with the token in the laptop's config
+        price = await asyncio.get_running_loop().run_in_executor(
+            None, autodl_wallet.price_with_wallet, price, app.config, box.cfg)
+    box.billing.set_provider_price(price)
+    notice = box.billing.take_price_notice()
+    if notice:
+        app.notify(notice, severity="warning", timeout=15, markup=False)
+    dashboard = app.dashboard_of(box)
+    if dashboard is not None and dashboard.ready:
+        dashboard.refresh_billing()
 
 
 # -- rate ----------------------------------------------------------------------------------

@@ -19,15 +19,17 @@ from textual.widgets import (
     Static,
 )
 
-from tui.core import format as fmt
+from tui.core import format as fmt, providers
 from tui.core.checklist_verdicts import release_blockers, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
-from tui.core.release_actions import Release
+from tui.core.release_actions import Release, needs_choice, release_choices
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext_rich import box_text, join
+from tui.ui.flows import choose_release_action
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
+from tui.ui.screens.release_choice import ActionChoiceScreen
 from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.translate import Translated
 
@@ -45,14 +47,16 @@ class TypeToConfirm(FormScreen):
     TypeToConfirm > Vertical { width: 84; max-width: 100%; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     """
 
-    def __init__(self, host, command, problems):
+    def __init__(self, host, command, problems, action=None, warning=None):
         super().__init__()
         self.host, self.command, self.problems = host, command, problems
+        self.action, self.warning = action, warning  # the provider action it performs (issue 22)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(box_text(_("Release %s") % self.host, style="bold red"))
             text = join(_("This runs on the box:\n\n"), box_text("  %s" % self.command, style="bold"), "\n\n")
+            text.append_text(self.action_text())
             if self.problems:
                 text.append_text(box_text(_("Waived or open items: %s") % ", ".join(self.problems),
                                           style="yellow"))
@@ -61,6 +65,17 @@ class TypeToConfirm(FormScreen):
             yield Static(text, id="what")
             yield Input(id="confirm-name")
             yield from self.form_buttons(_("Release"), ok_variant="error")
+
+    def action_text(self) -> Text:
+        """The provider action this release performs and its warning, above the name prompt."""
+        t = Text()
+        if self.action:
+            t.append_text(box_text(_("Action: %s") % self.action, style="bold"))
+            t.append("\n\n")
+        if self.warning:
+            t.append_text(box_text("⚠ " + self.warning, style="bold red"))
+            t.append("\n\n")
+        return t
 
     def submit(self) -> None:
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
@@ -85,6 +100,8 @@ class ReleaseScreen(Translated, Screen):
         Binding("t", "tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code"),
                 show=False),
         Binding("R", "release", N_("Release"), id="rel.release", tooltip=N_("Run the provider's release command")),
+        Binding("c", "choose_action", N_("Action"), id="rel.action",
+                tooltip=N_("Choose the provider's release action (stop, terminate, …): what it keeps and bills")),
         Binding("m", "manual", N_("Released by hand"), id="rel.manual",
                 tooltip=N_("I'll release it in the provider console: close the billing session"),
                 show=False),
@@ -93,6 +110,7 @@ class ReleaseScreen(Translated, Screen):
     ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
     ReleaseScreen #details { height: 30%; min-height: 5; border: round $primary-darken-1; }
     ReleaseScreen #rel-head { height: auto; padding: 0 1; }
+    ReleaseScreen #rel-action { height: auto; max-height: 9; padding: 0 1; }
     ReleaseScreen #progress { height: auto; display: none; padding: 0 1; }
     ReleaseScreen #progress.shown { display: block; }
     ReleaseScreen LoadingIndicator { height: 2; }
@@ -104,9 +122,11 @@ class ReleaseScreen(Translated, Screen):
         self.release: Optional[Release] = None
         self.items = []
         self.selected = None
+        self.action_chosen_here = False  # the user picked the provider action on this screen
 
     def compose(self) -> ComposeResult:
         yield Static(id="rel-head")
+        yield Static(id="rel-action")
         yield LoadingIndicator(id="rel-busy")
         with Vertical(id="progress"):
             yield Label("", id="file-label")
@@ -125,6 +145,7 @@ class ReleaseScreen(Translated, Screen):
         table.border_title = box_text(_("Before releasing %s") % box.label)
         self.release = Release(box.host, box.session, box.cfg, box.billing.preset,
                                box.billing.session_key(box.state.inventory))
+        self.show_action()
         self.action_recheck()
         self.set_interval(2.0, self.refresh_items)  # jobs and VRAM follow the live samples
 
@@ -298,8 +319,53 @@ class ReleaseScreen(Translated, Screen):
         return {"items": self.release.summary(self.items), "verdict": verdict(self.items),
                 "downloads": self.release.base}
 
+    # -- the provider's release action (issue 22) ---------------------------------------
+    def provider_facts(self):
+        return ((self.box.state.inventory or {}).get("host") or {}).get("provider") or {}
+
+    def show_action(self):
+        """Before anything runs: which action R performs, what it keeps, wipes and bills, its warning."""
+        preset = self.release.preset if self.release else None
+        if preset is None or preset.chosen is None:
+            self.query_one("#rel-action", Static).update("")
+            return
+        lines = providers.action_lines(preset)
+        t = box_text(lines[0] + (_("  (c: choose)") if preset.has_choice else ""), style="bold")
+        for line in lines[1:]:
+            t.append("\n")
+            t.append_text(box_text("  " + line, style="dim"))
+        warning = providers.release_warning(preset, self.provider_facts())
+        if warning:
+            t.append("\n")
+            t.append_text(box_text("⚠ " + warning, style="bold red"))
+        self.query_one("#rel-action", Static).update(t)
+
+    async def choose_action(self) -> bool:
+        """Ask which of the provider's actions to take; the checklist, billing and autostop follow."""
+        preset = self.release.preset
+        key = await self.app.push_screen_wait(ActionChoiceScreen(
+            preset.name, release_choices(preset, self.provider_facts())))
+        if key is None:
+            return False
+        choose_release_action(self.box, key)
+        self.release.preset = self.box.billing.preset
+        self.action_chosen_here = True
+        self.show_action()
+        self.refresh_items()
+        return True
+
+    @background('Release action', group="release")
+    async def action_choose_action(self):
+        if self.release is None or self.release.preset is None or not self.release.preset.actions:
+            self.app.notify(_("No provider actions known for this box: set provider in the config"))
+            return
+        await self.choose_action()
+
     @background('Release', group="release")
     async def action_release(self):
+        if needs_choice(self.release.preset, self.box.cfg, self.action_chosen_here) and \
+                not await self.choose_action():
+            return
         command = self.release.preset.release_command if self.release.preset else None
         if not command:
             self.app.notify(_("No release command for this provider: set release_command in the config, "
@@ -311,7 +377,12 @@ class ReleaseScreen(Translated, Screen):
                             % ", ".join(blockers), severity="error", timeout=15, markup=False)
             return
         open_items = [i.name for i in self.items if i.verdict != "pass"]
-        if not await self.app.push_screen_wait(TypeToConfirm(self.box.host, command, open_items)):
+        preset = self.release.preset
+        chosen = preset.chosen if preset.chosen is not None and command == preset.chosen.command else None
+        if not await self.app.push_screen_wait(TypeToConfirm(
+                self.box.host, command, open_items,
+                action="%s %s" % (preset.name, _(chosen.label)) if chosen else None,
+                warning=providers.release_warning(preset, self.provider_facts()))):
             return
         result = await self.release.release()
         self.box.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),

@@ -6,6 +6,7 @@ from typing import Optional
 from rich.text import Text
 
 from tui.core import format as fmt
+from tui.core import provider_price
 from tui.core.billing import format_money
 from tui.core.boxtext import finite, visible
 from tui.core.i18n import N_, _
@@ -35,6 +36,8 @@ def clock_text(f):
     t.append(" ⏱ %s " % fmt.duration(f.elapsed), style="bold")
     if f.cost is not None:
         t.append("%s " % format_money(f.cost, f.currency), style="bold yellow")
+        if f.rate_source == "api":  # where the price came from (issue 22)
+            t.append("(%s) " % f.rate_label, style="dim")
     else:
         t.append(_("rate? (b) "), style="dim")
     return t
@@ -89,6 +92,7 @@ def render_billing(f, autostop=None, now=None, jobs=()):
         t.append("\n")
         if f.idle_now:
             t.append(_("all GPUs idle right now — you are paying for nothing\n"), style="bold red")
+    t.append_text(price_text(f))
     if f.budget:
         frac = f.budget_fraction or 0.0
         t.append(_("budget "), style="dim")
@@ -116,9 +120,31 @@ def render_billing(f, autostop=None, now=None, jobs=()):
         t.append("\n")  # its own line: a command wrapped after the provider's name misread
         t.append(_("release: "), style="dim")
         t.append(visible(f.release_command), style="italic")
+    t.append_text(after_release_text(f))
     t.append("\n")
     t.append_text(autostop_text(autostop, jobs))
     t.rstrip()
+    return t
+
+
+def price_text(f):
+    """Where the rate came from and when the provider's balance runs out (issue 22)."""
+    t = Text()
+    if f.rate is not None:
+        t.append(f.rate_label + "\n", style="dim")
+    out = provider_price.runs_out_text(f.balance_runs_out, lambda v: format_money(v, f.currency))
+    if out:
+        t.append(visible(out) + "\n", style="yellow")
+    return t
+
+
+def after_release_text(f):
+    """What the chosen release action keeps billing afterwards, and any clock it starts."""
+    t = Text()
+    if f.after_release:
+        t.append("\n")
+        t.append(_("after %s: ") % (_(f.release_label) if f.release_label else _("release")), style="dim")
+        t.append(visible(f.after_release))
     return t
 
 
@@ -139,7 +165,10 @@ def autostop_text(status, jobs=()):
                                           fmt.duration(status.get("idle_for") or 0)))
     if armed.get("deadline"):
         parts.append(_("at %s") % local_time(armed["deadline"], "%m-%d %H:%M"))
-    t.append(_("autostop armed: "), style="bold green")
+    if armed.get("action"):  # the provider action it runs (issue 22)
+        t.append(_("autostop armed (%s): ") % visible(_(armed["action"]), limit=60), style="bold green")
+    else:
+        t.append(_("autostop armed: "), style="bold green")
     t.append(", ".join(parts))
     rule = autostop_rule(status, jobs)
     if rule:

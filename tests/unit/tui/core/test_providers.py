@@ -158,6 +158,18 @@ def test_the_provider_docs_match_the_code(lang):
         assert f.read() == provider_doc(lang), "run: python -m tui.core.providers"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_readme_tables_match_the_code(lang):
+    """README.md / README.zh-CN.md hold the same generated table between their markers."""
+    import os
+    from tui.core.providers import README_FILES, provider_table, with_readme_table
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, README_FILES[lang]), encoding="utf-8") as f:
+        text = f.read()
+    assert with_readme_table(text, lang) == text, "run: python -m tui.core.providers"
+    assert provider_table(lang) in text
+
+
 def test_the_table_has_a_row_per_action_with_its_command():
     from tui.core.providers import TABLE_ORDER, provider_table
     en = provider_table("en")
