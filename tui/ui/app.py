@@ -30,7 +30,8 @@ from tui.ui.background import background, failure_text
 from tui.ui.box_context import BoxContext, single_box
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
-from tui.ui.screens.tmux_screen import TmuxScreen, default_hand_off
+from tui.ui.screens.tmux_screen import TmuxScreen
+from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
 
 log = logging.getLogger("gputui.ui")
@@ -129,7 +130,7 @@ class CockpitApp(Translated, App):
         self.shown_events: Set[tuple] = set()  # (host, event, t) of autostop events shown
         # The terminal hand-off for `tmux attach` and nvitop; tests replace it (suspend()
         # needs a tty).
-        self.hand_off_terminal: Callable[[App, List[str]], Optional[int]] = default_hand_off
+        self.hand_off_terminal: Callable[[App, List[str]], Any] = default_hand_off
         self.stop_daemon_on_exit = False
         self.crash: Optional[BaseException] = None  # what ended the app, if anything did
         self.crash_log: Optional[str] = None

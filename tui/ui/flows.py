@@ -18,6 +18,7 @@ from tui.core.i18n import _
 from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
+from tui.ui.terminal_handoff import hand_off
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
@@ -165,8 +166,8 @@ async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
         if not ok:
             app.notify(said, severity="error", timeout=30, markup=False)
             return None
-    argv = nvitop.terminal_argv(session.target, nvitop.run_command(session.remote_dir, python))
-    code = app.hand_off_terminal(app, argv)
+    argv = box.terminal_argv(nvitop.run_command(session.remote_dir, python))
+    code = await hand_off(app, argv)
     if code not in (0, None):
         app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
     return argv

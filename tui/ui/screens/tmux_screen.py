@@ -1,6 +1,5 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
-import subprocess
 from typing import Optional
 
 from rich.text import Text
@@ -20,20 +19,12 @@ from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext_rich import ansi_text, box_text, plain
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
+from tui.ui.terminal_handoff import hand_off
 from tui.ui.translate import Translated
 
 PREVIEW_EVERY = 1.0
 COLUMNS = (("session", N_("SESSION")), ("window", N_("WINDOW")), ("pane", N_("PANE")),
            ("command", N_("COMMAND")), ("elapsed", N_("RUNNING")), ("attached", N_("ATT")))
-
-
-def default_hand_off(app, argv):
-    """Give the real terminal to `argv` (ssh ... tmux attach) and take it back after.
-
-    Textual's suspend() cannot run headless, so tests replace this function.
-    """
-    with app.suspend():
-        return subprocess.call(argv)
 
 
 class JobScreen(FormScreen):
@@ -266,7 +257,7 @@ class TmuxScreen(Translated, Screen):
         if s is None:
             return
         argv = self.box.attach_argv(s["id"])
-        code = self.app.hand_off_terminal(self.app, argv)
+        code = await hand_off(self.app, argv)
         if code not in (0, None):
             self.app.notify(_("`%s` exited with %s") % (" ".join(argv), code), severity="warning")
         await self.reload()
