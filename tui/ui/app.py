@@ -29,6 +29,7 @@ from tui.ui import flows
 from tui.ui.background import background, failure_text
 from tui.ui.box_context import BoxContext, single_box
 from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.palette import ActionsProvider
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.terminal_handoff import default_hand_off
@@ -116,6 +117,7 @@ class CockpitApp(Translated, App):
 
     CSS_PATH = "app.tcss"
     TITLE = "gputui"
+    COMMANDS = {ActionsProvider}  # Textual's system commands, matched on their help too
     # Global keys only; each screen brings its own (the dashboard's are in DashboardScreen).
     BINDINGS = [
         Binding("q", "quit", N_("Quit"), id="quit", tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
@@ -210,17 +212,24 @@ class CockpitApp(Translated, App):
         if isinstance(screen, TmuxScreen) and screen.box is event.box:
             screen.jobs_changed()
 
-    def action_help(self) -> None:
-        """The keys of the screen in front (its own, then the global ones)."""
+    def screen_keys(self, screen: Optional[Screen] = None) -> List[tuple]:
+        """(key, description, tooltip) of every key of `screen` (its own, then the app's):
+        gputui's bindings only, not Textual's generic widget keys ("Scroll Left", "Cursor
+        up") nor its system ones (^q when `q` quits)."""
+        screen = screen or self.screen
         keys, seen = [], set()
-        for key, active in self.screen.active_bindings.items():
+        for _key, active in screen.active_bindings.items():
             b = active.binding
-            if b.action in seen or not b.description:
+            if (b.action in seen or not b.description or b.system or b.id is None
+                    or active.node not in (screen, self)):  # gputui's bindings all have ids
                 continue
             seen.add(b.action)
-            # widgets' own bindings (Textual's scroll keys) are translated here, not at creation
-            keys.append((self.get_key_display(b), _(b.description), _(b.tooltip) if b.tooltip else b.tooltip))
-        self.push_screen(HelpScreen(keys, _(ABOUT) % __version__))
+            keys.append((self.get_key_display(b), b.description, b.tooltip or None))
+        return keys
+
+    def action_help(self) -> None:
+        """The keys of the screen in front (its own, then the global ones)."""
+        self.push_screen(HelpScreen(self.screen_keys(), _(ABOUT) % __version__))
 
     def report_failure(self, name: str, exc: BaseException) -> None:
         """The one place a failed background action becomes a notice (like harlequin)."""
@@ -232,8 +241,8 @@ class CockpitApp(Translated, App):
         seen = set()
         for _key, active in screen.active_bindings.items():
             b = active.binding
-            if b.action in seen or not b.description or b.action == "quit":  # Textual lists Quit
-                continue
+            if b.action in seen or not b.description or b.system or b.action == "quit":
+                continue  # Textual lists Quit
             seen.add(b.action)
             yield SystemCommand(b.description, "%s  [%s]" % (b.tooltip or b.description, b.key),
                                 lambda node=active.node, a=b.action: node.run_action(a))

@@ -43,19 +43,18 @@ from tui.ui.translate import Translated
 class DashboardScreen(Translated, Screen):
     BINDINGS = [
         Binding("s", "cycle_sort", N_("Sort"), id="sort", tooltip=N_("Sort processes by the next column")),
-        Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order"),
-                show=False),
+        Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order")),
         Binding("t", "tmux", "tmux", id="tmux",
                 tooltip=N_("tmux sessions on the box: new job, attach, Ctrl-C, kill, rename")),
         Binding("d", "doctor", N_("Doctor"), id="doctor",
                 tooltip=N_("Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks")),
         Binding("R", "release", N_("Release"), id="release",
                 tooltip=N_("Shutdown checklist: jobs, VRAM, downloads, code, temp files, bill; then release")),
-        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter what this box costs per hour")),
+        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter the price this box bills per hour")),
         Binding("a", "autostop", N_("Autostop"), id="autostop",
                 tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
-        Binding("N", "nvitop", "nvitop", id="nvitop", show=False,
+        Binding("N", "nvitop", "nvitop", id="nvitop",
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
     ]
 

@@ -82,9 +82,9 @@ class TmuxScreen(Translated, Screen):
         Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip=N_("Send Ctrl-C to the selected pane")),
         Binding("k", "kill", N_("Kill"), id="tmux.kill", tooltip=N_("Kill the selected session")),
         Binding("R", "rename", N_("Rename"), id="tmux.rename", tooltip=N_("Rename the selected session")),
-        Binding("m", "move", N_("Move into tmux"), id="tmux.move", show=False,
+        Binding("m", "move", N_("Move into tmux"), id="tmux.move",
                 tooltip=N_("Move an unprotected job into a new tmux session with reptyr")),
-        Binding("i", "install", N_("Install tmux"), id="tmux.install", show=False,
+        Binding("i", "install", N_("Install tmux"), id="tmux.install",
                 tooltip=N_("Install tmux on the box (when it is missing)")),
     ]
     DEFAULT_CSS = """
@@ -130,6 +130,16 @@ class TmuxScreen(Translated, Screen):
         if self.jobs_shown != self.box.jobs_version:
             self.jobs_shown = self.box.jobs_version
             self.refresh_panes()
+            self.refresh_bindings()  # m / i are in the footer only when they can act
+
+    def check_action(self, action, parameters):
+        jobs = self.box.state.jobs or {}
+        if action == "move":
+            return bool(self.box.state.unprotected() and jobs.get("reptyr"))
+        if action == "install":
+            install = (jobs.get("tmux") or {}).get("install") or {}
+            return bool(install.get("argv") and install.get("can_run"))
+        return True
 
     def refresh_panes(self):
         if not self.is_open():
