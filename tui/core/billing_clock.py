@@ -38,6 +38,7 @@ class Figures:
     idle_now: bool
     release_action: Optional[str] = None  # the chosen action's key (issue 22)
     after_release: str = ""  # what that action keeps billing, and its clock
+    budget_runs_out_at: Optional[float] = None  # when the charge crossing the budget is made
 
 
 class BillingClock:
@@ -121,7 +122,7 @@ class BillingClock:
             granularity=cfg.granularity, idle_seconds=self.idle.idle_seconds, idle_cost=idle_cost,
             idle_recent_cost=recent, budget=budget,
             budget_fraction=(cost / budget) if budget and cost is not None else None,
-            budget_left_s=billing.seconds_until_budget(cost, cfg.rate, budget),
+            budget_left_s=billing.seconds_until_budget(cost, cfg.rate, budget),  # rounded cost: see budget_runs_out_at
             day_cost=day_cost, budget_day=cfg.budget_day,
             cost_in_8h=(billing.projected_cost(self.start, now + 8 * 3600, cfg.rate, cfg.granularity)
                         if self.start else None),
@@ -129,6 +130,8 @@ class BillingClock:
             provider=self.preset.name, release_command=self.preset.release_command,
             idle_now=self.idle_now,
             release_action=self.preset.action, after_release=providers.after_release(self.preset),
+            budget_runs_out_at=billing.budget_runs_out_at(self.start, now, cfg.rate, budget,
+                                                          cfg.granularity),
         )
 
     def _other_sessions_today(self, now: float) -> float:
@@ -148,14 +151,26 @@ class BillingClock:
         return value
 
     def new_budget_warnings(self, now: Optional[float] = None) -> List[Tuple[str, float, Optional[float]]]:
-        """Budget levels newly crossed, as (kind, level, budget); each warned once per run."""
+        """Budget levels newly charged, as (kind, level, budget); each warned once per run, and
+        levels charged at the same moment as one warning (the highest)."""
+        now = self.clock() if now is None else now
         f = self.figures(now)
         out: List[Tuple[str, float, Optional[float]]] = []
-        for kind, spent, budget in (("session", f.cost, f.budget), ("day", f.day_cost, f.budget_day)):
-            done = {lvl for k, lvl in self.warned if k == kind}
-            for level in billing.budget_levels_crossed(spent, budget, done):
-                self.warned.add((kind, level))
-                out.append((kind, level, budget))
+        done = {lvl for k, lvl in self.warned if k == "session"}
+        if self.start is not None and f.budget:
+            due, show = billing.budget_levels_due(self.start, now, f.rate, f.budget,
+                                                  f.granularity, done)
+        else:
+            due, show = [], None
+        for kind, levels, budget in (("session", due, f.budget),
+                                     ("day", billing.budget_levels_crossed(
+                                         f.day_cost, f.budget_day,
+                                         {lvl for k, lvl in self.warned if k == "day"}),
+                                      f.budget_day)):
+            self.warned.update((kind, lvl) for lvl in levels)
+            top = show if kind == "session" else billing.collapse_levels(levels)
+            if top is not None:
+                out.append((kind, top, budget))
         return out
 
     def persist(self, force: bool = False, ended_how: Optional[str] = None,
