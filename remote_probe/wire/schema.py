@@ -367,7 +367,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SHA256: Obj({"paths": STRINGS}),
     KILL: Obj({"pid": PID}),
     DELETE: Obj({"paths": STRINGS, "allowed": STRINGS}),
-    ENV_CAPTURE: Obj({"python": PATH}),
+    ENV_CAPTURE: Obj({"python": PATH, "pids": List(PID, 1024)}),
     RELEASE: Obj({"command": Str(8192)}),
     TMUX_CAPTURE: Obj({"pane": NAME, "lines": Num(1, 100000, integer=True)}),
     TMUX_NEW: Obj({"name": NAME, "command": Str(65536), "cwd": PATH, "env": Obj(),

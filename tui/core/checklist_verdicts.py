@@ -184,10 +184,38 @@ def check_temp(temp):
                 fmt.mib(total / 1048576.0), details, _("x: delete (shows the paths first)"))
 
 
+def env_frozen_text(reply):
+    """Which interpreter an env capture froze, and why that one."""
+    python = visible(str(reply.get("python") or "python3"))
+    source, pid = reply.get("python_source"), reply.get("python_pid")
+    if source == "job" and pid:
+        why = _("the running job's interpreter (PID %s)") % pid
+    elif source == "config":
+        why = _("the python set for this host in the config")
+    else:
+        why = _("the box's python3: no running job uses python")
+    return _("froze %s, %s") % (python, why)
+
+
+def frozen_python(env_dir):
+    """The interpreter named in a saved pip-freeze.txt's header line, or None."""
+    try:
+        with open(os.path.join(env_dir, "pip-freeze.txt"), encoding="utf-8", errors="replace") as f:
+            head = f.readline()
+    except OSError:
+        return None
+    if not head.startswith("# ") or " on " not in head:
+        return None
+    return head[2:].rsplit(" on ", 1)[0].strip() or None
+
+
 def check_env(env_dir):
     files = [f for f in ("pip-freeze.txt", "conda-env.yml") if os.path.exists(os.path.join(env_dir, f))]
     if "pip-freeze.txt" in files:
-        return Item("env", _("Environment captured"), PASS, _("saved in %s") % env_dir, files)
+        python = frozen_python(env_dir)
+        said = (_("%s frozen, saved in %s") % (visible(python), env_dir) if python
+                else _("saved in %s") % env_dir)
+        return Item("env", _("Environment captured"), PASS, said, files)
     return Item("env", _("Environment captured"), WARN, _("no pip freeze saved: the box could not be rebuilt"),
                 [], _("e: capture pip freeze / conda env"))
 

@@ -243,8 +243,8 @@ class ReleaseScreen(Translated, Screen):
 
     @background('Capture env', group="release")
     async def action_capture_env(self):
-        saved = await self.release.capture_env()
-        self.app.notify(_("Saved %s") % ", ".join(saved))
+        saved = await self.release.capture_env(job_pids=[r.pid for r in self.box.state.proc_rows() if r.local])
+        self.app.notify(_("Saved %s") % ", ".join(saved) + " — " + self.release.env_frozen)
         self.refresh_items()
 
     @background('Kill', group="release")
