@@ -305,7 +305,8 @@ JOBS_BLOCK = Obj({
         "id": NAME, "name": NAME, "attached": COUNT, "created": EPOCH,
         "windows": List(Obj({"id": NAME, "index": COUNT, "name": NAME, "panes": List(Obj({
             "id": NAME, "index": COUNT, "pid": PID, "command": NAME, "path": PATH,
-            "started": EPOCH, "active": Bool(), "dead": Bool(), "running": Bool()},
+            "started": EPOCH, "active": Bool(), "dead": Bool(), "running": Bool(),
+            "gpu_pids": List(PID, 1024)},
             drop_if_bad=True), 256)}, drop_if_bad=True), 1024)},
         required=("id",), drop_if_bad=True), 1024), "error": Str(2000)}),
     "loaders": Obj({"trainers": List(Obj({"pid": PID, "workers": List(LOADER_ROW, 1024)},

@@ -20,7 +20,7 @@ from textual.widgets import (
 )
 
 from tui.core import format as fmt
-from tui.core.checklist_verdicts import release_blockers, verdict
+from tui.core.checklist_verdicts import release_blockers, release_headline, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
 from tui.core.release_actions import Release
@@ -49,16 +49,23 @@ class TypeToConfirm(FormScreen):
         super().__init__()
         self.host, self.command, self.problems = host, command, problems
 
+    def question(self, mismatch: bool = False) -> Text:
+        """What will run and what to type; a wrong name adds a line and keeps the command."""
+        text = join(_("This runs on the box:\n\n"), box_text("  %s" % self.command, style="bold"), "\n\n")
+        if self.problems:
+            text.append_text(box_text(_("Waived or open items: %s") % ", ".join(self.problems),
+                                      style="yellow"))
+            text.append("\n\n")
+        if mismatch:
+            text.append_text(box_text(_("The name does not match %r.") % self.host, style="bold red"))
+            text.append("\n")
+        text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
+        return text
+
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(box_text(_("Release %s") % self.host, style="bold red"))
-            text = join(_("This runs on the box:\n\n"), box_text("  %s" % self.command, style="bold"), "\n\n")
-            if self.problems:
-                text.append_text(box_text(_("Waived or open items: %s") % ", ".join(self.problems),
-                                          style="yellow"))
-                text.append("\n\n")
-            text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
-            yield Static(text, id="what")
+            yield Static(self.question(), id="what")
             yield Input(id="confirm-name")
             yield from self.form_buttons(_("Release"), ok_variant="error")
 
@@ -66,8 +73,7 @@ class TypeToConfirm(FormScreen):
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
-            self.query_one("#what", Static).update(box_text(_("The name does not match %r.") % self.host,
-                                                            style="bold red"))
+            self.query_one("#what", Static).update(self.question(mismatch=True))
 
 
 class ReleaseScreen(Translated, Screen):
@@ -100,6 +106,7 @@ class ReleaseScreen(Translated, Screen):
         self.release: Optional[Release] = None
         self.items = []
         self.selected = None
+        self.released = False  # the headline stops offering R once it is done
 
     def compose(self) -> ComposeResult:
         yield Static(id="rel-head")
@@ -150,11 +157,8 @@ class ReleaseScreen(Translated, Screen):
                           box_text(i.fix or "", style="dim", limit=fix_w), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
-        v = verdict(self.items)
-        self.query_one("#rel-head", Static).update(Text(
-            {"pass": _("Safe to release: every check passes (R releases)"),
-             "warn": _("Only warnings left: review them, then R releases"),
-             "fail": _("Not safe to release yet: fix or waive (w) the failing checks")}[v], style=MARK[v][1]))
+        head, v = release_headline(self.items, released=self.released)
+        self.query_one("#rel-head", Static).update(Text(head, style=MARK[v][1]))
         self.show_details()
 
     def show_details(self):
@@ -312,6 +316,8 @@ class ReleaseScreen(Translated, Screen):
         result = await self.release.release()
         self.box.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
                                  checklist=json.dumps(self._summary()))
+        self.released = result.get("exit") == 0
+        self.refresh_items()
         self.app.notify(_("Release command exited with %s: %s") % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
                         severity="information" if result.get("exit") == 0 else "error", timeout=30)
 
@@ -321,4 +327,6 @@ class ReleaseScreen(Translated, Screen):
                 _("Close the billing session of %s? (You release it in the provider console.)") % self.box.host)):
             self.box.billing.persist(force=True, ended_how="released in the provider console",
                                      checklist=json.dumps(self._summary()))
+            self.released = True
+            self.refresh_items()
             self.app.notify(_("Billing session closed"))
