@@ -15,7 +15,7 @@ from textual.widgets import Footer, Static
 from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.jobs import unprotected_advice
-from tui.core.layout import compact_loaders, gpu_plan, right_column
+from tui.core.layout import MAX_PROC_ROWS, compact_loaders, gpu_plan, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui import flows
@@ -42,8 +42,11 @@ from tui.ui.translate import Translated
 
 class DashboardScreen(Translated, Screen):
     BINDINGS = [
-        Binding("s", "cycle_sort", N_("Sort"), id="sort", tooltip=N_("Sort processes by the next column")),
-        Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order")),
+        # s and S share one footer slot ("s/S Sort"): the footer has 80 columns to fit
+        Binding("s", "cycle_sort", N_("Sort"), id="sort", key_display="s/S",
+                tooltip=N_("Sort processes by the next column (S: reverse)")),
+        Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order"),
+                show=False),
         Binding("t", "tmux", "tmux", id="tmux",
                 tooltip=N_("tmux sessions on the box: new job, attach, Ctrl-C, kill, rename")),
         Binding("d", "doctor", N_("Doctor"), id="doctor",
@@ -54,6 +57,9 @@ class DashboardScreen(Translated, Screen):
         Binding("a", "autostop", N_("Autostop"), id="autostop",
                 tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
+        # Quit before nvitop: at 80 columns the footer still says how to leave
+        Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
+                tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
         Binding("N", "nvitop", "nvitop", id="nvitop",
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
     ]
@@ -160,7 +166,8 @@ class DashboardScreen(Translated, Screen):
         panel.display = count > 0
         if not count:
             return
-        plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows())
+        plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows(),
+                        procs=min(len(st.proc_rows()), MAX_PROC_ROWS))
         panel.show(st.gpu_cards(), st.gpu_histories(), plan)
 
     def fixed_rows(self):
