@@ -74,7 +74,9 @@ class _AppListener(Listener):
         self.app.post_message(StateChanged(self.box))
 
     def on_state(self, state: str, detail: str = "") -> None:
+        old = self.box.state.conn_state
         self.box.on_state(state, detail)
+        flows.connection_changed(self.app, self.box, old, state)
         self._changed()
 
     def on_inventory(self, inventory: dict) -> None:
@@ -307,6 +309,7 @@ class GputuiApp(CockpitApp):
 
     def reconnect(self, box: BoxContext) -> None:
         self.notify(_("Reconnecting to %s now…") % box.host, timeout=4, markup=False)
+        box.reconnect_asked = True  # the toast "Reconnected" closes what this one opened
         if self._session.state == FAILED:
             self.run_session()
         else:

@@ -30,6 +30,7 @@ class BoxContext(FleetBox):
         if label:
             self.state.host_label = label  # what the header says (the demo names itself)
         self.session: Optional[RemoteSession] = None
+        self.reconnect_asked = False  # `r` was pressed: say "Reconnected" when it is
         # How to attach to a tmux session on the box (`ssh -t HOST tmux attach`); the demo
         # attaches to its local tmux server instead.
         self.attach_argv: Callable[[str], List[str]] = self.ssh_attach_argv

@@ -171,3 +171,18 @@ async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
     if code not in (0, None):
         app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
     return argv
+
+
+# -- connection notices ---------------------------------------------------------------------
+def reconnected(pending: bool, old: str, new: str) -> bool:
+    """Say "Reconnected" when the session is live again after `r` or after a drop
+    (`pending`), not on the first connect, which the dashboard itself shows."""
+    return new == "live" and old != "live" and pending
+
+
+def connection_changed(app: CockpitApp, box: BoxContext, old: str, new: str) -> None:
+    if str(new) == "reconnecting":  # a drop: its end is worth saying too
+        box.reconnect_asked = True
+    if reconnected(getattr(box, "reconnect_asked", False), str(old), str(new)):
+        box.reconnect_asked = False
+        app.notify(_("Reconnected to %s") % box.host, timeout=4, markup=False)
