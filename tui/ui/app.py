@@ -20,7 +20,9 @@ from textual.screen import Screen
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.boxtext import visible
+from tui.core import providers
 from tui.core.config import Config
+from tui.core.config_reload import ConfigWatcher, apply_host, host_changes
 from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
@@ -37,6 +39,7 @@ from tui.ui.translate import Translated
 
 log = logging.getLogger("gputui.ui")
 
+CONFIG_POLL = 2.0  # seconds between looks at the config file
 ABOUT = N_("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
            "daemon on the box that keeps sampling while you are away.")
 
@@ -166,6 +169,37 @@ class CockpitApp(Translated, App):
         self.start_sessions()
         # The billing clocks and the data-age counter tick even when no samples arrive.
         self.set_interval(1.0, self.tick)
+        self.config_watch = ConfigWatcher(self.config.path)
+        self.set_interval(CONFIG_POLL, self.reload_config)
+
+    def watched_boxes(self) -> List[BoxContext]:
+        """The boxes whose config a reload applies to."""
+        boxes = getattr(self, "boxes", None)
+        return list(boxes) if boxes else [b for b in [getattr(self, "box", None)] if b is not None]
+
+    def reload_config(self) -> None:
+        """An edited config file takes effect now, with a toast saying what changed."""
+        new = self.config_watch.poll()
+        if new is None:
+            return
+        for problem in new.problems:
+            self.notify(problem, severity="warning", timeout=15, markup=False)
+        if new.broken:
+            return  # keep what was read before
+        self.config = new
+        for box in self.watched_boxes():
+            fresh = new.host(box.host)
+            changes = host_changes(box.cfg, fresh)
+            if not changes:
+                continue
+            apply_host(box.cfg, fresh)
+            facts = (box.state.inventory or {}).get("host") or {}
+            box.billing.preset = providers.resolve(facts.get("provider") or {}, box.cfg)
+            self.notify(_("Config reloaded for %s: %s") % (box.host, "; ".join(changes)),
+                        timeout=10, markup=False)
+            dashboard = self.dashboard_of(box)
+            if dashboard is not None and dashboard.ready:
+                dashboard.refresh_view()
 
     # -- what each app says for itself ------------------------------------------------------
     def start_sessions(self) -> None:
