@@ -9,7 +9,7 @@ import sys
 import time
 
 from tui import __version__
-from tui.cli.contact import config_for, record_contact
+from tui.cli.contact import config_for, host_settings, record_contact
 from tui.core import from_wire
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
@@ -190,7 +190,8 @@ def run_remote(coro):
 
 
 def cmd_status(args):
-    cfg, _ = config_for(args.host)
+    cfg, host_cfg = config_for(args.host)
+    host_settings(args, host_cfg)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
                                 asker=asker_of(args)))
@@ -216,6 +217,7 @@ def cmd_doctor(args):
     from tui.core.preflight_verdicts import exit_code, run_checks, worst
     from tui.core.providers import resolve
     cfg, host_cfg = config_for(args.host)
+    host_settings(args, host_cfg)
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
@@ -279,6 +281,7 @@ async def checklist_run(args, host_cfg):
 def cmd_checklist(args):
     from tui.core.checklist_verdicts import exit_code, verdict
     _cfg, host_cfg = config_for(args.host)
+    host_settings(args, host_cfg)
     t0 = time.time()
     result = run_remote(checklist_run(args, host_cfg))
     if result is None:

@@ -46,3 +46,14 @@ def record_contact(host: str, inventory: Dict[str, Any],
             "granularity": f.granularity, "cost": f.cost, "provider": f.provider,
             "release_command": f.release_command, "release_action": f.release_action,
             "after_release": f.after_release}
+
+
+def host_settings(args, host_cfg: HostConfig):
+    """`--simulate` / `--remote-dir`, else the host's `simulate` / `remote_dir` in the config:
+    the same for every command (connect, status, doctor, checklist, fleet, exporter)."""
+    if getattr(args, "simulate", None) is None and host_cfg.simulate:
+        args.simulate = host_cfg.simulate
+    if getattr(args, "remote_dir", None) is None and host_cfg.remote_dir:
+        args.remote_dir = host_cfg.remote_dir
+    return args
+

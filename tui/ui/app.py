@@ -307,7 +307,8 @@ class GputuiApp(CockpitApp):
             self.startup_notices.append(ledger.notice)
         self.box = single_box(host, host_cfg, ledger, label=host_label or target.host)
         self._session: RemoteSession = session or RemoteSession(
-            target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
+            target, simulate=simulate or host_cfg.simulate,  # the flag, else the host's setting
+            remote_dir=remote_dir or host_cfg.remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python,
             asker=DialogAsker(self, host))  # password/passphrase dialogs (issue 9)
         self.box.session = self._session
