@@ -58,15 +58,16 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
 def autostop_line(status: Optional[Dict[str, Any]]) -> str:
     """Autostop in one line, as the dashboard says it: off, armed (idle / deadline) or
     counting down."""
-    armed = (status or {}).get("armed")
+    status = status or {}
+    armed = status.get("armed")
     if not armed:
         return _("autostop off")
-    if (status or {}).get("grace_left") is not None:
+    if status.get("grace_left") is not None:
         return _("AUTOSTOP in %ss") % fmt.na(status["grace_left"], "%d")
     parts = []
     if armed.get("idle_seconds") is not None:
         parts.append(_("idle %s (now %s)") % (fmt.duration(armed["idle_seconds"]),
-                                             fmt.duration((status or {}).get("idle_for") or 0)))
+                                             fmt.duration(status.get("idle_for") or 0)))
     if armed.get("deadline"):
         parts.append(_("at %s") % time.strftime("%m-%d %H:%M", time.localtime(armed["deadline"])))
     return _("autostop armed: ") + ", ".join(parts)
