@@ -37,6 +37,7 @@ from tui.ui.widgets.live import update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
+from tui.ui.screens.filter_dialog import FilterScreen
 from tui.ui.translate import Translated
 
 
@@ -57,6 +58,8 @@ class DashboardScreen(Translated, Screen):
         Binding("a", "autostop", N_("Autostop"), id="autostop",
                 tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
+        Binding("slash", "filter", N_("Filter"), id="filter",
+                tooltip=N_("Show only processes whose command, user or pid match")),
         # Quit before nvitop: at 80 columns the footer still says how to leave
         Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
@@ -109,8 +112,10 @@ class DashboardScreen(Translated, Screen):
         orphans = orphaned_workers(st.job_model.loaders.orphans)
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
-        self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse,
-                                                    more=st.procs_more())
+        procs = self.query_one("#procs", ProcessTable)
+        procs.show(st.proc_rows(), st.sort_key, st.sort_reverse, more=st.procs_more())
+        procs.border_title = _("GPU processes") + (
+            _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
 
@@ -191,8 +196,16 @@ class DashboardScreen(Translated, Screen):
         self.app.push_screen(TmuxScreen(self.box))
 
     def action_cycle_sort(self) -> None:
-        self.box.state.cycle_sort()
+        # only the columns shown at this width: sorting by a hidden one looks like nothing
+        self.box.state.cycle_sort(list(self.query_one("#procs", ProcessTable).columns))
         self.refresh_view()
+
+    @background("Filter", group="dialog")
+    async def action_filter(self) -> None:
+        answer = await self.app.push_screen_wait(FilterScreen(self.box.state.proc_filter))
+        if answer is not None:
+            self.box.state.proc_filter = answer
+            self.refresh_view()
 
     def action_reverse_sort(self) -> None:
         self.box.state.sort_reverse = not self.box.state.sort_reverse
