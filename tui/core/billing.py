@@ -144,7 +144,7 @@ def runs_out_phrase(when: float, now: float, granularity: str = "second") -> str
     """The end of the budget line: a clock time, read as one ("runs out at 23:24"); per hour,
     the start of the hour that crosses the budget (that is when the money is committed)."""
     same_day = time.localtime(when)[:3] == time.localtime(now)[:3]
-    clock = time.strftime("%H:%M" if same_day else "%a %H:%M", time.localtime(when))
+    clock = time.strftime("%H:%M" if same_day else "%m-%d %H:%M", time.localtime(when))  # no English day names
     if granularity == "hour":
         return _(", crossed by the hour starting at %s") % clock
     return _(", runs out at %s") % clock
