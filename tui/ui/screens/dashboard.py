@@ -107,11 +107,11 @@ class DashboardScreen(Translated, Screen):
         self.set_class(not right_column(self.size.width or 120), "narrow")
         self.refresh_status()
         self.refresh_notice()
-        self.refresh_gpus()
         self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
         orphans = orphaned_workers(st.job_model.loaders.orphans)
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
+        self.refresh_gpus()  # after the dataloader panel: the GPU plan counts its rows
         procs = self.query_one("#procs", ProcessTable)
         procs.show(st.proc_rows(), st.sort_key, st.sort_reverse, more=st.procs_more())
         procs.border_title = _("GPU processes") + (
