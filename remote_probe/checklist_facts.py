@@ -306,10 +306,60 @@ def delete(paths, allowed_prefixes):
     return done
 
 
-def env_capture(python=None):
-    """pip freeze (and conda env export when conda is there) of the training environment."""
+def _proc_argv0_and_path(pid):
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        argv0 = f.read().split(b"\0")[0].decode("utf-8", "replace")
+    path = None
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(b"PATH="):
+                    path = item[5:].decode("utf-8", "replace")
+    except OSError:
+        pass
+    return argv0, path
+
+
+def job_interpreter(pids):
+    """-> (python, pid): the interpreter a running job uses, as it was started, so a venv's
+    `~/venv/bin/python` stays itself (its /proc exe resolves to the base interpreter, whose
+    pip freeze is not the job's). (None, None) when no job runs python."""
+    for pid in pids:
+        try:
+            argv0, path = _proc_argv0_and_path(pid)
+            exe = os.readlink("/proc/%d/exe" % pid)
+        except (OSError, ValueError):
+            continue
+        if not os.path.basename(exe).startswith("python"):
+            continue
+        candidate = None
+        if "/" in argv0:
+            if not os.path.isabs(argv0):
+                try:
+                    argv0 = os.path.normpath(os.path.join(os.readlink("/proc/%d/cwd" % pid), argv0))
+                except OSError:
+                    argv0 = ""
+            candidate = argv0
+        elif argv0:
+            candidate = shutil.which(argv0, path=path or os.defpath)
+        if (candidate and os.access(candidate, os.X_OK)
+                and os.path.realpath(candidate) == os.path.realpath(exe)):
+            return candidate, pid
+        return exe, pid
+    return None, None
+
+
+def env_capture(python=None, pids=()):
+    """pip freeze (and conda env export when conda is there) of the training environment:
+    `python` when the user named one, else the interpreter of a running job (`pids`), else
+    the box's python3. The reply says which one was frozen and why."""
+    source = "config" if python else None
+    job_pid = None
+    if not python and pids:
+        python, job_pid = job_interpreter(pids)
+        source = "job" if python else None
     python = python or shutil.which("python3") or "python3"
-    out = {"python": python}
+    out = {"python": python, "python_source": source or "default", "python_pid": job_pid}
     try:
         r = subprocess.run([python, "-m", "pip", "freeze"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)

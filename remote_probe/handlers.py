@@ -262,7 +262,8 @@ async def on_delete(daemon, client, msg):
 async def on_env_capture(daemon, client, msg):
     from . import checklist_facts as checklist
     python = msg.get("python") if isinstance(msg.get("python"), str) else None
-    return await off_loop(lambda: checklist.env_capture(python))
+    pids = [p for p in msg.get("pids") or () if isinstance(p, int)]
+    return await off_loop(lambda: checklist.env_capture(python, pids))
 
 
 @handles(wire.FILE_READ)

@@ -190,6 +190,17 @@ def pane_job(pane_pid, children, comm, gpu_pids=()):
     return min(found)[1] if found else None
 
 
+def pane_tree(pane_pid, children):
+    """Every pid in the process tree under (and including) the pane's shell."""
+    seen, stack = set(), [pane_pid]
+    while stack:
+        pid = stack.pop()
+        if pid not in seen:
+            seen.add(pid)
+            stack.extend(children.get(pid, ()))
+    return seen
+
+
 def children_map(stats):
     """{pid: stat tuple with ppid at [2]} -> ({ppid: [pids]}, {pid: comm})."""
     children, comm = {}, {}
@@ -212,6 +223,8 @@ def _judge_panes(sessions, scan, gpu_pids=()):
                     comm[p["pid"]] = scan.comm(p["pid"])
                 job = pane_job(p["pid"], children, comm, gpu_pids)
                 p["running"] = job is not None
+                # the GPU processes of this pane's job: one job, not one per GPU process too
+                p["gpu_pids"] = sorted(pane_tree(p["pid"], children) & set(gpu_pids))
                 if job is not None and p["command"] in SHELLS:
                     p["command"] = comm.get(job) or p["command"]  # say what runs: "python3"
     return sessions

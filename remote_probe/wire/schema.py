@@ -321,7 +321,8 @@ JOBS_BLOCK = Obj({
         "id": NAME, "name": NAME, "attached": COUNT, "created": EPOCH,
         "windows": List(Obj({"id": NAME, "index": COUNT, "name": NAME, "panes": List(Obj({
             "id": NAME, "index": COUNT, "pid": PID, "command": NAME, "path": PATH,
-            "started": EPOCH, "active": Bool(), "dead": Bool(), "running": Bool()},
+            "started": EPOCH, "active": Bool(), "dead": Bool(), "running": Bool(),
+            "gpu_pids": List(PID, 1024)},
             drop_if_bad=True), 256)}, drop_if_bad=True), 1024)},
         required=("id",), drop_if_bad=True), 1024), "error": Str(2000)}),
     "loaders": Obj({"trainers": List(Obj({"pid": PID, "workers": List(LOADER_ROW, 1024)},
@@ -394,7 +395,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     SHA256: Obj({"paths": STRINGS}),
     KILL: Obj({"pid": PID}),
     DELETE: Obj({"paths": STRINGS, "allowed": STRINGS}),
-    ENV_CAPTURE: Obj({"python": PATH}),
+    ENV_CAPTURE: Obj({"python": PATH, "pids": List(PID, 1024)}),
     RELEASE: Obj({"command": Str(8192)}),
     PROVIDER_PRICE: Obj({"fresh": Bool()}),
     TMUX_CAPTURE: Obj({"pane": NAME, "lines": Num(1, 100000, integer=True)}),

@@ -107,7 +107,7 @@ vGPU SFTP MiB GiB GB MB KiB MHz TFLOPS bf16 fp16 fp32 rtt ms ctrl Ctrl esc enter
 pgup pgdn
 num_workers pin_memory prefetch_factor DataLoader DataLoaders dataloader pid PID CNY USD EUR
 sha256 HF_ENDPOINT PyPI README matmul demo box sim simulated rsync git LMDB tar freeze True False
-iowait worker env nvitop
+iowait worker env nvitop Hugging Face net_check_urls
 None ModuleNotFoundError module named
 CUDA_VISIBLE_DEVICES
 PHB PIX PXB SYS NODE NVSWITCH NVLink P2P tmpfs ext4 xfs overlay dev shm mnt home

@@ -9,7 +9,7 @@ import time
 
 from tui import __version__
 from tui.cli import notify_cmd
-from tui.cli.contact import config_for, price_of, record_contact
+from tui.cli.contact import config_for, host_settings, price_of, record_contact
 from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
                             _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
@@ -119,7 +119,8 @@ def split_box_argv(argv):
 
 def cmd_status(args):
     from tui.remote.session import snapshot
-    cfg, _ = config_for(args.host)
+    cfg, host_cfg = config_for(args.host)
+    host_settings(args, host_cfg)
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
                                 asker=asker_of(args), notify_config=notify_config(cfg.data, args.host)[0],
@@ -143,6 +144,7 @@ def cmd_doctor(args):
     from tui.core.providers import resolve
     from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
+    host_settings(args, host_cfg)
     t0 = time.time()
     reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
@@ -207,6 +209,7 @@ async def checklist_run(args, host_cfg):
 def cmd_checklist(args):
     from tui.core.checklist_verdicts import exit_code, verdict
     _cfg, host_cfg = config_for(args.host)
+    host_settings(args, host_cfg)
     t0 = time.time()
     result = run_remote(checklist_run(args, host_cfg))
     if result is None:

@@ -83,3 +83,14 @@ def runs_out_json(out: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     if not out:
         return None
     return {"at": out["hhmm"], "date": out.get("date"), "epoch": round(out["at"]), "then": out.get("then")}
+
+
+def host_settings(args, host_cfg: HostConfig):
+    """`--simulate` / `--remote-dir`, else the host's `simulate` / `remote_dir` in the config:
+    the same for every command (connect, status, doctor, checklist, fleet, exporter)."""
+    if getattr(args, "simulate", None) is None and host_cfg.simulate:
+        args.simulate = host_cfg.simulate
+    if getattr(args, "remote_dir", None) is None and host_cfg.remote_dir:
+        args.remote_dir = host_cfg.remote_dir
+    return args
+

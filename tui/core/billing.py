@@ -3,9 +3,11 @@
 import collections
 import datetime
 import math
+import time
 from typing import Collection, Deque, List, Optional, Sequence, Tuple
 
 from remote_probe.wire import all_idle
+from tui.core.i18n import _
 
 GRANULARITY_SECONDS = {"second": 1, "minute": 60, "hour": 3600}
 BUDGET_LEVELS = (0.5, 0.8, 1.0)
@@ -113,6 +115,57 @@ def budget_levels_crossed(cost: Optional[float], budget: Optional[float],
     if not budget or cost is None:
         return []
     return [lvl for lvl in BUDGET_LEVELS if cost >= lvl * budget and lvl not in already]
+
+
+def charged_at(start: Optional[float], amount: Optional[float], rate_per_hour: Optional[float],
+               granularity: str = "second") -> Optional[float]:
+    """The moment the bill first reaches `amount`: the start of the billing unit whose charge
+    takes it there (per started hour, the money is committed when that hour starts). It does
+    not depend on the time now, so a line built from it does not drift. None without a rate."""
+    if start is None or amount is None or not rate_per_hour or rate_per_hour <= 0:
+        return None
+    unit = GRANULARITY_SECONDS[granularity]
+    units = math.ceil(amount * 3600.0 / rate_per_hour / unit - 1e-9)
+    return start + max(0, units - 1) * unit
+
+
+def budget_runs_out_at(start: Optional[float], now: float, rate_per_hour: Optional[float],
+                       budget: Optional[float], granularity: str = "second") -> Optional[float]:
+    """When the charge that crosses the budget is made; None when no budget or rate, or
+    when it has been made already."""
+    if not budget:
+        return None
+    when = charged_at(start, budget, rate_per_hour, granularity)
+    return when if when is not None and when > now else None
+
+
+def budget_levels_due(start: Optional[float], now: float, rate_per_hour: Optional[float],
+                      budget: Optional[float], granularity: str = "second",
+                      already: Collection[float] = ()) -> Tuple[List[float], Optional[float]]:
+    """-> (levels whose charge has been made and not yet warned about, the one to show).
+    Levels charged together (one hour's charge crossing 80 % and 100 %, or an app started
+    late) are one warning: the highest."""
+    if not budget:
+        return [], None
+    due = [lvl for lvl in BUDGET_LEVELS if lvl not in already
+           and (when := charged_at(start, lvl * budget, rate_per_hour, granularity)) is not None
+           and when <= now]
+    return due, (max(due) if due else None)
+
+
+def runs_out_phrase(when: float, now: float, granularity: str = "second") -> str:
+    """The end of the budget line: a clock time, read as one ("runs out at 23:24"); per hour,
+    the start of the hour that crosses the budget (that is when the money is committed)."""
+    same_day = time.localtime(when)[:3] == time.localtime(now)[:3]
+    clock = time.strftime("%H:%M" if same_day else "%m-%d %H:%M", time.localtime(when))  # no English day names
+    if granularity == "hour":
+        return _(", crossed by the hour starting at %s") % clock
+    return _(", runs out at %s") % clock
+
+
+def collapse_levels(levels: Sequence[float]) -> Optional[float]:
+    """Several levels crossed at one moment are one warning: the highest."""
+    return max(levels) if levels else None
 
 
 def seconds_until_budget(cost: Optional[float], rate_per_hour: Optional[float],

@@ -42,6 +42,7 @@ class Figures:
     rate_source: str = provider_price.NONE  # where `rate` came from: api / typed / none (issue 22)
     rate_label: str = ""  # 'price from RunPod API', 'typed rate', 'no rate'
     balance_runs_out: Optional[Dict[str, Any]] = None  # provider_price.runs_out()
+    budget_runs_out_at: Optional[float] = None  # when the charge crossing the budget is made
 
 
 def released_by_autostop(event: Dict[str, Any], start: Optional[float]) -> bool:
@@ -201,6 +202,8 @@ class BillingClock:
             release_label=self.preset.chosen.label if self.preset.chosen else "",
             rate_source=price.source, rate_label=price.label,
             balance_runs_out=provider_price.runs_out(self.provider_price, self.preset, now, rate),
+            budget_runs_out_at=billing.budget_runs_out_at(self.start, now, cfg.rate, budget,
+                                                          cfg.granularity),
         )
 
     def _other_sessions_today(self, now: float) -> float:
@@ -220,14 +223,26 @@ class BillingClock:
         return value
 
     def new_budget_warnings(self, now: Optional[float] = None) -> List[Tuple[str, float, Optional[float]]]:
-        """Budget levels newly crossed, as (kind, level, budget); each warned once per run."""
+        """Budget levels newly charged, as (kind, level, budget); each warned once per run, and
+        levels charged at the same moment as one warning (the highest)."""
+        now = self.clock() if now is None else now
         f = self.figures(now)
         out: List[Tuple[str, float, Optional[float]]] = []
-        for kind, spent, budget in (("session", f.cost, f.budget), ("day", f.day_cost, f.budget_day)):
-            done = {lvl for k, lvl in self.warned if k == kind}
-            for level in billing.budget_levels_crossed(spent, budget, done):
-                self.warned.add((kind, level))
-                out.append((kind, level, budget))
+        done = {lvl for k, lvl in self.warned if k == "session"}
+        if self.start is not None and f.budget:
+            due, show = billing.budget_levels_due(self.start, now, f.rate, f.budget,
+                                                  f.granularity, done)
+        else:
+            due, show = [], None
+        for kind, levels, budget in (("session", due, f.budget),
+                                     ("day", billing.budget_levels_crossed(
+                                         f.day_cost, f.budget_day,
+                                         {lvl for k, lvl in self.warned if k == "day"}),
+                                      f.budget_day)):
+            self.warned.update((kind, lvl) for lvl in levels)
+            top = show if kind == "session" else billing.collapse_levels(levels)
+            if top is not None:
+                out.append((kind, top, budget))
         return out
 
     def persist(self, force: bool = False, ended_how: Optional[str] = None,

@@ -23,6 +23,7 @@ from tui.core.transfer import (
 
 VRAM_FREE_MIB = 300  # below this a GPU counts as released (driver contexts use a little)
 TEMP_WARN_BYTES = 1 << 30
+TEMP_MIN_BYTES = 1 << 20  # a leftover holding less is not worth a warning
 
 
 @dataclasses.dataclass
@@ -49,8 +50,13 @@ def download_base(host: str, session_key: object) -> str:
 
 
 def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[str, Any]]) -> Item:
+    # a job in a tmux pane is counted once, as its pane, not again as its GPU processes
+    in_panes = {pid for s in tmux_sessions for w in s["windows"] for pane in w["panes"]
+                if pane.get("running") for pid in pane.get("gpu_pids") or ()}
     running = []
     for p in compute_procs:
+        if p["pid"] in in_panes:
+            continue
         running.append(_("GPU %s: pid %s %s") % (visible(p.get("gpu")), visible(p["pid"]),
                                               visible(p.get("cmd") or "", limit=60)))
     for s in tmux_sessions:
@@ -102,7 +108,7 @@ def check_artifacts(statuses: Sequence[Mapping[str, Any]], truncated: Any = Fals
     newer = [s for s in statuses if s["state"] == "newer local"]
     bad = [s for s in statuses if s["path"] in set(corrupt)]
     details = ["%s %s (%s)" % ({"missing": _("not downloaded:"), "stale": _("changed on the box:")}[s["state"]],
-                                visible(s["path"]), fmt.mib(s["size"] / 1048576.0)) for s in missing]
+                                visible(s["path"]), fmt.size(s["size"])) for s in missing]
     details += [_("corrupt local copy (sha256 differs): %s") % visible(s["path"]) for s in bad]
     details += [_("refused (unsafe name): %s") % visible(s["path"]) for s in refused]
     details += [_("local copy is newer, kept: %s") % visible(s["local"]) for s in newer]
@@ -114,7 +120,7 @@ def check_artifacts(statuses: Sequence[Mapping[str, Any]], truncated: Any = Fals
     total = sum(s["size"] for s in missing)
     if missing or bad:
         return Item("artifacts", _("Artifacts downloaded"), FAIL, _("%d of %d not on this laptop (%s)%s") % (
-            len(missing) + len(bad), len(statuses), fmt.mib(total / 1048576.0),
+            len(missing) + len(bad), len(statuses), fmt.size(total),
             _("; %d corrupt") % len(bad) if bad else ""), details, _("g: download · v: verify sha256"))
     if refused or truncated:
         return Item("artifacts", _("Artifacts downloaded"), WARN, _("all safe files are here; %s") % (
@@ -141,12 +147,13 @@ def check_ephemeral(statuses: Sequence[Mapping[str, Any]], preset: Optional[prov
                     % preset.wiper, facts)
     details = ["%s%s" % (visible(s["path"]), _(" (downloaded)") if s["state"] == "same" else _(" (NOT downloaded)"))
                for s in at_risk] + facts
+    not_here = [s for s in at_risk if s["state"] != "same"]
     return Item("ephemeral", _("Nothing on vanishing disks"), WARN,
                 ngettext("%d artifact on disks %s wipes at release%s",
                          "%d artifacts on disks %s wipes at release%s", len(at_risk))
                 % (len(at_risk), preset.wiper,
                    _(" (persistent: %s)") % ", ".join(persistent) if persistent else ""), details,
-                _("g: download"))
+                _("g: download") if not_here else None)
 
 
 def check_code(git: Optional[Mapping[str, Any]]) -> Item:
@@ -179,24 +186,65 @@ def check_code(git: Optional[Mapping[str, Any]]) -> Item:
         details, _("t: open a shell in tmux to commit and push"))
 
 
+def billed_bytes(t: Mapping[str, Any]) -> int:
+    """Storage is billed for the blocks a file holds, not its apparent size (sparse files)."""
+    return t["on_disk"] if t.get("on_disk") is not None else t["size"]
+
+
+def worth_cleaning(t: Mapping[str, Any]) -> bool:
+    """A big cache, or a leftover (temp file, core dump) that holds real blocks: a 0 MiB
+    sparse file costs nothing and is not worth a warning."""
+    billed = billed_bytes(t)
+    if t["kind"] in ("temp", "core dump"):
+        return billed >= TEMP_MIN_BYTES
+    return billed >= TEMP_WARN_BYTES
+
+
 def check_temp(temp: Optional[Sequence[Mapping[str, Any]]]) -> Item:
-    big = [t for t in temp or [] if t["size"] >= TEMP_WARN_BYTES or t["kind"] in ("temp", "core dump")]
+    big = [t for t in temp or [] if worth_cleaning(t)]
     if not big:
         return Item("temp", _("Temp files cleaned"), PASS, _("no large caches or leftovers"))
-    # storage is billed for the blocks a file holds, not its apparent size (sparse files)
-    total = sum(t["on_disk"] if t.get("on_disk") is not None else t["size"] for t in big)
-    details = ["%s %s (%s%s)" % (visible(t["kind"]), visible(t["path"]), fmt.mib(t["size"] / 1048576.0),
-                                 _(", %s on disk, sparse") % fmt.mib(t["on_disk"] / 1048576.0)
+    total = sum(billed_bytes(t) for t in big)
+    details = ["%s %s (%s%s)" % (visible(t["kind"]), visible(t["path"]), fmt.size(t["size"]),
+                                 _(", %s on disk, sparse") % fmt.size(t["on_disk"])
                                  if t.get("on_disk") is not None and t["on_disk"] < t["size"] / 2 else "")
                for t in big]
     return Item("temp", _("Temp files cleaned"), WARN, _("%s in caches and leftovers billed as storage") %
-                fmt.mib(total / 1048576.0), details, _("x: delete (shows the paths first)"))
+                fmt.size(total), details, _("x: delete (shows the paths first)"))
+
+
+def env_frozen_text(reply: Mapping[str, Any]) -> str:
+    """Which interpreter an env capture froze, and why that one."""
+    python = visible(str(reply.get("python") or "python3"))
+    source, pid = reply.get("python_source"), reply.get("python_pid")
+    if source == "job" and pid:
+        why = _("the running job's interpreter (PID %s)") % pid
+    elif source == "config":
+        why = _("the python set for this host in the config")
+    else:
+        why = _("the box's python3: no running job uses python")
+    return _("froze %s, %s") % (python, why)
+
+
+def frozen_python(env_dir: str) -> Optional[str]:
+    """The interpreter named in a saved pip-freeze.txt's header line, or None."""
+    try:
+        with open(os.path.join(env_dir, "pip-freeze.txt"), encoding="utf-8", errors="replace") as f:
+            head = f.readline()
+    except OSError:
+        return None
+    if not head.startswith("# ") or " on " not in head:
+        return None
+    return head[2:].rsplit(" on ", 1)[0].strip() or None
 
 
 def check_env(env_dir: str) -> Item:
     files = [f for f in ("pip-freeze.txt", "conda-env.yml") if os.path.exists(os.path.join(env_dir, f))]
     if "pip-freeze.txt" in files:
-        return Item("env", _("Environment captured"), PASS, _("saved in %s") % env_dir, files)
+        python = frozen_python(env_dir)
+        said = (_("%s frozen, saved in %s") % (visible(python), env_dir) if python
+                else _("saved in %s") % env_dir)
+        return Item("env", _("Environment captured"), PASS, said, files)
     return Item("env", _("Environment captured"), WARN, _("no pip freeze saved: the box could not be rebuilt"),
                 [], _("e: capture pip freeze / conda env"))
 
@@ -224,6 +272,22 @@ def check_bill(figures: Optional["Figures"], currency_fmt: Callable[[Optional[fl
 def verdict(items: Iterable[Item]) -> str:
     live = [i for i in items if not i.waived]
     return max((i.verdict for i in live), key=ORDER.__getitem__, default=PASS)
+
+
+def release_headline(items: Sequence[Item], released: bool = False) -> Tuple[str, str]:
+    """The line over the checklist: (text, verdict). Waived rows are said, not counted as
+    passing; after the release no "R releases"."""
+    v = verdict(items)
+    if released:
+        return _("Released: the billing session is closed"), PASS
+    waived = sum(1 for i in items if i.waived)
+    if v == PASS and waived:
+        return ngettext("Safe to release: every check passes or is waived (%d waived; R releases)",
+                        "Safe to release: every check passes or is waived (%d waived; R releases)",
+                        waived) % waived, v
+    return {PASS: _("Safe to release: every check passes (R releases)"),
+            WARN: _("Only warnings left: review them, then R releases"),
+            FAIL: _("Not safe to release yet: fix or waive (w) the failing checks")}[v], v
 
 
 def exit_code(items: Iterable[Item]) -> int:

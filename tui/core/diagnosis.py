@@ -10,6 +10,9 @@ import dataclasses
 import math
 from typing import List, Optional, Protocol, Sequence, TypeVar
 
+from rich.cells import cell_len
+
+from tui.core.boxtext import visible
 from tui.core.i18n import _
 
 
@@ -109,6 +112,24 @@ def diagnose(f: LoaderFacts) -> Diagnosis:
                              else _("cores to spare unknown"), target))
     return Diagnosis(verdict, "slow_loader", _("%s; workers not at their limit → raise "
                        "prefetch_factor, check the dataset's __getitem__ for slow calls") % head)
+
+
+FIX_ARROW = " → "
+
+
+def fit_diagnosis(line: str, width: int) -> str:
+    """The diagnosis in `width` columns with its fix whole: the cause is shortened, never the
+    "→ set num_workers=8" a cut from the end used to hide ("… → set"). A fix wider than the
+    room is returned whole after the arrow (the panel wraps it)."""
+    if cell_len(line) <= width:
+        return line
+    head, sep, fix = line.rpartition(FIX_ARROW)
+    if not sep:
+        return visible(line, limit=width)
+    room = width - cell_len(FIX_ARROW + fix)
+    if room >= 12:
+        return visible(head, limit=room) + FIX_ARROW + fix
+    return FIX_ARROW.lstrip() + fix
 
 
 def orphaned_workers(orphans: Sequence[_W]) -> List[_W]:

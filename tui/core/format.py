@@ -45,6 +45,18 @@ def mib(value: Any) -> str:
     return "%d MiB" % value
 
 
+def size(nbytes: Any) -> str:
+    """Bytes -> '512 B' / '12 KiB' / '3 MiB' / '1.2 GiB': a small file is not '(0 MiB)'."""
+    n = _num(nbytes)
+    if n is None:
+        return "n/a"
+    if n < 1024:
+        return "%d B" % n
+    if n < 1 << 20:
+        return "%d KiB" % round(n / 1024.0)
+    return mib(n / 1048576.0)
+
+
 def bytes_rate(bps: Any) -> str:
     bps = _num(bps)
     if bps is None:

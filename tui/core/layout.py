@@ -20,33 +20,51 @@ MIN_PROC_ROWS = 5
 PROC_CHROME = 3       # the process table's border (2) and header (1)
 PANEL_CHROME = 2      # the GPU panel's border
 GPU_SHARE = 0.45
+GPU_MAX_SHARE = 0.6  # the panel's max-height in app.tcss
+MAX_GRAPH_ROWS = 12  # taller says nothing more
 GRID_CELL = 24        # "15 ▕████▏ 63% ▕██▏ 75%" plus a gap
 WIDE = 120            # from this width the billing/host column sits on the right
 
 
 @dataclasses.dataclass(frozen=True)
 class GpuPlan:
-    lines: int          # lines per GPU (0 in grid mode)
+    lines: int          # the mode: lines per GPU at least (0 in grid mode)
     per_line: int       # GPUs per line (1 except grid mode)
     rows: int           # content rows of the GPU panel
+    graph_rows: int = -1  # rows of each GPU's graph; -1: the mode's (3, 1 or none)
+
+    @property
+    def graph_height(self) -> int:
+        if self.graph_rows >= 0:
+            return self.graph_rows
+        return 3 if self.lines >= 5 else 1 if self.lines >= 2 else 0
 
     @property
     def grid(self) -> bool:
         return self.lines == 0
 
 
-def gpu_plan(n_gpus: int, width: int, height: int, fixed_rows: int = 2) -> GpuPlan:
+def gpu_plan(n_gpus: int, width: int, height: int, fixed_rows: int = 2,
+             procs: int = -1) -> GpuPlan:
     """The densest GPU presentation that still leaves the process table MIN_PROC_ROWS rows.
 
     fixed_rows: rows taken by everything else outside the body (header, footer, notice,
-    dataloader panel)."""
+    dataloader panel). procs: process rows to show (-1: unknown); rows the table would leave
+    empty go to the graphs, which grow with the window as btop's do (at 200×60 ~30 rows
+    stayed empty under 3-row graphs)."""
     if n_gpus <= 0:
         return GpuPlan(1, 1, 0)
     free = height - fixed_rows - PANEL_CHROME - PROC_CHROME - MIN_PROC_ROWS
     share = max(n_gpus, int(height * GPU_SHARE) - PANEL_CHROME)
     budget = min(free, share)
+    if procs >= 0:  # what the table does not fill, the graphs may use
+        room = free + MIN_PROC_ROWS - max(MIN_PROC_ROWS, procs + 1)
+        budget = max(budget, min(room, int((height - fixed_rows) * GPU_MAX_SHARE) - PANEL_CHROME))
     for lines in (5, 3, 2, 1):
         if n_gpus * lines <= budget:
+            if lines == 5:
+                graph = min(MAX_GRAPH_ROWS, budget // n_gpus - 2)
+                return GpuPlan(lines, 1, n_gpus * (graph + 2), graph)
             return GpuPlan(lines, 1, n_gpus * lines)
     per_line = max(1, (panel_width(width) + 2) // GRID_CELL)
     return GpuPlan(0, per_line, math.ceil(n_gpus / per_line))

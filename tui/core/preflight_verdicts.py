@@ -447,6 +447,10 @@ def run_checks(facts: Facts, cfg: "HostConfig", preset: Optional["Preset"] = Non
     checks += check_disks(facts, preset)
     checks += check_filesystems(facts)
     checks += check_net(facts, preset)
+    if getattr(cfg, "net_check_urls", None) == [] and not facts.get("net"):
+        # say where the PyPI / Hugging Face rows went (the demo turns them off)
+        checks.append(Check(_("reach PyPI and Hugging Face"), PASS,
+                            _("not checked: net_check_urls = [] for this host (remove it to check)")))
     checks.append(Check("tmux", PASS if facts.get("tmux") else WARN,
                         _("installed") if facts.get("tmux") else _("missing: jobs die with the SSH connection")))
     if facts.get("conda_pythons") and not cfg.python:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 from remote_probe import wire
 from tui.core import checklist_verdicts as checklist, providers
 from tui.core.billing import format_money
+from tui.core.boxtext import visible
 from tui.core.config import HostConfig
 from tui.core.i18n import _
 from tui.core.model import ConnState
@@ -171,15 +172,21 @@ class Release:
         self.corrupt = set(bad)
         return bad
 
-    async def capture_env(self) -> List[str]:
-        reply = await self.session.request(wire.ENV_CAPTURE, timeout=300,
-                                           **({"python": self.cfg.python} if self.cfg.python else {}))
+    async def capture_env(self, job_pids: Sequence[int] = ()) -> List[str]:
+        """Freeze the environment of the running job (`job_pids`: its processes on the box)
+        unless the config names a python; `self.env_frozen` says which interpreter it was."""
+        params: Dict[str, Any] = {"python": self.cfg.python} if self.cfg.python else {}
+        if job_pids and not self.cfg.python:
+            params["pids"] = [int(p) for p in job_pids][:1024]
+        reply = await self.session.request(wire.ENV_CAPTURE, timeout=300, **params)
+        self.env_frozen = checklist.env_frozen_text(reply)
         env_dir = os.path.join(self.base, "env")
         make_private_dir(env_dir)
         saved = []
         if reply.get("pip_freeze") is not None:
             write_private_file(os.path.join(env_dir, "pip-freeze.txt"), "# %s on %s, %s\n%s" % (
-                reply.get("python"), self.host, time.strftime("%Y-%m-%d %H:%M"), reply["pip_freeze"]))
+                visible(str(reply.get("python"))), self.host, time.strftime("%Y-%m-%d %H:%M"),
+                reply["pip_freeze"]))
             saved.append("pip-freeze.txt")
         if reply.get("conda_env"):
             write_private_file(os.path.join(env_dir, "conda-env.yml"), reply["conda_env"])
@@ -187,6 +194,8 @@ class Release:
         if not saved:
             raise RuntimeError(_("nothing captured: %s") % (reply.get("pip_error") or _("pip freeze failed")))
         return saved
+
+    env_frozen = ""
 
     def kill_refused(self) -> Optional[str]:
         """Why killing is not allowed here (said before asking, not after), or None."""

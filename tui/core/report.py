@@ -49,6 +49,8 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
         "tmux": (reply.get("jobs") or {}).get("tmux"),
         "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
         "autostop": reply.get("autostop"),
+        # the DataLoader stats per trainer, as the dashboard's panel has them
+        "dataloaders": ((reply.get("jobs") or {}).get("loaders") or {}).get("trainers") or [],
         "transport": reply.get("transport"),  # "exec" or "pty" (terminal-only proxies)
     }
 
@@ -101,6 +103,24 @@ def _clock(t: Optional[float]) -> str:
         return "?"
 
 
+def autostop_line(status: Optional[Dict[str, Any]]) -> str:
+    """Autostop in one line, as the dashboard says it: off, armed (idle / deadline) or
+    counting down."""
+    status = status or {}
+    armed = status.get("armed")
+    if not armed:
+        return _("autostop off")
+    if status.get("grace_left") is not None:
+        return _("AUTOSTOP in %ss") % fmt.na(status["grace_left"], "%d")
+    parts = []
+    if armed.get("idle_seconds") is not None:
+        parts.append(_("idle %s (now %s)") % (fmt.duration(armed["idle_seconds"]),
+                                             fmt.duration(status.get("idle_for") or 0)))
+    if armed.get("deadline"):
+        parts.append(_("at %s") % time.strftime("%m-%d %H:%M", time.localtime(armed["deadline"])))
+    return _("autostop armed: ") + ", ".join(parts)
+
+
 def status_text(doc: Dict[str, Any]) -> str:
     """The human snapshot. Every string from the box goes through visible()."""
     lines = []
@@ -125,6 +145,7 @@ def status_text(doc: Dict[str, Any]) -> str:
                  bill.get("balance_text")]  # issue 22: where the price came from, the balance
         if any(extra):
             lines.append("  " + "; ".join(visible(x) for x in extra if x))
+    lines.append(autostop_line(doc.get("autostop")))
     if doc["no_gpu_reason"]:
         lines.append(_("No GPU: %s") % visible(doc["no_gpu_reason"]))
     if doc["gpu_error"]:

@@ -59,6 +59,24 @@ def sort_procs(rows: List[ProcRow], key: str, reverse: bool) -> List[ProcRow]:
     return known + sorted(unknown, key=lambda r: r.pid)
 
 
+def next_sort_key(current: str, visible: Sequence[str]) -> str:
+    """`s`: the next column shown at this width (a hidden one sorted by nothing you see)."""
+    keys = [k for k in SORT_KEYS if k in visible] or list(SORT_KEYS)
+    if current not in keys:
+        return keys[0]
+    return keys[(keys.index(current) + 1) % len(keys)]
+
+
+def filter_procs(rows: List[ProcRow], query: str) -> List[ProcRow]:
+    """`/`: rows whose command, user or pid contain every word of the query (any case)."""
+    words = (query or "").casefold().split()
+    if not words:
+        return rows
+    def hay(r: ProcRow) -> str:
+        return " ".join(str(x) for x in (r.pid, r.user or "", r.cmd or "", r.host_pid or "")).casefold()
+    return [r for r in rows if all(w in hay(r) for w in words)]
+
+
 def _history() -> Deque[float]:
     return collections.deque(maxlen=HISTORY)
 
@@ -95,6 +113,7 @@ class DashboardState:
         self.sort_key = "gpu_mem"
         self.sort_reverse = True
         self.notify_seen: Set[Tuple[Any, ...]] = set()  # notify_event keys already toasted
+        self.proc_filter = ""  # `/`: show only processes matching this
 
     # -- updates from the session --------------------------------------------
     def set_inventory(self, inventory: Optional[dict]) -> None:
@@ -244,11 +263,10 @@ class DashboardState:
                 unprotected=p.pid in unprotected, user=meta.user if meta else None, cmd=cmd,
                 elapsed=(now - start) if start else None,
             ))
-        return sort_procs(rows, self.sort_key, self.sort_reverse)
+        return sort_procs(filter_procs(rows, self.proc_filter), self.sort_key, self.sort_reverse)
 
-    def cycle_sort(self) -> None:
-        i = SORT_KEYS.index(self.sort_key)
-        self.sort_key = SORT_KEYS[(i + 1) % len(SORT_KEYS)]
+    def cycle_sort(self, visible: Sequence[str] = SORT_KEYS) -> None:
+        self.sort_key = next_sort_key(self.sort_key, visible)
         self.sort_reverse = self.sort_key in ("gpu_mem", "cpu", "rss", "elapsed")
 
     def sort_by(self, key: str) -> None:

@@ -31,7 +31,7 @@ from remote_probe.wire import (
     EXIT_UPLOAD_FAILED,
     EXIT_USAGE,
 )
-from tui.core.i18n import _
+from tui.core.i18n import _, ngettext
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
 # Non-interactive SSH shells often miss conda's PATH; these are common places.
@@ -270,6 +270,37 @@ def parse_error(detail):
         return None, detail
 
 
+IN_USE = re.compile(r"runs (\S+) \(gputui [^)]*\) for (\d+) other live session")
+
+
+def daemon_in_use_message(last):
+    """A daemon started with other settings serves another session: say, in the user's
+    language, which settings and the flag that joins it (the probe's English reason, pasted
+    into a translated sentence, was half-translated and never named --simulate)."""
+    m = IN_USE.search(last or "")
+    if not m:
+        return _("Left the box's probe daemon running: %s") % (
+            (last or "").replace("gputui probe: ", "") or _("another live session uses it"))
+    backend, n = m.group(1), int(m.group(2))
+    if backend.startswith("sim:"):
+        scenario = backend[4:]
+        return ngettext(
+            "The box's probe daemon runs the simulator (scenario %s) for %d other live session, "
+            "so it was left running. Add `--simulate %s` to use it (or `simulate = \"%s\"` for "
+            "this host in the config), close the other session, or use another --remote-dir.",
+            "The box's probe daemon runs the simulator (scenario %s) for %d other live sessions, "
+            "so it was left running. Add `--simulate %s` to use it (or `simulate = \"%s\"` for "
+            "this host in the config), close the other session, or use another --remote-dir.",
+            n) % (scenario, n, scenario, scenario)
+    return ngettext(
+        "The box's probe daemon reads the real GPUs for %d other live session, so it was left "
+        "running. Drop --simulate (and `simulate` in the config) to use it, close the other "
+        "session, or use another --remote-dir.",
+        "The box's probe daemon reads the real GPUs for %d other live sessions, so it was left "
+        "running. Drop --simulate (and `simulate` in the config) to use it, close the other "
+        "session, or use another --remote-dir.", n) % n
+
+
 def explain_exit(code, stderr=""):
     """A one-line message for an exit status of the probe command."""
     detail = (stderr or "").strip().splitlines()
@@ -296,8 +327,7 @@ def explain_exit(code, stderr=""):
     if code == EXIT_PROBE_CRASHED:
         return _("The probe crashed on the box: %s") % (last or _("no output"))
     if code == wire.EXIT_DAEMON_IN_USE:
-        return _("Left the box's probe daemon running: %s") % (
-            last.replace("gputui probe: ", "") or _("another live session uses it"))
+        return daemon_in_use_message(last)
     if code == EXIT_DAEMON_UNREACHABLE:
         return _("The probe daemon on the box could not be reached: %s") % (last or _("no output"))
     if code == EXIT_COMMAND_NOT_FOUND:

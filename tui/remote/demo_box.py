@@ -78,16 +78,29 @@ class DemoBox:
         return ["env", "-u", "TMUX", "tmux", "-S", self.tmux_socket(), "attach-session",
                 "-t", session_id]
 
-    def target(self):
-        return Target.parse(DEMO_ALIAS, ssh_config=self.ssh_config)
-
-    async def _run_command(self, process):
-        # The demo box's tmux is its own server (TMUX_TMPDIR), not the user's sessions.
+    def box_env(self):
+        """The environment of every command on the demo box (its own home, temp, tmux)."""
         env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()),
                    TMUX_TMPDIR=self.dir, GPUTUI_SIM_SCOPE=self.dir,
                    TMPDIR=os.path.join(self.home, "tmp"),
                    XDG_CACHE_HOME=os.path.join(self.home, ".cache"))
         env.pop("TMUX", None)
+        return env
+
+    def terminal_argv(self, command):
+        """Run a box command (nvitop) in this terminal: the demo box is this machine, and its
+        embedded server gives commands pipes, not the terminal nvitop needs."""
+        env = self.box_env()
+        names = ("HOME", "TMPDIR", "XDG_CACHE_HOME", "TMUX_TMPDIR", "GPUTUI_SIM_SCOPE")
+        return (["env", "-u", "TMUX"] + ["%s=%s" % (k, env[k]) for k in names]
+                + ["/bin/sh", "-c", 'cd "$HOME" && ' + command])
+
+    def target(self):
+        return Target.parse(DEMO_ALIAS, ssh_config=self.ssh_config)
+
+    async def _run_command(self, process):
+        # The demo box's tmux is its own server (TMUX_TMPDIR), not the user's sessions.
+        env = self.box_env()
         try:
             child = await asyncio.create_subprocess_exec(
                 "/bin/sh", "-c", process.command or "exec $SHELL", cwd=self.home, env=env,
@@ -101,6 +114,12 @@ class DemoBox:
         try:
             await process.redirect(stdin=child.stdin, stdout=child.stdout, stderr=child.stderr)
             code = await child.wait()
+            # The redirect copies output in its own tasks: exiting before they reach EOF cut
+            # the last of a short command's output off.
+            for _ in range(200):
+                if all(s.at_eof() for s in (child.stdout, child.stderr)):
+                    break
+                await asyncio.sleep(0.01)
             process.exit(code)
         except (asyncssh.Error, OSError, BrokenPipeError):
             pass

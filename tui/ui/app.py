@@ -21,7 +21,9 @@ from remote_probe.wire import notify_kinds
 from tui import __version__
 from tui.core.billing import format_money
 from tui.core.boxtext import visible
+from tui.core import providers
 from tui.core.config import Config
+from tui.core.config_reload import ConfigWatcher, apply_host, host_changes
 from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
@@ -31,13 +33,16 @@ from tui.ui import flows
 from tui.ui.background import background, failure_text
 from tui.ui.box_context import BoxContext, single_box
 from tui.ui.screens.dashboard import DashboardScreen
+from tui.ui.palette import ActionsProvider
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
-from tui.ui.screens.tmux_screen import TmuxScreen, default_hand_off
+from tui.ui.screens.tmux_screen import TmuxScreen
+from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
 
 log = logging.getLogger("gputui.ui")
 PRICE_EVERY = 300.0  # seconds between provider_price requests (the box caches its answer as long)
 
+CONFIG_POLL = 2.0  # seconds between looks at the config file
 ABOUT = N_("gputui %s — a cockpit for rented GPU boxes. Data comes from a small probe "
            "daemon on the box that keeps sampling while you are away.")
 
@@ -75,7 +80,9 @@ class _AppListener(Listener):
         self.app.post_message(StateChanged(self.box))
 
     def on_state(self, state: str, detail: str = "") -> None:
+        old = self.box.state.conn_state
         self.box.on_state(state, detail)
+        flows.connection_changed(self.app, self.box, old, state)
         self._changed()
 
     def on_inventory(self, inventory: dict) -> None:
@@ -126,6 +133,7 @@ class CockpitApp(Translated, App):
 
     CSS_PATH = "app.tcss"
     TITLE = "gputui"
+    COMMANDS = {ActionsProvider}  # Textual's system commands, matched on their help too
     # Global keys only; each screen brings its own (the dashboard's are in DashboardScreen).
     BINDINGS = [
         Binding("q", "quit", N_("Quit"), id="quit", tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
@@ -140,7 +148,7 @@ class CockpitApp(Translated, App):
         self.shown_events: Set[tuple] = set()  # (host, event, t) of autostop events shown
         # The terminal hand-off for `tmux attach` and nvitop; tests replace it (suspend()
         # needs a tty).
-        self.hand_off_terminal: Callable[[App, List[str]], Optional[int]] = default_hand_off
+        self.hand_off_terminal: Callable[[App, List[str]], Any] = default_hand_off
         self.stop_daemon_on_exit = False
         self.crash: Optional[BaseException] = None  # what ended the app, if anything did
         self.crash_log: Optional[str] = None
@@ -172,6 +180,37 @@ class CockpitApp(Translated, App):
         self.start_sessions()
         # The billing clocks and the data-age counter tick even when no samples arrive.
         self.set_interval(1.0, self.tick)
+        self.config_watch = ConfigWatcher(self.config.path)
+        self.set_interval(CONFIG_POLL, self.reload_config)
+
+    def watched_boxes(self) -> List[BoxContext]:
+        """The boxes whose config a reload applies to."""
+        boxes = getattr(self, "boxes", None)
+        return list(boxes) if boxes else [b for b in [getattr(self, "box", None)] if b is not None]
+
+    def reload_config(self) -> None:
+        """An edited config file takes effect now, with a toast saying what changed."""
+        new = self.config_watch.poll()
+        if new is None:
+            return
+        for problem in new.problems:
+            self.notify(problem, severity="warning", timeout=15, markup=False)
+        if new.broken:
+            return  # keep what was read before
+        self.config = new
+        for box in self.watched_boxes():
+            fresh = new.host(box.host)
+            changes = host_changes(box.cfg, fresh)
+            if not changes:
+                continue
+            apply_host(box.cfg, fresh)
+            facts = (box.state.inventory or {}).get("host") or {}
+            box.billing.preset = providers.resolve(facts.get("provider") or {}, box.cfg)
+            self.notify(_("Config reloaded for %s: %s") % (box.host, "; ".join(changes)),
+                        timeout=10, markup=False)
+            dashboard = self.dashboard_of(box)
+            if dashboard is not None and dashboard.ready:
+                dashboard.refresh_view()
 
     # -- what each app says for itself ------------------------------------------------------
     def start_sessions(self) -> None:
@@ -220,17 +259,24 @@ class CockpitApp(Translated, App):
         if isinstance(screen, TmuxScreen) and screen.box is event.box:
             screen.jobs_changed()
 
-    def action_help(self) -> None:
-        """The keys of the screen in front (its own, then the global ones)."""
+    def screen_keys(self, screen: Optional[Screen] = None) -> List[tuple]:
+        """(key, description, tooltip) of every key of `screen` (its own, then the app's):
+        gputui's bindings only, not Textual's generic widget keys ("Scroll Left", "Cursor
+        up") nor its system ones (^q when `q` quits)."""
+        screen = screen or self.screen
         keys, seen = [], set()
-        for key, active in self.screen.active_bindings.items():
+        for _key, active in screen.active_bindings.items():
             b = active.binding
-            if b.action in seen or not b.description:
+            if (b.action in seen or not b.description or b.system or b.id is None
+                    or active.node not in (screen, self)):  # gputui's bindings all have ids
                 continue
             seen.add(b.action)
-            # widgets' own bindings (Textual's scroll keys) are translated here, not at creation
-            keys.append((self.get_key_display(b), _(b.description), _(b.tooltip) if b.tooltip else b.tooltip))
-        self.push_screen(HelpScreen(keys, _(ABOUT) % __version__))
+            keys.append((self.get_key_display(b), b.description, b.tooltip or None))
+        return keys
+
+    def action_help(self) -> None:
+        """The keys of the screen in front (its own, then the global ones)."""
+        self.push_screen(HelpScreen(self.screen_keys(), _(ABOUT) % __version__))
 
     def report_failure(self, name: str, exc: BaseException) -> None:
         """The one place a failed background action becomes a notice (like harlequin)."""
@@ -242,8 +288,8 @@ class CockpitApp(Translated, App):
         seen = set()
         for _key, active in screen.active_bindings.items():
             b = active.binding
-            if b.action in seen or not b.description or b.action == "quit":  # Textual lists Quit
-                continue
+            if b.action in seen or not b.description or b.system or b.action == "quit":
+                continue  # Textual lists Quit
             seen.add(b.action)
             yield SystemCommand(b.description, "%s  [%s]" % (b.tooltip or b.description, b.key),
                                 lambda node=active.node, a=b.action: node.run_action(a))
@@ -274,7 +320,8 @@ class GputuiApp(CockpitApp):
         notify, problems = notify_config(config.data, host, host_label or target.host)
         self.startup_notices.extend(problems)  # no secret in them (redacted)
         self._session: RemoteSession = session or RemoteSession(
-            target, simulate=simulate, remote_dir=remote_dir, listener=_AppListener(self),
+            target, simulate=simulate or host_cfg.simulate,  # the flag, else the host's setting
+            remote_dir=remote_dir or host_cfg.remote_dir, listener=_AppListener(self),
             ask_trust=self.ask_trust, remote_python=remote_python,
             asker=DialogAsker(self, host),  # password/passphrase dialogs (issue 9)
             notify_config=notify)  # sent after every connect
@@ -315,6 +362,7 @@ class GputuiApp(CockpitApp):
 
     def reconnect(self, box: BoxContext) -> None:
         self.notify(_("Reconnecting to %s now…") % box.host, timeout=4, markup=False)
+        box.reconnect_asked = True  # the toast "Reconnected" closes what this one opened
         if self._session.state == FAILED:
             self.run_session()
         else:

@@ -14,6 +14,7 @@ from typing import Callable, List, Optional
 from tui.core.config import HostConfig
 from tui.core.fleet_rows import FleetBox, FleetHost
 from tui.core.jobs import attach_argv
+from tui.core.nvitop_commands import terminal_argv
 from tui.remote.session import RemoteSession
 
 
@@ -29,9 +30,13 @@ class BoxContext(FleetBox):
         if label:
             self.state.host_label = label  # what the header says (the demo names itself)
         self.session: Optional[RemoteSession] = None
+        self.reconnect_asked = False  # `r` was pressed: say "Reconnected" when it is
         # How to attach to a tmux session on the box (`ssh -t HOST tmux attach`); the demo
         # attaches to its local tmux server instead.
         self.attach_argv: Callable[[str], List[str]] = self.ssh_attach_argv
+        # How to run a shell command on the box in this terminal (nvitop): `ssh -t`; the
+        # demo box is this machine and runs it here.
+        self.terminal_argv: Callable[[str], List[str]] = self.ssh_terminal_argv
 
     @property
     def label(self) -> str:
@@ -46,6 +51,10 @@ class BoxContext(FleetBox):
     def ssh_attach_argv(self, session_id: str) -> List[str]:
         assert self.session is not None, "attach needs a connected box"
         return attach_argv(self.session.target, session_id)
+
+    def ssh_terminal_argv(self, command: str) -> List[str]:
+        assert self.session is not None, "a terminal on the box needs a connected box"
+        return terminal_argv(self.session.target, command)
 
 
 def single_box(host: str, host_cfg: HostConfig, ledger: Optional[object],

@@ -9,6 +9,7 @@ parses markup unless told not to.
 
 import re
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from tui.core.boxtext import ELLIPSIS, as_text, segments, visible
@@ -18,21 +19,26 @@ SGR = re.compile(r"\x1b\[[0-9;:]*m")  # colours and bold: the only escapes a pre
 
 
 def box_text(value, style="", limit=None, keep_newlines=False) -> Text:
-    """One box string as Text; escapes are shown in ESCAPE_STYLE."""
+    """One box string as Text; escapes are shown in ESCAPE_STYLE. `limit` counts terminal
+    columns (a Chinese character takes two), so a cut always ends in '…' where it shows."""
     t = Text(style=style, no_wrap=False)
     parts = segments(value, keep_newlines)
-    if limit is not None and sum(len(p) for p, _ in parts) > limit:
+    if limit is not None and sum(cell_len(p) for p, _ in parts) > limit:
         if limit <= 0:
             return t
         used = 0
         for part, is_escape in parts:  # cut at limit - 1, '…' last; never half an escape
-            if used + len(part) > limit - 1:
+            if used + cell_len(part) > limit - 1:
                 if not is_escape:
-                    t.append(part[:limit - 1 - used])
+                    for ch in part:  # a double-width character straddling the edge is left out
+                        if used + cell_len(ch) > limit - 1:
+                            break
+                        t.append(ch)
+                        used += cell_len(ch)
                 t.append(ELLIPSIS)
                 return t
             t.append(part, style=ESCAPE_STYLE if is_escape else "")
-            used += len(part)
+            used += cell_len(part)
     for part, is_escape in parts:
         t.append(part, style=ESCAPE_STYLE if is_escape else "")
     return t

@@ -42,6 +42,7 @@ def demo_app(box, scenario):
                     config=demo_config(os.path.join(box.dir, "config.toml"), box.home),
                     ledger=Ledger(os.path.join(box.dir, "ledger.sqlite3")))
     app.box.attach_argv = box.attach_argv
+    app.box.terminal_argv = box.terminal_argv
     return app
 
 

@@ -33,7 +33,7 @@ log = logging.getLogger("gputui.fleet")
 class FleetApp(CockpitApp):
     TITLE = "gputui fleet"
     BINDINGS = CockpitApp.BINDINGS + [
-        Binding("escape", "back_to_fleet", N_("Fleet"), id="fleet.back", show=False,
+        Binding("escape", "back_to_fleet", N_("Fleet"), id="fleet.back",
                 tooltip=N_("Back to the fleet (the other boxes stay connected)")),
     ]
 
@@ -90,6 +90,11 @@ class FleetApp(CockpitApp):
     def open_dashboard(self, box: BoxContext) -> None:
         self._dashboard = DashboardScreen(box)
         self.push_screen(self._dashboard)
+
+    def check_action(self, action: str, parameters: tuple) -> Optional[bool]:
+        if action == "back_to_fleet":  # in the footer only where it leads somewhere
+            return self._dashboard is not None and self.screen is self._dashboard  # False: hidden
+        return True
 
     def action_back_to_fleet(self) -> None:
         if self._dashboard is not None and self.screen is self._dashboard:

@@ -20,6 +20,7 @@ from tui.remote import autodl_wallet
 from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
+from tui.ui.terminal_handoff import hand_off
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
@@ -204,8 +205,23 @@ async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
         if not ok:
             app.notify(said, severity="error", timeout=30, markup=False)
             return None
-    argv = nvitop.terminal_argv(session.target, nvitop.run_command(session.remote_dir, python))
-    code = app.hand_off_terminal(app, argv)
+    argv = box.terminal_argv(nvitop.run_command(session.remote_dir, python))
+    code = await hand_off(app, argv)
     if code not in (0, None):
         app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
     return argv
+
+
+# -- connection notices ---------------------------------------------------------------------
+def reconnected(pending: bool, old: str, new: str) -> bool:
+    """Say "Reconnected" when the session is live again after `r` or after a drop
+    (`pending`), not on the first connect, which the dashboard itself shows."""
+    return new == "live" and old != "live" and pending
+
+
+def connection_changed(app: CockpitApp, box: BoxContext, old: str, new: str) -> None:
+    if str(new) == "reconnecting":  # a drop: its end is worth saying too
+        box.reconnect_asked = True
+    if reconnected(getattr(box, "reconnect_asked", False), str(old), str(new)):
+        box.reconnect_asked = False
+        app.notify(_("Reconnected to %s") % box.host, timeout=4, markup=False)

@@ -16,7 +16,7 @@ from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.job_lines import lines_for
 from tui.core.jobs import unprotected_advice
-from tui.core.layout import compact_loaders, gpu_plan, panel_width, right_column
+from tui.core.layout import MAX_PROC_ROWS, compact_loaders, gpu_plan, panel_width, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui import flows
@@ -39,12 +39,15 @@ from tui.ui.widgets.live import update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
+from tui.ui.screens.filter_dialog import FilterScreen
 from tui.ui.translate import Translated
 
 
 class DashboardScreen(Translated, Screen):
     BINDINGS = [
-        Binding("s", "cycle_sort", N_("Sort"), id="sort", tooltip=N_("Sort processes by the next column")),
+        # s and S share one footer slot ("s/S Sort"): the footer has 80 columns to fit
+        Binding("s", "cycle_sort", N_("Sort"), id="sort", key_display="s/S",
+                tooltip=N_("Sort processes by the next column (S: reverse)")),
         Binding("S", "reverse_sort", N_("Reverse"), id="reverse", tooltip=N_("Reverse the process order"),
                 show=False),
         Binding("t", "tmux", "tmux", id="tmux",
@@ -53,11 +56,16 @@ class DashboardScreen(Translated, Screen):
                 tooltip=N_("Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks")),
         Binding("R", "release", N_("Release"), id="release",
                 tooltip=N_("Shutdown checklist: jobs, VRAM, downloads, code, temp files, bill; then release")),
-        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter what this box costs per hour")),
+        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter the price this box bills per hour")),
         Binding("a", "autostop", N_("Autostop"), id="autostop",
                 tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
-        Binding("N", "nvitop", "nvitop", id="nvitop", show=False,
+        Binding("slash", "filter", N_("Filter"), id="filter",
+                tooltip=N_("Show only processes whose command, user or pid match")),
+        # Quit before nvitop: at 80 columns the footer still says how to leave
+        Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
+                tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
+        Binding("N", "nvitop", "nvitop", id="nvitop",
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
     ]
 
@@ -103,14 +111,16 @@ class DashboardScreen(Translated, Screen):
         self.set_class(not right_column(self.size.width or 120), "narrow")
         self.refresh_status()
         self.refresh_notice()
-        self.refresh_gpus()
         self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
         orphans = orphaned_workers(st.job_model.loaders.orphans)
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
         self.refresh_jobs()
-        self.query_one("#procs", ProcessTable).show(st.proc_rows(), st.sort_key, st.sort_reverse,
-                                                    more=st.procs_more())
+        self.refresh_gpus()  # after the dataloader panel: the GPU plan counts its rows
+        procs = self.query_one("#procs", ProcessTable)
+        procs.show(st.proc_rows(), st.sort_key, st.sort_reverse, more=st.procs_more())
+        procs.border_title = _("GPU processes") + (
+            _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
 
@@ -177,7 +187,8 @@ class DashboardScreen(Translated, Screen):
         panel.display = count > 0
         if not count:
             return
-        plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows())
+        plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows(),
+                        procs=min(len(st.proc_rows()), MAX_PROC_ROWS))
         panel.show(st.gpu_cards(), st.gpu_histories(), plan)
 
     def fixed_rows(self):
@@ -201,8 +212,16 @@ class DashboardScreen(Translated, Screen):
         self.app.push_screen(TmuxScreen(self.box))
 
     def action_cycle_sort(self) -> None:
-        self.box.state.cycle_sort()
+        # only the columns shown at this width: sorting by a hidden one looks like nothing
+        self.box.state.cycle_sort(list(self.query_one("#procs", ProcessTable).columns))
         self.refresh_view()
+
+    @background("Filter", group="dialog")
+    async def action_filter(self) -> None:
+        answer = await self.app.push_screen_wait(FilterScreen(self.box.state.proc_filter))
+        if answer is not None:
+            self.box.state.proc_filter = answer
+            self.refresh_view()
 
     def action_reverse_sort(self) -> None:
         self.box.state.sort_reverse = not self.box.state.sort_reverse

@@ -134,7 +134,7 @@ class FleetScreen(Translated, Screen):
             self.box = box
 
     BINDINGS = [
-        Binding("enter", "open", N_("Dashboard"), id="fleet.open",
+        Binding("enter", "open", N_("Dashboard"), id="fleet.open", priority=True,  # over the table's
                 tooltip=N_("Open this box's dashboard (escape comes back; the others stay connected)")),
         Binding("R", "release", N_("Release"), id="fleet.release",
                 tooltip=N_("This box's shutdown checklist, then release it")),

@@ -20,7 +20,7 @@ from textual.widgets import (
 )
 
 from tui.core import format as fmt, providers
-from tui.core.checklist_verdicts import release_blockers, verdict
+from tui.core.checklist_verdicts import release_blockers, release_headline, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
 from tui.core.release_actions import Release, needs_choice, release_choices
@@ -52,17 +52,24 @@ class TypeToConfirm(FormScreen):
         self.host, self.command, self.problems = host, command, problems
         self.action, self.warning = action, warning  # the provider action it performs (issue 22)
 
+    def question(self, mismatch: bool = False) -> Text:
+        """What will run and what to type; a wrong name adds a line and keeps the command."""
+        text = join(_("This runs on the box:\n\n"), box_text("  %s" % self.command, style="bold"), "\n\n")
+        text.append_text(self.action_text())
+        if self.problems:
+            text.append_text(box_text(_("Waived or open items: %s") % ", ".join(self.problems),
+                                      style="yellow"))
+            text.append("\n\n")
+        if mismatch:
+            text.append_text(box_text(_("The name does not match %r.") % self.host, style="bold red"))
+            text.append("\n")
+        text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
+        return text
+
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(box_text(_("Release %s") % self.host, style="bold red"))
-            text = join(_("This runs on the box:\n\n"), box_text("  %s" % self.command, style="bold"), "\n\n")
-            text.append_text(self.action_text())
-            if self.problems:
-                text.append_text(box_text(_("Waived or open items: %s") % ", ".join(self.problems),
-                                          style="yellow"))
-                text.append("\n\n")
-            text.append_text(box_text(_("Type the host name (%s) to confirm:") % self.host))
-            yield Static(text, id="what")
+            yield Static(self.question(), id="what")
             yield Input(id="confirm-name")
             yield from self.form_buttons(_("Release"), ok_variant="error")
 
@@ -81,8 +88,7 @@ class TypeToConfirm(FormScreen):
         if self.query_one("#confirm-name", Input).value.strip() == self.host:
             self.dismiss(True)
         else:
-            self.query_one("#what", Static).update(box_text(_("The name does not match %r.") % self.host,
-                                                            style="bold red"))
+            self.query_one("#what", Static).update(self.question(mismatch=True))
 
 
 class ReleaseScreen(Translated, Screen):
@@ -90,21 +96,17 @@ class ReleaseScreen(Translated, Screen):
         Binding("escape", "app.pop_screen", N_("Back"), id="rel.back"),
         Binding("r", "recheck", N_("Re-check"), id="rel.recheck", tooltip=N_("Look at the box again")),
         Binding("g", "download", N_("Download"), id="rel.download", tooltip=N_("Download missing artifacts (resumable, sha256-verified)")),
-        Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box"),
-                show=False),
-        Binding("e", "capture_env", N_("Capture env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment"),
-                show=False),
+        Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box")),
+        Binding("e", "capture_env", N_("Capture env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment")),
         Binding("k", "kill", N_("Kill"), id="rel.kill", tooltip=N_("Kill the GPU process of the selected item (confirm)")),
-        Binding("x", "delete_temp", N_("Delete temp"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
+        Binding("x", "delete_temp", N_("Clean"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
         Binding("w", "waive", N_("Waive"), id="rel.waive", tooltip=N_("Accept the selected failing item knowingly (recorded)")),
-        Binding("t", "tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code"),
-                show=False),
+        Binding("t", "tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code")),
         Binding("R", "release", N_("Release"), id="rel.release", tooltip=N_("Run the provider's release command")),
         Binding("c", "choose_action", N_("Action"), id="rel.action",
                 tooltip=N_("Choose the provider's release action (stop, terminate, …): what it keeps and bills")),
-        Binding("m", "manual", N_("Released by hand"), id="rel.manual",
-                tooltip=N_("I'll release it in the provider console: close the billing session"),
-                show=False),
+        Binding("m", "manual", N_("By hand"), id="rel.manual",
+                tooltip=N_("I'll release it in the provider console: close the billing session")),
     ]
     DEFAULT_CSS = """
     ReleaseScreen #items { height: 1fr; border: round $primary-darken-1; }
@@ -123,6 +125,7 @@ class ReleaseScreen(Translated, Screen):
         self.items = []
         self.selected = None
         self.action_chosen_here = False  # the user picked the provider action on this screen
+        self.released = False  # the headline stops offering R once it is done
 
     def compose(self) -> ComposeResult:
         yield Static(id="rel-head")
@@ -175,11 +178,8 @@ class ReleaseScreen(Translated, Screen):
                           box_text(i.fix or "", style="dim", limit=fix_w), key=i.key)
         if row is not None and row < table.row_count:
             table.move_cursor(row=row)
-        v = verdict(self.items)
-        self.query_one("#rel-head", Static).update(Text(
-            {"pass": _("Safe to release: every check passes (R releases)"),
-             "warn": _("Only warnings left: review them, then R releases"),
-             "fail": _("Not safe to release yet: fix or waive (w) the failing checks")}[v], style=MARK[v][1]))
+        head, v = release_headline(self.items, released=self.released)
+        self.query_one("#rel-head", Static).update(Text(head, style=MARK[v][1]))
         self.show_details()
 
     def show_details(self):
@@ -268,8 +268,8 @@ class ReleaseScreen(Translated, Screen):
 
     @background('Capture env', group="release")
     async def action_capture_env(self):
-        saved = await self.release.capture_env()
-        self.app.notify(_("Saved %s") % ", ".join(saved))
+        saved = await self.release.capture_env(job_pids=[r.pid for r in self.box.state.proc_rows() if r.local])
+        self.app.notify(_("Saved %s") % ", ".join(saved) + " — " + self.release.env_frozen)
         self.refresh_items()
 
     @background('Kill', group="release")
@@ -387,6 +387,8 @@ class ReleaseScreen(Translated, Screen):
         result = await self.release.release()
         self.box.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
                                  checklist=json.dumps(self._summary()))
+        self.released = result.get("exit") == 0
+        self.refresh_items()
         self.app.notify(_("Release command exited with %s: %s") % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
                         severity="information" if result.get("exit") == 0 else "error", timeout=30)
 
@@ -396,4 +398,6 @@ class ReleaseScreen(Translated, Screen):
                 _("Close the billing session of %s? (You release it in the provider console.)") % self.box.host)):
             self.box.billing.persist(force=True, ended_how="released in the provider console",
                                      checklist=json.dumps(self._summary()))
+            self.released = True
+            self.refresh_items()
             self.app.notify(_("Billing session closed"))

@@ -1,6 +1,5 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
-import subprocess
 from typing import Dict, Optional
 
 from rich.text import Text
@@ -22,21 +21,13 @@ from tui.ui.box_context import BoxContext
 from tui.ui.boxtext_rich import ansi_text, box_text, plain
 from tui.ui.widgets.jobs_panel import pane_job_cell, render_jobs
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
+from tui.ui.terminal_handoff import hand_off
 from tui.ui.translate import Translated
 
 PREVIEW_EVERY = 1.0
 COLUMNS = (("session", N_("SESSION")), ("window", N_("WINDOW")), ("pane", N_("PANE")),
            ("command", N_("COMMAND")), ("elapsed", N_("RUNNING")), ("attached", N_("ATT")),
            ("job", N_("JOB")))
-
-
-def default_hand_off(app, argv):
-    """Give the real terminal to `argv` (ssh ... tmux attach) and take it back after.
-
-    Textual's suspend() cannot run headless, so tests replace this function.
-    """
-    with app.suspend():
-        return subprocess.call(argv)
 
 
 class JobScreen(FormScreen):
@@ -94,9 +85,9 @@ class TmuxScreen(Translated, Screen):
         Binding("c", "interrupt", "Ctrl-C", id="tmux.interrupt", tooltip=N_("Send Ctrl-C to the selected pane")),
         Binding("k", "kill", N_("Kill"), id="tmux.kill", tooltip=N_("Kill the selected session")),
         Binding("R", "rename", N_("Rename"), id="tmux.rename", tooltip=N_("Rename the selected session")),
-        Binding("m", "move", N_("Move into tmux"), id="tmux.move", show=False,
+        Binding("m", "move", N_("Move into tmux"), id="tmux.move",
                 tooltip=N_("Move an unprotected job into a new tmux session with reptyr")),
-        Binding("i", "install", N_("Install tmux"), id="tmux.install", show=False,
+        Binding("i", "install", N_("Install tmux"), id="tmux.install",
                 tooltip=N_("Install tmux on the box (when it is missing)")),
         Binding("w", "release_when_done", N_("Release when done"), id="tmux.release_when_done",
                 tooltip=N_("Arm autostop to release the box when the selected pane's job ends")),
@@ -150,6 +141,16 @@ class TmuxScreen(Translated, Screen):
         if self.jobs_shown != self.box.jobs_version:
             self.jobs_shown = self.box.jobs_version
             self.refresh_panes()
+            self.refresh_bindings()  # m / i are in the footer only when they can act
+
+    def check_action(self, action, parameters):
+        jobs = self.box.state.jobs or {}
+        if action == "move":
+            return bool(self.box.state.unprotected() and jobs.get("reptyr"))
+        if action == "install":
+            install = (jobs.get("tmux") or {}).get("install") or {}
+            return bool(install.get("argv") and install.get("can_run"))
+        return True
 
     def refresh_panes(self):
         if not self.is_open():
@@ -298,7 +299,7 @@ class TmuxScreen(Translated, Screen):
         if s is None:
             return
         argv = self.box.attach_argv(s["id"])
-        code = self.app.hand_off_terminal(self.app, argv)
+        code = await hand_off(self.app, argv)
         if code not in (0, None):
             self.app.notify(_("`%s` exited with %s") % (" ".join(argv), code), severity="warning")
         await self.reload()

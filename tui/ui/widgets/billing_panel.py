@@ -7,7 +7,7 @@ from rich.text import Text
 
 from tui.core import format as fmt
 from tui.core import provider_price
-from tui.core.billing import format_money
+from tui.core.billing import format_money, runs_out_phrase
 from tui.core.boxtext import finite, visible
 from tui.core.i18n import N_, _
 from tui.core.job_lines import autostop_rule
@@ -98,9 +98,8 @@ def render_billing(f, autostop=None, now=None, jobs=()):
         t.append(_("budget "), style="dim")
         t.append(fmt.bar(min(1.0, frac), 10), style=fmt.level_style(frac * 100, 50, 80))
         t.append(_(" %d%% of %s") % (round(frac * 100), money(f.budget)))
-        if f.budget_left_s is not None and f.budget_left_s > 0 and now:
-            when = local_time(now + f.budget_left_s, "%H:%M")
-            t.append(_(", runs out %s") % when, style="dim")
+        if f.budget_runs_out_at is not None and now:
+            t.append(runs_out_phrase(f.budget_runs_out_at, now, f.granularity), style="dim")
         t.append("\n")
     if f.budget_day:
         frac = (f.day_cost or 0.0) / f.budget_day

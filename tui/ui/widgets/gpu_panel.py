@@ -147,7 +147,7 @@ def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width
         t.append_text(summary_line(gpu, width))
         t.append("\n")
         if plan.lines >= 2:
-            height = 3 if plan.lines >= 5 else 1
+            height = plan.graph_height
             graph = None if graphs is None else graphs.setdefault(gpu.index, ScrollingGraph())
             rows, last = graph_lines(history, width - 2, height, graph)
             for k, (label, row) in enumerate(rows):

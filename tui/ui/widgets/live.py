@@ -7,6 +7,9 @@ Static with the joined text draws: the same wrapping, styles and snapshots."""
 
 from typing import List, Optional, Sequence
 
+import io
+
+from rich.console import Console
 from rich.text import Text
 from textual.content import Content
 from textual.geometry import Region, Size
@@ -184,6 +187,17 @@ class LinePanel(Widget):
         return selection.extract(str(self.render())), "\n"
 
 
+def wrapped_rows(plain, width):
+    """Terminal rows `plain` takes in `width` columns, wrapped at words as the panel does
+    (0: unknown, one row per line)."""
+    if width <= 0:
+        return plain.count("\n")
+    return len(Text(plain).wrap(_MEASURE, width))
+
+
+_MEASURE = Console(width=1000, color_system=None, file=io.StringIO())  # measuring only
+
+
 def update_text(widget, text):
     """Show `text` in a Static or a LinePanel. Unchanged text costs nothing; a Static asks
     for a re-layout of the screen only when its line count changes (its height can)."""
@@ -193,7 +207,10 @@ def update_text(widget, text):
     if old is not None and old == text:
         return False
     plain = text.plain if isinstance(text, Text) else str(text)
-    lines = plain.count("\n")
+    # rows as shown: a line wider than the panel wraps, and the panel must grow for it (the
+    # "autostop armed" line fell out of the billing panel when it wrapped)
+    width = getattr(getattr(widget, "content_size", None), "width", 0) or 0
+    lines = wrapped_rows(plain, width)
     widget._live_text = text
     widget.update(text, layout=getattr(widget, "_live_lines", None) != lines)
     widget._live_lines = lines

@@ -6,6 +6,7 @@ from rich.text import Text
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
+from tui.core.diagnosis import fit_diagnosis
 from tui.core.i18n import _
 from tui.core.model import LoaderView, Worker
 from tui.ui.widgets.live import LinePanel, update_text
@@ -31,7 +32,7 @@ def render_compact(views: Sequence[LoaderView], orphans: Sequence[Worker], width
             head.append(visible(v.cmd, limit=room), style="cyan")
         t.append_text(head)
         d = v.diagnosis
-        t.append("\n  → " + visible(d.line, limit=max(0, width - 4)) + "\n",
+        t.append("\n  → " + fit_diagnosis(visible(d.line), max(0, width - 4)) + "\n",
                  style=VERDICT_STYLE.get(d.verdict, ""))
     for o in orphans:
         t.append(visible(_("orphaned DataLoader worker pid %s (trainer gone) holds %s%% CPU") % (

@@ -7,6 +7,7 @@ screen are rendered at all (issue 12)."""
 
 from typing import List, Optional
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -16,7 +17,7 @@ from textual.strip import Strip
 
 from tui.core import format as fmt
 from tui.core.i18n import _, ngettext
-from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, cmd_width, proc_columns
+from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, clip, cmd_width, proc_columns
 from tui.core.model import ProcRow
 from tui.core.state import PROC_COLUMNS
 from tui.ui.boxtext_rich import box_text
@@ -59,6 +60,16 @@ def shown_key(r: ProcRow) -> tuple:
     as displayed, so 0.2 -> 0.4 % or a second inside '3h05m' changes nothing)."""
     return (r.pid, r.unprotected, r.local, r.user, r.gpu, r.gpu_mem, r.kind,
             fmt.na(r.cpu, "%.0f"), r.rss, fmt.age(r.elapsed), r.cmd)
+
+
+def sorted_title(title: str, width: int, reverse: bool) -> str:
+    """The sorting column's header with its arrow, which must fit: the title is cut, not
+    the arrow ("GPU ▼" in 3 columns showed "GPU", no sign of the sort)."""
+    arrow = "▼" if reverse else "▲"
+    for candidate in (title + " " + arrow, title + arrow):
+        if cell_len(candidate) <= width:
+            return candidate
+    return clip(title, max(1, width - 1)) + arrow
 
 
 class Column:
@@ -127,7 +138,9 @@ class ProcessTable(ScrollView, can_focus=True):
             self._sort = (sort_key, reverse)
             for key, col in self.columns.items():
                 title = _(dict(PROC_COLUMNS)[key])
-                col.label = Text(title + ((" ▼" if reverse else " ▲") if key == sort_key else ""))
+                if key == sort_key:
+                    title = sorted_title(title, col.width, reverse)
+                col.label = Text(title)
             self.refresh(Region(0, 0, width, 1))  # the header, which does not scroll
         selected = self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
         drawn = rows[:MAX_PROC_ROWS]

@@ -73,3 +73,26 @@ def test_fleet_zh(snap_compare, size):
         assert snap_compare(canned_fleet_app(), terminal_size=size, run_before=fed)
     finally:
         set_language("en")
+
+
+def _modal(name):
+    """The dialog `name` over the fed dashboard, built as the app builds it."""
+    from tui.ui.screens.modals import (AutostopScreen, ConfirmScreen, PasswordScreen,
+                                       RateScreen)
+    return {
+        "rate": lambda: RateScreen("snapbox", 11.96, "CNY", "hour"),
+        "autostop": lambda: AutostopScreen("snapbox", "shutdown -h now", 30, 8, 60),
+        "password": lambda: PasswordScreen("root@snapbox's password", [("Password:", False)]),
+        "confirm": lambda: ConfirmScreen("Kill tmux session 'train vit-l16' and everything running in it?"),
+    }[name]()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: "%dx%d" % s)
+@pytest.mark.parametrize("name", ["rate", "autostop", "password", "confirm"])
+def test_dialogs(snap_compare, name, size):
+    """The modal dialogs (issue 23): their text, fields and buttons at small and common sizes."""
+    async def opened(pilot):
+        await _fed(pilot)
+        pilot.app.push_screen(_modal(name))
+        await pilot.pause(0.5)
+    assert snap_compare(canned_app(2), terminal_size=size, run_before=opened)

@@ -1,0 +1,71 @@
+"""Sorting and filtering processes (issue 23): `s` cycles only through the columns shown at
+this width, the sorting column shows ▲/▼ even when narrow, `/` filters by command, user, pid."""
+
+import pytest
+
+from tui.core.model import ProcRow
+from tui.core.state import SORT_KEYS, filter_procs, next_sort_key
+from tui.ui.widgets.process_table import sorted_title
+
+from tests.support.snapshot_app import canned_app
+
+
+@pytest.mark.parametrize("current,visible,nxt", [
+    ("cpu", ("pid", "gpu", "gpu_mem", "cpu", "elapsed", "cmd"), "elapsed"),  # rss hidden: skipped
+    ("gpu", ("pid", "gpu", "gpu_mem", "cpu", "elapsed", "cmd"), "gpu_mem"),   # user hidden
+    ("pid", ("pid", "gpu", "gpu_mem", "cpu", "elapsed", "cmd"), "gpu"),
+    ("cmd", ("pid", "gpu", "cmd"), "pid"),
+    ("rss", ("pid", "gpu", "cmd"), "pid"),  # sorted by a column now hidden: start over
+    ("pid", SORT_KEYS, "user"),
+])
+def test_s_cycles_visible_columns(current, visible, nxt):
+    assert next_sort_key(current, visible) == nxt
+
+
+@pytest.mark.parametrize("title,width,reverse,shown", [
+    ("GPU", 3, True, "G…▼"), ("GPU MEM", 9, True, "GPU MEM ▼"), ("CPU%", 5, False, "CPU%▲"),
+    ("PID", 8, False, "PID ▲"),
+])
+def test_the_arrow_always_fits(title, width, reverse, shown):
+    assert sorted_title(title, width, reverse) == shown
+
+
+def row(pid, user, cmd):
+    return ProcRow(pid=pid, gpu=0, gpu_mem=1.0, kind="C", cpu=1.0, rss=1.0, local=True,
+                   host_pid=None, unprotected=False, user=user, cmd=cmd, elapsed=1.0)
+
+
+def test_filter_by_command_user_pid():
+    rows = [row(4100, "alice", "python train.py --bs 256"), row(4200, "bob", "python eval.py"),
+            row(777, "root", "jupyter")]
+    assert [r.pid for r in filter_procs(rows, "train")] == [4100]
+    assert [r.pid for r in filter_procs(rows, "BOB")] == [4200]
+    assert [r.pid for r in filter_procs(rows, "42")] == [4200]
+    assert [r.pid for r in filter_procs(rows, "python bs")] == [4100]  # every word
+    assert filter_procs(rows, "") == rows
+
+
+async def test_filter_and_sort_in_the_dashboard():
+    app = canned_app(2)
+    async with app.run_test(size=(80, 30)) as pilot:  # narrow: USER and RSS hidden
+        app.feed()
+        await pilot.pause(0.3)
+        table = app.query_one("#procs")
+        seen = set()
+        for _ in range(len(SORT_KEYS)):
+            await pilot.press("s")
+            seen.add(app.box.state.sort_key)
+        assert seen == set(table.columns) and not {"user", "rss"} & seen
+        await pilot.press("slash")
+        await pilot.pause(0.2)
+        app.screen.query_one("#filter").value = "rank 3"
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert table.row_count == 1 and str(table.get_row_at(0)[0]) == "4103"  # --rank 3
+        assert "filter: rank 3" in table.border_title
+        await pilot.press("slash")
+        await pilot.pause(0.2)
+        app.screen.query_one("#filter").value = ""
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert table.row_count == 6

@@ -1,0 +1,99 @@
+"""Release screen wording (issue 23): waived rows said, the wrong-name message keeps the
+command, no "R releases" once released, one job counted once, no "g: download" when all is
+downloaded, no warning for a 0 MiB sparse file, small files in KiB."""
+
+import pytest
+
+from remote_probe import tmux_control
+from tui.core import checklist_verdicts as cv
+from tui.core import format as fmt
+from tui.core.providers import resolve
+from tui.core.config import HostConfig
+
+
+def item(key, verdict, waived=False):
+    return cv.Item(key, key, verdict, "r", waived=waived)
+
+
+@pytest.mark.parametrize("items,released,says,not_says", [
+    ([item("a", cv.PASS), item("b", cv.FAIL, True), item("c", cv.WARN, True)], False,
+     "every check passes or is waived (2 waived", None),
+    ([item("a", cv.PASS)], False, "every check passes (R releases)", "waived"),
+    ([item("a", cv.WARN)], False, "then R releases", None),
+    ([item("a", cv.WARN)], True, "Released", "R releases"),
+    ([item("a", cv.FAIL)], False, "fix or waive", None),
+])
+def test_headline(items, released, says, not_says):
+    text, _v = cv.release_headline(items, released)
+    assert says in text
+    if not_says:
+        assert not_says not in text
+
+
+def pane(pid, gpu_pids, running=True):
+    return {"id": "%1", "pid": pid, "command": "python", "running": running, "gpu_pids": gpu_pids}
+
+
+def test_a_job_in_tmux_counts_once():
+    sessions = [{"name": "train", "windows": [{"panes": [pane(100, [4100, 4101])]}]}]
+    procs = [{"pid": 4100, "gpu": 0, "cmd": "python train.py"},
+             {"pid": 4101, "gpu": 1, "cmd": "python train.py"},
+             {"pid": 5000, "gpu": 0, "cmd": "python other.py"}]
+    it = cv.check_jobs(procs, sessions)
+    assert it.reason == "2 still running"  # the pane, and the GPU process outside tmux
+    assert any("5000" in d for d in it.details) and not any("4100" in d for d in it.details)
+
+
+def test_probe_lists_the_gpu_pids_under_each_pane():
+    children = {100: [101], 101: [4100, 4101], 1: [5000]}
+    assert tmux_control.pane_tree(100, children) == {100, 101, 4100, 4101}
+
+
+def test_no_download_offer_when_everything_is_here():
+    preset = resolve({}, HostConfig(provider="runpod"))
+    path = "/root/ckpt.pt"  # outside /workspace: wiped
+    here = [{"path": path, "state": "same", "size": 10, "mtime": 0}]
+    assert cv.check_ephemeral(here, preset).fix is None
+    missing = [dict(here[0], state="missing")]
+    assert cv.check_ephemeral(missing, preset).fix == "g: download"
+    assert cv.check_ephemeral(here, preset).verdict == cv.WARN  # still said: it is wiped
+
+
+@pytest.mark.parametrize("entry,warned", [
+    ({"kind": "temp", "path": "/tmp/sparse.img", "size": 50 << 30, "on_disk": 0}, False),
+    ({"kind": "temp", "path": "/tmp/x.bin", "size": 5 << 20, "on_disk": 5 << 20}, True),
+    ({"kind": "cache", "path": "/root/.cache/pip", "size": 3 << 30, "on_disk": 3 << 30}, True),
+    ({"kind": "cache", "path": "/root/.cache/pip", "size": 3 << 30, "on_disk": 1 << 20}, False),
+])
+def test_sparse_leftovers_holding_nothing_are_not_warned(entry, warned):
+    assert (cv.check_temp([entry]).verdict == cv.WARN) is warned
+
+
+@pytest.mark.parametrize("n,text", [(0, "0 B"), (500, "500 B"), (12 * 1024, "12 KiB"),
+                                    (3 << 20, "3 MiB"), (int(1.5 * (1 << 30)), "1.5 GiB")])
+def test_sizes(n, text):
+    assert fmt.size(n) == text
+
+
+def test_small_artifacts_in_kib():
+    st = [{"path": "/root/log.txt", "state": "missing", "size": 2048, "mtime": 0}]
+    it = cv.check_artifacts(st)
+    assert "(2 KiB)" in it.details[0] and "0 MiB" not in it.reason
+
+
+async def test_wrong_name_keeps_the_command():
+    from textual.app import App
+
+    from tui.ui.screens.release_screen import TypeToConfirm
+
+    class Host(App):
+        def on_mount(self):
+            self.push_screen(TypeToConfirm("box1", "shutdown -h now", []))
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+        app.screen.query_one("#confirm-name").value = "box2"
+        app.screen.submit()
+        await pilot.pause(0.1)
+        shown = str(app.screen.query_one("#what").render())
+        assert "does not match" in shown and "shutdown -h now" in shown and "Type the host" in shown

@@ -1,0 +1,40 @@
+"""`status` text says autostop, `status --json` carries the dataloaders (issue 23)."""
+
+import time
+
+from tui.core import report
+
+
+def reply(autostop=None):
+    return {"inventory": {"backend": "sim", "driver": "550", "cuda_driver": "12.4", "gpus": [],
+                          "host": {"ncpu": 8}},
+            "sample": {"t": 1000.0, "seq": 1, "gpus": [], "procs": [], "host": {}},
+            "proc_meta": [],
+            "jobs": {"tmux": {"sessions": []}, "unprotected": [],
+                     "loaders": {"trainers": [{"pid": 4100, "workers": [
+                         {"pid": 4101, "cpu": 97.0, "rss": 900, "state": "R"}]}]}},
+            "autostop": autostop}
+
+
+def test_json_has_the_dataloaders():
+    doc = report.status_json(reply(), "box")
+    assert doc["dataloaders"] == [{"pid": 4100, "workers": [
+        {"pid": 4101, "cpu": 97.0, "rss": 900, "state": "R"}]}]
+    assert report.status_json(dict(reply(), jobs=None), "box")["dataloaders"] == []
+
+
+def test_text_says_autostop(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        off = report.status_text(report.status_json(reply(), "box"))
+        assert "autostop off" in off
+        armed = report.status_text(report.status_json(reply(
+            {"armed": {"idle_seconds": 1800, "deadline": 86400 * 2 + 7 * 3600}, "idle_for": 300}), "box"))
+        assert "autostop armed: idle 30:00 (now 5:00), at 01-03 07:00" in armed
+        grace = report.status_text(report.status_json(reply({"armed": {"idle_seconds": 60},
+                                                               "grace_left": 42}), "box"))
+        assert "AUTOSTOP in 42s" in grace
+    finally:
+        monkeypatch.undo()
+        time.tzset()
