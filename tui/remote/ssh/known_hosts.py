@@ -8,6 +8,7 @@ import os
 
 import asyncssh
 
+from tui.core import paste
 from tui.core.i18n import _
 from tui.remote.ssh.errors import ConnectError
 
@@ -59,8 +60,8 @@ class ChangedHostKey(ConnectError):
             _("REFUSED: the host key of %s has CHANGED (now %s). Someone may be intercepting "
               "the connection, or the box was reinstalled. If you know why, remove the old key "
               "with `ssh-keygen -R %s -f %s` and connect again.")
-            % (label or host_port(host, port), self.fingerprint, known_host_name(host, port),
-               known_hosts_file))
+            % (label or host_port(host, port), self.fingerprint, paste.quote(known_host_name(host, port)),
+               paste.quote(known_hosts_file)))
 
 
 def _key_line(name, key, hashed=False):

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from remote_probe import wire
+from tui.core import paste
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
@@ -170,7 +171,7 @@ class TmuxScreen(Translated, Screen):
             t.append("%s. " % visible(error), style="bold yellow")
             install = ((st.jobs or {}).get("tmux") or {}).get("install") or {}
             if install.get("argv"):
-                t.append(_("Install with `%s`") % visible(" ".join(install["argv"])))
+                t.append(_("Install with `%s`") % visible(paste.join(install["argv"])))
                 t.append(_(" — press i") if install.get("can_run") else " (%s)" % visible(install.get("why")),
                          style="bold" if install.get("can_run") else "dim")
             t.append("\n")
@@ -268,7 +269,7 @@ class TmuxScreen(Translated, Screen):
         argv = self.box.attach_argv(s["id"])
         code = self.app.hand_off_terminal(self.app, argv)
         if code not in (0, None):
-            self.app.notify(_("`%s` exited with %s") % (" ".join(argv), code), severity="warning")
+            self.app.notify(_("`%s` exited with %s") % (paste.join(argv), code), severity="warning")
         await self.reload()
 
     @background('Ctrl-C', group="tmux-action")
@@ -314,6 +315,6 @@ class TmuxScreen(Translated, Screen):
         if not install.get("argv") or not install.get("can_run"):
             return
         if await self.app.push_screen_wait(ConfirmScreen(
-                _("Run `%s` on the box?") % " ".join(install["argv"]))):
+                _("Run `%s` on the box?") % paste.join(install["argv"]))):
             self.app.notify(_("Installing tmux…"), timeout=5)
             await self._request(wire.TMUX_INSTALL, done=_("tmux installed"))
