@@ -9,7 +9,7 @@ import sys
 import time
 
 from tui import __version__
-from tui.cli.contact import config_for, record_contact
+from tui.cli.contact import config_for, configured_python, record_contact
 from tui.core import from_wire
 from tui.core.boxtext import json_safe, visible
 from tui.core.i18n import LANGUAGES, N_, LanguageError, _, choose_language, ngettext, set_language
@@ -464,6 +464,8 @@ def main(argv=None):
             print("gputui: %s" % exc, file=sys.stderr)
             return EXIT_USAGE
         args.host = args.target.key  # config and ledger key: the alias or user@host:port
+        if getattr(args, "remote_python", "") is None:  # the host's `python =` runs the probe too
+            args.remote_python = configured_python(args.host)
     if args.log:
         os.close(open_private(args.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT))  # 0600: a log says which boxes
         logging.basicConfig(filename=args.log, level=logging.DEBUG,

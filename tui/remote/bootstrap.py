@@ -34,9 +34,26 @@ from remote_probe.wire import (
 from tui.core.i18n import _
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
-# Non-interactive SSH shells often miss conda's PATH; these are common places.
-PYTHON_CANDIDATES = ("python3", "python", "/usr/bin/python3", "/usr/local/bin/python3",
-                     "/opt/conda/bin/python3", "/root/miniconda3/bin/python3")
+# Where images keep a python when a non-interactive SSH shell's PATH misses it (conda's
+# PATH comes from ~/.bashrc): sh words, tried in order, the first new enough wins; a too-old
+# one is named in the error. Versioned names for images with python3.11 but no python3;
+# the two-digit globs match python3.10, not python3.10-config.
+PYTHON_CANDIDATES = (
+    "python3", "python", "python3.13", "python3.12", "python3.11", "python3.10", "python3.9",
+    "python3.8",
+    '"${VIRTUAL_ENV:+$VIRTUAL_ENV/bin/python}"', '"${CONDA_PREFIX:+$CONDA_PREFIX/bin/python}"',
+    "/usr/bin/python3", "/usr/local/bin/python3",
+    "/usr/local/bin/python3.[0-9][0-9]", "/usr/local/bin/python3.[0-9]",
+    "/opt/conda/bin/python3", "/opt/conda/bin/python",
+    '"$HOME"/miniconda3/bin/python', '"$HOME"/anaconda3/bin/python',
+    '"$HOME"/miniforge3/bin/python', '"$HOME"/mambaforge/bin/python',
+    "/root/miniconda3/bin/python", "/opt/miniconda3/bin/python", "/opt/anaconda3/bin/python",
+    '"$HOME"/.venv/bin/python', '"$HOME"/venv/bin/python', "/opt/venv/bin/python",
+    "/opt/conda/envs/*/bin/python",
+)
+# Said when none is found (the message names the places looked in).
+LOOKED_IN = "PATH, $VIRTUAL_ENV, $CONDA_PREFIX, /usr/local/bin, /opt/conda, ~/miniconda3, " \
+    "~/anaconda3, ~/miniforge3, ~/.venv, ~/venv, /opt/venv"
 
 # Reads exactly N bytes (raw, or base64 text when a terminal mangles raw bytes) from
 # stdin, checks the sha256 and renames into place: a cut upload never leaves a probe.
@@ -82,16 +99,17 @@ NL='
 '
 {explicit}P=; OLD=
 for c in {candidates}; do
+  [ -n "$c" ] || continue
   command -v "$c" >/dev/null 2>&1 || continue
   if "$c" -c 'import sys; sys.exit(0 if sys.version_info >= ({major}, {minor}) else 1)' 2>/dev/null; then
     P=$c; break
   fi
-  [ -n "$OLD" ] || OLD=$("$c" -V 2>&1)
+  # only a python that says its version counts as too old (not one that cannot run)
+  [ -n "$OLD" ] || {{ V=$("$c" -V 2>&1); V=${{V%%"$NL"*}}; case $V in Python\ *) OLD=$V;; esac; }}
 done
-OLD=${{OLD%%"$NL"*}}
 if [ -z "$P" ]; then
   [ -n "$OLD" ] && die {too_old} "$OLD is too old"
-  die {no_python} "no python3 or python on PATH"
+  die {no_python} "no python3 or python in {looked_in}"
 fi
 # Python, not test -d/-w/-O (they follow symlinks): the probe is run from this directory,
 # so it must be ours, 0700, and reached through nothing another user can write or swap.
@@ -160,7 +178,9 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         args += ["--simulate", shlex.quote(simulate)]
     explicit = ""
     if explicit_python:
-        q = shlex.quote(explicit_python)
+        # `python = "~/venv/bin/python"` in the config: ~ is the box user's home
+        q = ('"$HOME"/' + shlex.quote(explicit_python[2:]) if explicit_python.startswith("~/")
+             else shlex.quote(explicit_python))
         if "/" in explicit_python:
             explicit = ('[ -e %s ] || die %d "%s does not exist on the box"\n'
                         '[ -x %s ] || die %d "%s is not executable"\n'
@@ -169,10 +189,11 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         else:
             explicit = ('command -v %s >/dev/null 2>&1 || die %d "%s is not on PATH on the box"\n'
                         % (q, EXIT_PYTHON_NOT_FOUND, '"' + _dq(explicit_python) + '"'))
-        candidates = (explicit_python,)
+        candidates = (q,)
     return SCRIPT.format(
-        tag=shlex.quote(tag), explicit=explicit,
-        candidates=" ".join(shlex.quote(c) for c in candidates),
+        tag=shlex.quote(tag), explicit=explicit, looked_in=_dq(LOOKED_IN),
+        # our own sh words (globs and $HOME expand); a python the user named is quoted above
+        candidates=" ".join(candidates),
         major=wire.MIN_PYTHON[0], minor=wire.MIN_PYTHON[1],
         too_old=EXIT_PYTHON_TOO_OLD, no_python=EXIT_NO_PYTHON, missing=EXIT_PROBE_MISSING,
         no_dir=EXIT_NO_WRITABLE_DIR, upload_failed=EXIT_UPLOAD_FAILED,
@@ -275,10 +296,14 @@ def explain_exit(code, stderr=""):
     detail = (stderr or "").strip().splitlines()
     last = detail[-1] if detail else ""
     if code == EXIT_NO_PYTHON:
-        return (_("No python3 on the box: the probe needs Python %d.%d+ "
-                  "(install python3, e.g. `apt install python3`)") % wire.MIN_PYTHON)
+        return (_("No python3 on the box (looked in %s): the probe needs Python %d.%d+. "
+                  "If the box has one elsewhere, name it with `--remote-python PATH` or "
+                  "`python = \"PATH\"` in the host's section of the config; otherwise install "
+                  "python3 (e.g. `apt install python3`)") % ((LOOKED_IN,) + wire.MIN_PYTHON))
     if code == EXIT_PYTHON_TOO_OLD:
-        return (_("The box's Python is too old (%s); the probe needs Python %d.%d+")
+        return (_("The box's Python is too old (%s); the probe needs Python %d.%d+. Name a "
+                  "newer one with `--remote-python PATH` or `python = \"PATH\"` in the host's "
+                  "section of the config")
                 % (last.replace("gputui: ", "").replace(" is too old", "") or "unknown",
                    *wire.MIN_PYTHON))
     if code == EXIT_PYTHON_NOT_FOUND:
