@@ -14,7 +14,7 @@ from tui.remote import session as session_mod
 from tui.remote import ssh, transports
 from tui.remote.probe_bundle import build_probe, probe_filename
 
-from tests.support.pty_fixtures import chatty_box, readonly_cache_box  # noqa: F401
+from tests.support.pty_fixtures import chatty_box, full_cache_box, readonly_cache_box  # noqa: F401
 from tests.e2e.test_pty import Rec
 
 pytestmark = pytest.mark.timeout(240)
@@ -80,6 +80,21 @@ def test_readonly_cache_falls_back_to_a_private_dir_and_says_so(readonly_cache_b
     assert st.st_uid == uid and stat.S_IMODE(st.st_mode) == 0o700
     _, sha = build_probe()
     assert os.path.exists(os.path.join(fallback, probe_filename(sha)))
+
+
+def test_full_cache_falls_back_like_a_readonly_one(full_cache_box):
+    """Issue 23: a full ~/.cache took the deploy down instead of using /tmp/gputui-$UID."""
+    uid = full_cache_box.user.pw_uid
+    r = gputui("status", "testbox", "--simulate", "cpu-only", "--ssh-config", full_cache_box.ssh_config)
+    assert r.returncode == 0, r.stderr
+    fallback = "/tmp/gputui-%d" % uid
+    assert "is full or refuses writes; the probe lives in %s instead" % fallback in r.stderr
+    _, sha = build_probe()
+    assert os.path.exists(os.path.join(fallback, probe_filename(sha)))
+    # the next connect finds the probe there, with no second upload into the full disk
+    again = gputui("status", "testbox", "--simulate", "cpu-only", "--ssh-config",
+                   full_cache_box.ssh_config)
+    assert again.returncode == 0, again.stderr
 
 
 def test_unwritable_home_falls_back_too(readonly_cache_box):

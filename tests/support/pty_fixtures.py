@@ -235,3 +235,29 @@ def delete_created_users():
 
 def pytest_unconfigure(config):
     delete_created_users()
+
+
+@pytest.fixture
+def full_cache_box(tmp_path_factory):
+    """A user whose ~/.cache is a full disk (a tiny tmpfs filled to the last block)."""
+    user = make_user("gt_b_fullcache")
+    cache = os.path.join(user.pw_dir, ".cache")
+    os.makedirs(cache)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,uid=%d,gid=%d,mode=0755"
+                       % (user.pw_uid, user.pw_gid), "tmpfs", cache],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with open(os.path.join(cache, "filler"), "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    except OSError:
+        pass
+    box = start_box(tmp_path_factory.mktemp("fullbox"), [user.pw_name])
+    box.user = user
+    yield box
+    kill_user_daemons(user)
+    stop_box(box)
+    subprocess.run(["umount", "-l", cache])
+    shutil.rmtree("/tmp/gputui-%d" % user.pw_uid, ignore_errors=True)

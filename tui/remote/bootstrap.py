@@ -91,7 +91,6 @@ except OSError as exc:
 
 SCRIPT = r'''
 T={tag}
-set -- {sizes}
 say() {{ printf '\nGTUI:%s:%s\n' "$T" "$*"; }}
 die() {{ say "ERR $1 $2"; echo "gputui: $2" >&2; exit "$1"; }}
 say START
@@ -118,28 +117,49 @@ usable() {{
   WHY=${{WHY%%"$NL"*}}; return 1
 }}
 D={dir}
+U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
 if ! usable "$D"; then
-  W="$D"; D=; WHY0=$WHY; U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
+  W="$D"; D=; WHY0=$WHY
   for alt in {fallbacks}; do
     [ -n "$alt" ] && usable "$alt" && {{ D=$alt; break; }}
   done
   [ -n "$D" ] || die {no_dir} "$W is not writable ($WHY0){no_dir_hint}${{WHY:+ ($WHY)}}"
   say "NOTE $W is not writable; the probe lives in $D instead"
 fi
+# Upload into $D, raw then base64 ($1, $2: their sizes on the wire) -> 0 done,
+# 3 could not write (a full disk), 1 corrupted both times.
+upload() {{
+  for enc in {encodings}; do
+    say "NEED $enc"
+    "$P" -c {receiver} "$D"/{file} "$1" {sha} "$enc"
+    r=$?
+    [ "$r" = 0 ] || [ "$r" = 3 ] && return "$r"
+    shift
+  done
+  return 1
+}}
 F="$D"/{file}
 if [ -n "{replace}" ] || [ ! -f "$F" ]; then
   [ -n "{upload}" ] || exit {missing}
-  ok=
-  for enc in {encodings}; do
-    say "NEED $enc"
-    "$P" -c {receiver} "$F" "$1" {sha} "$enc"
-    case $? in
-      0) ok=1; break;;
-      3) die {upload_failed} "could not write the probe to $D (is the disk full? check df -h)";;
-    esac
-    shift
-  done
-  [ -n "$ok" ] || die {upload_failed} "the probe arrived corrupted (sha256 mismatch) in $D"
+  upload {sizes}; r=$?
+  if [ "$r" = 3 ] && [ -n "{fall_back}" ]; then
+    # our default place is full (or refuses the write): the fallbacks, like an unwritable one
+    W="$D"
+    for alt in {fallbacks}; do
+      [ -n "$alt" ] && [ "$alt" != "$W" ] && usable "$alt" || continue
+      D=$alt
+      if [ -z "{replace}" ] && [ -f "$D"/{file} ]; then r=0; break; fi
+      upload {sizes}; r=$?
+      [ "$r" = 3 ] || break
+    done
+    [ "$r" = 0 ] && say "NOTE $W is full or refuses writes; the probe lives in $D instead"
+  fi
+  case $r in
+    0) ;;
+    3) die {upload_failed} "could not write the probe to $D (is the disk full? check df -h)";;
+    *) die {upload_failed} "the probe arrived corrupted (sha256 mismatch) in $D";;
+  esac
+  F="$D"/{file}
   say "GOT"
 fi
 say "RUN $D"
@@ -199,6 +219,7 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         no_dir=EXIT_NO_WRITABLE_DIR, upload_failed=EXIT_UPLOAD_FAILED,
         dir=remote_dir_expr(remote_dir),
         # Only our default place falls back; a --remote-dir the user chose is kept or refused.
+        fall_back="" if remote_dir else "1",
         fallbacks=("" if remote_dir else
                    '"${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/gputui}" "/tmp/gputui-$U"'),
         no_dir_hint=(" (choose another --remote-dir)" if remote_dir else
