@@ -30,7 +30,11 @@ def known_hosts_paths(res):
 
 
 def host_port(host, port):
-    return host if port in (None, 22) else "%s:%s" % (host, port)
+    """host:port for messages; an IPv6 address keeps its brackets ([::1]:39585), or the
+    port would read as part of the address."""
+    if port in (None, 22):
+        return host
+    return "[%s]:%s" % (host, port) if ":" in host else "%s:%s" % (host, port)
 
 
 def known_host_name(host, port):
