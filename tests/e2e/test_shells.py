@@ -3,6 +3,7 @@ failures that waiting cannot heal (they stop the reconnect loop with the reason)
 
 import asyncio
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -220,3 +221,51 @@ async def test_a_running_daemon_of_another_protocol_is_replaced(sshbox):
     finally:
         if fake.poll() is None:
             fake.kill()
+
+
+# -- the login shell matrix (issue 23): every shell a box user may have, over exec ----------
+LOGIN_SHELLS = {"bash": "/bin/bash", "zsh": "/usr/bin/zsh", "fish": "/usr/bin/fish",
+                "dash": "/bin/dash", "busybox-sh": "busybox", "tcsh": "/usr/bin/tcsh",
+                "csh": "/bin/csh"}
+
+
+def login_shell_path(name, root):
+    path = LOGIN_SHELLS[name]
+    if path == "busybox":  # busybox runs as `sh` when called by that name
+        bb = shutil.which("busybox")
+        if bb is None:
+            pytest.skip("busybox is not installed (apt install busybox)")
+        where = "/tmp/gputui-test-shells"  # every user must reach it: not under pytest's 0700 tmp
+        os.makedirs(where, exist_ok=True)
+        os.chmod(where, 0o755)
+        path = os.path.join(where, "ash")
+        if not os.path.islink(path):
+            os.symlink(bb, path)
+    if not os.path.exists(path):
+        pytest.skip("%s is not installed (apt install %s)" % (path, name))
+    return path
+
+
+@pytest.fixture(params=sorted(LOGIN_SHELLS))
+def shell_box(request, tmp_path_factory):
+    from tests.support.pty_fixtures import kill_user_daemons, make_user, start_box, stop_box
+    root = tmp_path_factory.mktemp("shellbox")
+    os.chmod(root, 0o755)
+    user = make_user("gt_b_sh", shell=login_shell_path(request.param, root))
+    box = start_box(root, [user.pw_name])
+    box.user, box.shell = user, request.param
+    yield box
+    kill_user_daemons(user)
+    stop_box(box)
+    shutil.rmtree("/tmp/gputui-%d" % user.pw_uid, ignore_errors=True)
+
+
+def test_every_login_shell_runs_the_probe_over_exec(shell_box):
+    """csh/tcsh used to fail to parse the start command, so every connect was misdiagnosed
+    as PTY-only; here each shell starts the probe over a plain exec channel."""
+    r = gputui("status", "testbox", "--json", "--simulate", "cpu-only", "--ssh-config",
+               shell_box.ssh_config)
+    assert r.returncode == 0, (shell_box.shell, r.stderr)
+    assert "terminal" not in r.stderr.lower() and "pty" not in r.stderr.lower(), r.stderr
+    _, sha = build_probe()
+    assert os.path.exists(os.path.join(shell_box.user.pw_dir, ".cache", "gputui", probe_filename(sha)))

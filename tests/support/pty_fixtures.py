@@ -141,7 +141,7 @@ def pty_only_box(tmp_path_factory):
 CREATED_USERS = set()  # by this process; deleted at the end of the session
 
 
-def make_user(name, bashrc=""):
+def make_user(name, bashrc="", shell="/bin/bash"):
     """A throwaway login user with bash and this ~/.bashrc (root only). `name` is a base name:
     each xdist worker gets its own user (gt_b_chatty_gw3)."""
     name = per_worker(name)
@@ -157,6 +157,8 @@ def make_user(name, bashrc=""):
         # no password, but not locked ("!"): sshd refuses locked accounts even with a key
         subprocess.run(["usermod", "-p", "*", name], check=True)
     CREATED_USERS.add(name)
+    if pwd.getpwnam(name).pw_shell != shell:
+        subprocess.run(["usermod", "-s", shell, name], check=True)
     entry = pwd.getpwnam(name)
     home = entry.pw_dir
     # start each test from a clean home: no probe, no daemon state from an earlier run

@@ -10,8 +10,9 @@ says ``NEED`` and reads the zipapp from stdin, length-prefixed by the script its
 and sha256-checked before it is renamed into place: deploying needs neither SFTP nor a
 silent shell.
 
-The script is POSIX sh and runs under ``/bin/sh`` so a fish or zsh login shell does
-not matter. Every value that goes into it is quoted with shlex.quote.
+The script is POSIX sh and runs under ``/bin/sh``, sent so that any login shell passes it
+on unchanged (bash, zsh, dash, busybox sh, fish, csh, tcsh: tui.core.paste.any_shell).
+Every value that goes into it is quoted with shlex.quote.
 """
 
 import re
@@ -31,6 +32,7 @@ from remote_probe.wire import (
     EXIT_UPLOAD_FAILED,
     EXIT_USAGE,
 )
+from tui.core import paste
 from tui.core.i18n import _
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
@@ -283,7 +285,7 @@ def probe_command(sha, mode="attach", simulate=None, remote_dir=None, candidates
     script = probe_script(sha, mode=mode, simulate=simulate, remote_dir=remote_dir,
                           candidates=candidates, tag=tag, upload=upload, replace=replace,
                           explicit_python=explicit_python, size=size)
-    return "/bin/sh -c " + shlex.quote(script)
+    return paste.any_shell(script)
 
 
 # -- reading the script's answers ------------------------------------------------

@@ -21,13 +21,13 @@ import base64
 import dataclasses
 import logging
 import re
-import shlex
 import time
 from typing import List, Optional
 
 import asyncssh
 
 from remote_probe import wire
+from tui.core import paste
 from tui.core.i18n import N_, _
 from tui.remote import bootstrap, ssh
 from tui.remote.probe_client import (
@@ -295,7 +295,7 @@ async def _attach(transport, process, reader, plan, on_push, notes, took, rdir):
 async def start_exec(conn, plan, on_push=None, on_deploying=None):
     """Bootstrap, deploy if needed, attach: all on one exec channel."""
     tag = bootstrap.new_tag()
-    command = "/bin/sh -c " + shlex.quote(plan.script(tag))
+    command = paste.any_shell(plan.script(tag))  # csh, tcsh and fish login shells too
     try:
         process = await conn.create_process(command, encoding=None)
     except asyncssh.ChannelOpenError as exc:
