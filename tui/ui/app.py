@@ -130,6 +130,7 @@ class CockpitApp(Translated, App):
         # The terminal hand-off for `tmux attach` and nvitop; tests replace it (suspend()
         # needs a tty).
         self.hand_off_terminal: Callable[[App, List[str]], Optional[int]] = default_hand_off
+        self.handoff_said = ""  # the last hand-off's ssh stderr (tmux_screen.default_hand_off)
         self.stop_daemon_on_exit = False
         self.crash: Optional[BaseException] = None  # what ended the app, if anything did
         self.crash_log: Optional[str] = None

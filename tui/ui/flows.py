@@ -166,7 +166,10 @@ async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
             app.notify(said, severity="error", timeout=30, markup=False)
             return None
     argv = nvitop.terminal_argv(session.target, nvitop.run_command(session.remote_dir, python))
+    app.handoff_said = ""
     code = app.hand_off_terminal(app, argv)
     if code not in (0, None):
-        app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
+        said = " ".join(getattr(app, "handoff_said", "").split())[-300:]
+        app.notify(_("nvitop exited with %s") % code + (": " + said if said else ""),
+                   severity="warning", markup=False, timeout=20)
     return argv

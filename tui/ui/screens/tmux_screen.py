@@ -1,6 +1,5 @@
 """The tmux panel: sessions and panes on the box, a live preview, and job actions."""
 
-import subprocess
 from typing import Optional
 
 from rich.text import Text
@@ -15,6 +14,7 @@ from remote_probe import wire
 from tui.core import paste
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
+from tui.core.terminal_handoff import call_keeping_stderr, handoff_failure
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
@@ -34,7 +34,8 @@ def default_hand_off(app, argv):
     Textual's suspend() cannot run headless, so tests replace this function.
     """
     with app.suspend():
-        return subprocess.call(argv)
+        code, app.handoff_said = call_keeping_stderr(argv)  # ssh's own reason, for the toast
+        return code
 
 
 class JobScreen(FormScreen):
@@ -267,9 +268,11 @@ class TmuxScreen(Translated, Screen):
         if s is None:
             return
         argv = self.box.attach_argv(s["id"])
+        self.app.handoff_said = ""
         code = self.app.hand_off_terminal(self.app, argv)
-        if code not in (0, None):
-            self.app.notify(_("`%s` exited with %s") % (paste.join(argv), code), severity="warning")
+        failed = handoff_failure(argv, code, getattr(self.app, "handoff_said", ""))
+        if failed:
+            self.app.notify(failed, severity="warning", markup=False, timeout=20)
         await self.reload()
 
     @background('Ctrl-C', group="tmux-action")
