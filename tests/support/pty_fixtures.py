@@ -263,3 +263,25 @@ def full_cache_box(tmp_path_factory):
     stop_box(box)
     subprocess.run(["umount", "-l", cache])
     shutil.rmtree("/tmp/gputui-%d" % user.pw_uid, ignore_errors=True)
+
+
+# Vast's default: every interactive login attaches to (or starts) one tmux session.
+TMUX_BASHRC = POD_BASHRC + r"""
+if [ -z "$TMUX" ]; then
+  exec tmux new-session -A -s ssh_tmux
+fi
+"""
+
+
+@pytest.fixture
+def pty_tmux_box(tmp_path_factory):
+    """A PTY-only proxy whose interactive bash execs tmux (attach or create), like Vast."""
+    root = tmp_path_factory.mktemp("ptytmux")
+    script = write_pty_only(root)
+    (root / "pod_bashrc").write_text(TMUX_BASHRC)
+    box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
+    yield box
+    stop_daemon(box.remote_dir)
+    subprocess.run(["tmux", "-S", str(root / ("tmux-%d" % os.getuid()) / "default"), "kill-server"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stop_box(box)
