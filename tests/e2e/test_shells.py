@@ -269,3 +269,27 @@ def test_every_login_shell_runs_the_probe_over_exec(shell_box):
     assert "terminal" not in r.stderr.lower() and "pty" not in r.stderr.lower(), r.stderr
     _, sha = build_probe()
     assert os.path.exists(os.path.join(shell_box.user.pw_dir, ".cache", "gputui", probe_filename(sha)))
+
+
+# -- the same shells behind a PTY-only proxy (the line gputui types must parse in each) --------
+@pytest.fixture(params=sorted(LOGIN_SHELLS))
+def pty_shell_box(request, tmp_path_factory):
+    from tests.support.pty_fixtures import PTY_ONLY, me, start_box, stop_box, write_pty_only
+    from tests.support.sshd import stop_daemon
+    root = tmp_path_factory.mktemp("ptyshell")
+    os.chmod(root, 0o755)
+    shell = login_shell_path(request.param, root)
+    script = write_pty_only(root, PTY_ONLY.split("exec /bin/bash")[0] + "exec %s -i\n" % shell)
+    box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
+    box.shell = request.param
+    yield box
+    stop_daemon(box.remote_dir)
+    stop_box(box)
+
+
+def test_every_login_shell_runs_the_probe_over_the_terminal(pty_shell_box):
+    r = gputui("status", "testbox", "--json", "--simulate", "cpu-only", "--ssh-config",
+               pty_shell_box.ssh_config, "--remote-dir", pty_shell_box.remote_dir)
+    assert r.returncode == 0, (pty_shell_box.shell, r.stderr)
+    import json as _json
+    assert _json.loads(r.stdout)["transport"] == "pty"
