@@ -75,6 +75,9 @@ def terminal_argv(target: Any, remote_command: str, ssh_binary: str = "ssh") -> 
     """`ssh -t HOST sh -c '<command>'` with the user's ssh (like tmux attach): the app
     suspends, nvitop gets the real terminal, the app comes back when it exits."""
     argv = [ssh_binary, "-t"]
+    if hasattr(target, "ssh_args"):  # the same -F -p -l -i -J -o as tmux attach (issue 23)
+        return argv + list(target.ssh_args()) + ["--", target.host,
+                                                 "/bin/sh -c %s" % shlex.quote(remote_command)]
     if getattr(target, "ssh_config", None):
         argv += ["-F", target.ssh_config]
     if getattr(target, "port", None):
