@@ -16,6 +16,7 @@ import subprocess
 import time
 
 from .idle_rules import RULE_UTILIZATION, idle_verdict
+from .wire import paste_words
 from .wire import DEFAULT_THRESHOLD, all_idle  # noqa: F401 - the idle rule, shared with the laptop
 
 STATE_FILE = "autostop.json"
@@ -97,6 +98,11 @@ class Autostop:
     # -- persistence -------------------------------------------------------------
     def _path(self, name):
         return os.path.join(self.state_dir, name)
+
+    def cancel_command(self):
+        """What the user types on the box to cancel: `sh FILE`, not `FILE`, so it runs from a
+        noexec /tmp fallback too; quoted for bash, zsh and fish alike."""
+        return paste_words.join(["sh", self._path(CANCEL_SCRIPT)])
 
     def _load(self):
         try:
@@ -197,7 +203,7 @@ class Autostop:
             "idle_for": (now - self.idle_since) if self.idle_since is not None else 0.0,
             "grace_left": max(0.0, self.grace_until - now) if self.grace_until else None,
             "grace_reason": self.grace_reason if self.grace_until else None,
-            "cancel_command": self._path(CANCEL_SCRIPT),
+            "cancel_command": self.cancel_command(),
             "rule": self.rule,
             "when_job_done": (self.armed or {}).get("when_job_done"),
         }
@@ -246,7 +252,7 @@ class Autostop:
             else:
                 why = "the deadline was reached"
             msg = ("gputui autostop: %s. Running `%s` in %d s. Cancel: %s"
-                   % (why, self.armed["command"], self.armed["grace"], self._path(CANCEL_SCRIPT)))
+                   % (why, self.armed["command"], self.armed["grace"], self.cancel_command()))
             self.notify(msg)
             return self.log("grace", reason=reason, seconds=self.armed["grace"],
                             command=self.armed["command"], message=msg,

@@ -34,10 +34,11 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
 from .rows import (GPU_FIELDS, GPU_STATIC_FIELDS, PROC_FD_ONLY, PROC_FIELDS, PROC_GRAPHICS,
                    PROC_HOST_PID, PROC_META_FIELDS, GpuCol, ProcCol, cap_procs, gpu_dict,
                    gpu_row, proc_dict, proc_flags, proc_pids, proc_row)
+from . import paste_words
 from .schema import Report, check_request, clean, is_int, is_num, path_text, validate
 
 __all__ = [
-    "challenge", "decode", "decode_clean", "encode", "DEFAULT_THRESHOLD", "all_idle", "idle_inputs", "AUTOSTOP",
+    "challenge", "paste_words", "decode", "decode_clean", "encode", "DEFAULT_THRESHOLD", "all_idle", "idle_inputs", "AUTOSTOP",
     "AUTOSTOP_ARM", "AUTOSTOP_DISARM", "AUTOSTOP_STATUS", "CHECKLIST", "DELETE", "ENV_CAPTURE",
     "ERROR", "EXIT_BAD_COMMAND", "EXIT_CANNOT_START", "EXIT_COMMAND_NOT_FOUND",
     "EXIT_DAEMON_IN_USE", "EXIT_DAEMON_UNREACHABLE", "EXIT_INTERRUPTED", "EXIT_NO_PYTHON",

@@ -40,7 +40,8 @@ def test_run_and_check_commands():
     assert "import nvitop" in nvitop.check_command("/r")
     target = ssh.Target(host="box", ssh_config="/c f", port=2222, username="u")
     argv = nvitop.terminal_argv(target, "echo 'hi'")
-    assert argv == ["ssh", "-t", "-F", "/c f", "-p", "2222", "u@box", "/bin/sh -c 'echo '\"'\"'hi'\"'\"''"]
+    assert argv == ["ssh", "-t", "-F", "/c f", "-p", "2222", "-l", "u", "--", "box",
+                    "/bin/sh -c 'echo '\"'\"'hi'\"'\"''"]
 
 
 @pytest.mark.parametrize("output,expected", [

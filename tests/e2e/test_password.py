@@ -191,3 +191,26 @@ async def test_app_keyboard_interactive_dialog(kbd_box, tmp_path, monkeypatch):
         await pilot.press("n")
         await _wait(pilot, lambda: app.box.state.conn_state == LIVE)
         await pilot.press("q")
+
+
+@pytest.mark.parametrize("shell", ["/usr/bin/fish", "/usr/bin/tcsh"])
+def test_key_install_works_under_fish_and_tcsh_login_shells(pw_box, laptop, shell):
+    """Issue 23: under fish the key install said "Installed" while fish refused the command,
+    and the next connect asked for the password again."""
+    from tests.support.user_world import PW_USER
+    if not os.path.exists(shell):
+        pytest.skip("%s is not installed" % shell)
+    subprocess.run(["usermod", "-s", shell, PW_USER], check=True)
+    child = spawn("status", *box_args(pw_box))
+    child.expect("password: ")
+    child.sendline(pw_box.password)
+    child.expect(r"\(yes/no\) ")
+    child.sendline("yes")
+    child.expect("Installed .*id_ed25519.pub on %s" % pw_box.dest)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    pub = open(str(laptop.key) + ".pub").read().split()[1]
+    assert pub in (pw_box.home / ".ssh" / "authorized_keys").read_text()
+    r = run("status", *box_args(pw_box))  # no terminal: the key alone logs in
+    assert r.returncode == 0, r.stderr

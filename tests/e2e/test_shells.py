@@ -3,6 +3,7 @@ failures that waiting cannot heal (they stop the reconnect loop with the reason)
 
 import asyncio
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from tui.remote import session as session_mod
 from tui.remote import probe_files, ssh, transports
 from tui.remote.probe_bundle import build_probe, probe_filename
 
-from tests.support.pty_fixtures import chatty_box, readonly_cache_box  # noqa: F401
+from tests.support.pty_fixtures import chatty_box, full_cache_box, readonly_cache_box  # noqa: F401
 from tests.e2e.test_pty import Rec
 
 pytestmark = pytest.mark.timeout(240)
@@ -80,6 +81,21 @@ def test_readonly_cache_falls_back_to_a_private_dir_and_says_so(readonly_cache_b
     assert st.st_uid == uid and stat.S_IMODE(st.st_mode) == 0o700
     _, sha = build_probe()
     assert os.path.exists(os.path.join(fallback, probe_filename(sha)))
+
+
+def test_full_cache_falls_back_like_a_readonly_one(full_cache_box):
+    """Issue 23: a full ~/.cache took the deploy down instead of using /tmp/gputui-$UID."""
+    uid = full_cache_box.user.pw_uid
+    r = gputui("status", "testbox", "--simulate", "cpu-only", "--ssh-config", full_cache_box.ssh_config)
+    assert r.returncode == 0, r.stderr
+    fallback = "/tmp/gputui-%d" % uid
+    assert "is full or refuses writes; the probe lives in %s instead" % fallback in r.stderr
+    _, sha = build_probe()
+    assert os.path.exists(os.path.join(fallback, probe_filename(sha)))
+    # the next connect finds the probe there, with no second upload into the full disk
+    again = gputui("status", "testbox", "--simulate", "cpu-only", "--ssh-config",
+                   full_cache_box.ssh_config)
+    assert again.returncode == 0, again.stderr
 
 
 def test_unwritable_home_falls_back_too(readonly_cache_box):
@@ -205,3 +221,75 @@ async def test_a_running_daemon_of_another_protocol_is_replaced(sshbox):
     finally:
         if fake.poll() is None:
             fake.kill()
+
+
+# -- the login shell matrix (issue 23): every shell a box user may have, over exec ----------
+LOGIN_SHELLS = {"bash": "/bin/bash", "zsh": "/usr/bin/zsh", "fish": "/usr/bin/fish",
+                "dash": "/bin/dash", "busybox-sh": "busybox", "tcsh": "/usr/bin/tcsh",
+                "csh": "/bin/csh"}
+
+
+def login_shell_path(name, root):
+    path = LOGIN_SHELLS[name]
+    if path == "busybox":  # busybox runs as `sh` when called by that name
+        bb = shutil.which("busybox")
+        if bb is None:
+            pytest.skip("busybox is not installed (apt install busybox)")
+        where = "/tmp/gputui-test-shells"  # every user must reach it: not under pytest's 0700 tmp
+        os.makedirs(where, exist_ok=True)
+        os.chmod(where, 0o755)
+        path = os.path.join(where, "ash")
+        if not os.path.islink(path):
+            os.symlink(bb, path)
+    if not os.path.exists(path):
+        pytest.skip("%s is not installed (apt install %s)" % (path, name))
+    return path
+
+
+@pytest.fixture(params=sorted(LOGIN_SHELLS))
+def shell_box(request, tmp_path_factory):
+    from tests.support.pty_fixtures import kill_user_daemons, make_user, start_box, stop_box
+    root = tmp_path_factory.mktemp("shellbox")
+    os.chmod(root, 0o755)
+    user = make_user("gt_b_sh", shell=login_shell_path(request.param, root))
+    box = start_box(root, [user.pw_name])
+    box.user, box.shell = user, request.param
+    yield box
+    kill_user_daemons(user)
+    stop_box(box)
+    shutil.rmtree("/tmp/gputui-%d" % user.pw_uid, ignore_errors=True)
+
+
+def test_every_login_shell_runs_the_probe_over_exec(shell_box):
+    """csh/tcsh used to fail to parse the start command, so every connect was misdiagnosed
+    as PTY-only; here each shell starts the probe over a plain exec channel."""
+    r = gputui("status", "testbox", "--json", "--simulate", "cpu-only", "--ssh-config",
+               shell_box.ssh_config)
+    assert r.returncode == 0, (shell_box.shell, r.stderr)
+    assert "terminal" not in r.stderr.lower() and "pty" not in r.stderr.lower(), r.stderr
+    _, sha = build_probe()
+    assert os.path.exists(os.path.join(shell_box.user.pw_dir, ".cache", "gputui", probe_filename(sha)))
+
+
+# -- the same shells behind a PTY-only proxy (the line gputui types must parse in each) --------
+@pytest.fixture(params=sorted(LOGIN_SHELLS))
+def pty_shell_box(request, tmp_path_factory):
+    from tests.support.pty_fixtures import PTY_ONLY, me, start_box, stop_box, write_pty_only
+    from tests.support.sshd import stop_daemon
+    root = tmp_path_factory.mktemp("ptyshell")
+    os.chmod(root, 0o755)
+    shell = login_shell_path(request.param, root)
+    script = write_pty_only(root, PTY_ONLY.split("exec /bin/bash")[0] + "exec %s -i\n" % shell)
+    box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
+    box.shell = request.param
+    yield box
+    stop_daemon(box.remote_dir)
+    stop_box(box)
+
+
+def test_every_login_shell_runs_the_probe_over_the_terminal(pty_shell_box):
+    r = gputui("status", "testbox", "--json", "--simulate", "cpu-only", "--ssh-config",
+               pty_shell_box.ssh_config, "--remote-dir", pty_shell_box.remote_dir)
+    assert r.returncode == 0, (pty_shell_box.shell, r.stderr)
+    import json as _json
+    assert _json.loads(r.stdout)["transport"] == "pty"

@@ -141,7 +141,7 @@ def pty_only_box(tmp_path_factory):
 CREATED_USERS = set()  # by this process; deleted at the end of the session
 
 
-def make_user(name, bashrc=""):
+def make_user(name, bashrc="", shell="/bin/bash"):
     """A throwaway login user with bash and this ~/.bashrc (root only). `name` is a base name:
     each xdist worker gets its own user (gt_b_chatty_gw3)."""
     name = per_worker(name)
@@ -157,6 +157,8 @@ def make_user(name, bashrc=""):
         # no password, but not locked ("!"): sshd refuses locked accounts even with a key
         subprocess.run(["usermod", "-p", "*", name], check=True)
     CREATED_USERS.add(name)
+    if pwd.getpwnam(name).pw_shell != shell:
+        subprocess.run(["usermod", "-s", shell, name], check=True)
     entry = pwd.getpwnam(name)
     home = entry.pw_dir
     # start each test from a clean home: no probe, no daemon state from an earlier run
@@ -235,3 +237,51 @@ def delete_created_users():
 
 def pytest_unconfigure(config):
     delete_created_users()
+
+
+@pytest.fixture
+def full_cache_box(tmp_path_factory):
+    """A user whose ~/.cache is a full disk (a tiny tmpfs filled to the last block)."""
+    user = make_user("gt_b_fullcache")
+    cache = os.path.join(user.pw_dir, ".cache")
+    os.makedirs(cache)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,uid=%d,gid=%d,mode=0755"
+                       % (user.pw_uid, user.pw_gid), "tmpfs", cache],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with open(os.path.join(cache, "filler"), "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    except OSError:
+        pass
+    box = start_box(tmp_path_factory.mktemp("fullbox"), [user.pw_name])
+    box.user = user
+    yield box
+    kill_user_daemons(user)
+    stop_box(box)
+    subprocess.run(["umount", "-l", cache])
+    shutil.rmtree("/tmp/gputui-%d" % user.pw_uid, ignore_errors=True)
+
+
+# Vast's default: every interactive login attaches to (or starts) one tmux session.
+TMUX_BASHRC = POD_BASHRC + r"""
+if [ -z "$TMUX" ]; then
+  exec tmux new-session -A -s ssh_tmux
+fi
+"""
+
+
+@pytest.fixture
+def pty_tmux_box(tmp_path_factory):
+    """A PTY-only proxy whose interactive bash execs tmux (attach or create), like Vast."""
+    root = tmp_path_factory.mktemp("ptytmux")
+    script = write_pty_only(root)
+    (root / "pod_bashrc").write_text(TMUX_BASHRC)
+    box = start_box(root, [me()], extra_config="ForceCommand %s" % script, subsystem=None)
+    yield box
+    stop_daemon(box.remote_dir)
+    subprocess.run(["tmux", "-S", str(root / ("tmux-%d" % os.getuid()) / "default"), "kill-server"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stop_box(box)

@@ -9,7 +9,7 @@ import time
 
 from tui import __version__
 from tui.cli import notify_cmd
-from tui.cli.contact import config_for, host_settings, price_of, record_contact
+from tui.cli.contact import config_for, configured_python, host_settings, price_of, record_contact
 from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
                             _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
@@ -347,6 +347,8 @@ def main(argv=None):
             print("gputui: %s" % exc, file=sys.stderr)
             return EXIT_USAGE
         args.host = args.target.key  # config and ledger key: the alias or user@host:port
+        if getattr(args, "remote_python", "") is None:  # the host's `python =` runs the probe too
+            args.remote_python = configured_python(args.host)
     if args.log:
         os.close(open_private(args.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT))  # 0600: a log says which boxes
         logging.basicConfig(filename=args.log, level=logging.DEBUG,

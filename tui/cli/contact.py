@@ -14,6 +14,14 @@ from tui.core.i18n import _
 from tui.core.ledger import Ledger, LedgerError
 
 
+def configured_python(host: str) -> Optional[str]:
+    """The host's `python =` from the config (None when unset or the file is unreadable)."""
+    try:
+        return Config.load().host(host).python
+    except Exception:  # noqa: BLE001 - config_for reports the file's problems
+        return None
+
+
 def config_for(host: str) -> Tuple[Config, HostConfig]:
     """(Config, HostConfig) for a command; every problem in the file is printed once, on
     stderr, whatever the command (after host(): some problems are found per host)."""

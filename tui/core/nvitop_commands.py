@@ -9,6 +9,7 @@ import re
 import shlex
 from typing import Any, List, Optional, Sequence
 
+from tui.core import paste
 from tui.core.i18n import _
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"  # the probe's default (tui.remote.bootstrap)
@@ -42,16 +43,17 @@ def install_command(remote_dir: Optional[str] = None, python: str = "python3",
                     index_url: Optional[str] = None, find_links: Optional[str] = None,
                     no_index: bool = False, package: str = PACKAGE) -> str:
     """The exact command shown to the user and run on the box (POSIX sh)."""
-    words = [shlex.quote(python), "-m", "pip", "install", "--disable-pip-version-check",
+    # shown to the user to paste (bash, zsh, fish) and run on the box by /bin/sh
+    words = [paste.quote(python), "-m", "pip", "install", "--disable-pip-version-check",
              "--no-input", "--retries", "1", "--timeout", "15", "--upgrade",
              "--target", dir_expr(remote_dir)]
     if index_url:
-        words += ["--index-url", shlex.quote(index_url)]
+        words += ["--index-url", paste.quote(index_url)]
     if find_links:
-        words += ["--find-links", shlex.quote(find_links)]
+        words += ["--find-links", paste.quote(find_links)]
     if no_index:
         words.append("--no-index")
-    words.append(shlex.quote(package))
+    words.append(paste.quote(package))
     return " ".join(words)
 
 
@@ -73,6 +75,9 @@ def terminal_argv(target: Any, remote_command: str, ssh_binary: str = "ssh") -> 
     """`ssh -t HOST sh -c '<command>'` with the user's ssh (like tmux attach): the app
     suspends, nvitop gets the real terminal, the app comes back when it exits."""
     argv = [ssh_binary, "-t"]
+    if hasattr(target, "ssh_args"):  # the same -F -p -l -i -J -o as tmux attach (issue 23)
+        return argv + list(target.ssh_args()) + ["--", target.host,
+                                                 "/bin/sh -c %s" % shlex.quote(remote_command)]
     if getattr(target, "ssh_config", None):
         argv += ["-F", target.ssh_config]
     if getattr(target, "port", None):

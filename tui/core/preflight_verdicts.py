@@ -241,6 +241,16 @@ def check_disks(facts: Facts, preset: Optional["Preset"]) -> List[Check]:
         free = root["free"] / 1024.0
         out.append(Check(_("system disk"), PASS if free >= 10 else WARN,
                          _("%.0f GB free on /%s") % (free, "" if free >= 10 else _(" (pip and checkpoints will fail)"))))
+    # ~ on its own disk (a provider's volume, a quota'd /home): full, it breaks the probe's
+    # cache, pip --user and checkpoints even while / has room (issue 23)
+    home = next((f for f in facts.get("filesystems") or [] if f.get("role") == "home"), None)
+    if home and home.get("mount") not in (None, "/") and home.get("free") is not None:
+        free = home["free"] / 1024.0
+        out.append(Check(_("home disk"), PASS if free >= 1 else WARN,
+                         _("%.1f GB free on %s (%s)%s") % (
+                             free, home["mount"], home.get("path") or "~",
+                             "" if free >= 1 else _(": full; the probe falls back to /tmp, "
+                                                    "pip --user and checkpoints in ~ will fail"))))
     for path in preset.persistent_paths if preset else ():
         if path == "/":
             continue

@@ -10,6 +10,7 @@ import asyncio
 import getpass
 import sys
 
+from tui.core import paste
 from tui.core.config import Config, ConfigError
 from tui.core.i18n import N_, _
 from tui.remote import ssh
@@ -23,7 +24,7 @@ def key_offer_text(where, pub_path, will_create):
     if will_create:
         text += (_(" You have no key yet: gputui will create %s (ed25519, no passphrase; "
                    "add one later with `ssh-keygen -p -f %s`).")
-                 % (pub_path[:-4], pub_path[:-4]))
+                 % (pub_path[:-4], paste.quote(pub_path[:-4])))
     return text
 
 

@@ -10,8 +10,9 @@ says ``NEED`` and reads the zipapp from stdin, length-prefixed by the script its
 and sha256-checked before it is renamed into place: deploying needs neither SFTP nor a
 silent shell.
 
-The script is POSIX sh and runs under ``/bin/sh`` so a fish or zsh login shell does
-not matter. Every value that goes into it is quoted with shlex.quote.
+The script is POSIX sh and runs under ``/bin/sh``, sent so that any login shell passes it
+on unchanged (bash, zsh, dash, busybox sh, fish, csh, tcsh: tui.core.paste.any_shell).
+Every value that goes into it is quoted with shlex.quote.
 """
 
 import re
@@ -31,12 +32,30 @@ from remote_probe.wire import (
     EXIT_UPLOAD_FAILED,
     EXIT_USAGE,
 )
+from tui.core import paste
 from tui.core.i18n import _, ngettext
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
-# Non-interactive SSH shells often miss conda's PATH; these are common places.
-PYTHON_CANDIDATES = ("python3", "python", "/usr/bin/python3", "/usr/local/bin/python3",
-                     "/opt/conda/bin/python3", "/root/miniconda3/bin/python3")
+# Where images keep a python when a non-interactive SSH shell's PATH misses it (conda's
+# PATH comes from ~/.bashrc): sh words, tried in order, the first new enough wins; a too-old
+# one is named in the error. Versioned names for images with python3.11 but no python3;
+# the two-digit globs match python3.10, not python3.10-config.
+PYTHON_CANDIDATES = (
+    "python3", "python", "python3.13", "python3.12", "python3.11", "python3.10", "python3.9",
+    "python3.8",
+    '"${VIRTUAL_ENV:+$VIRTUAL_ENV/bin/python}"', '"${CONDA_PREFIX:+$CONDA_PREFIX/bin/python}"',
+    "/usr/bin/python3", "/usr/local/bin/python3",
+    "/usr/local/bin/python3.[0-9][0-9]", "/usr/local/bin/python3.[0-9]",
+    "/opt/conda/bin/python3", "/opt/conda/bin/python",
+    '"$HOME"/miniconda3/bin/python', '"$HOME"/anaconda3/bin/python',
+    '"$HOME"/miniforge3/bin/python', '"$HOME"/mambaforge/bin/python',
+    "/root/miniconda3/bin/python", "/opt/miniconda3/bin/python", "/opt/anaconda3/bin/python",
+    '"$HOME"/.venv/bin/python', '"$HOME"/venv/bin/python', "/opt/venv/bin/python",
+    "/opt/conda/envs/*/bin/python",
+)
+# Said when none is found (the message names the places looked in).
+LOOKED_IN = "PATH, $VIRTUAL_ENV, $CONDA_PREFIX, /usr/local/bin, /opt/conda, ~/miniconda3, " \
+    "~/anaconda3, ~/miniforge3, ~/.venv, ~/venv, /opt/venv"
 
 # Reads exactly N bytes (raw, or base64 text when a terminal mangles raw bytes) from
 # stdin, checks the sha256 and renames into place: a cut upload never leaves a probe.
@@ -74,7 +93,6 @@ except OSError as exc:
 
 SCRIPT = r'''
 T={tag}
-set -- {sizes}
 say() {{ printf '\nGTUI:%s:%s\n' "$T" "$*"; }}
 die() {{ say "ERR $1 $2"; echo "gputui: $2" >&2; exit "$1"; }}
 say START
@@ -82,16 +100,17 @@ NL='
 '
 {explicit}P=; OLD=
 for c in {candidates}; do
+  [ -n "$c" ] || continue
   command -v "$c" >/dev/null 2>&1 || continue
   if "$c" -c 'import sys; sys.exit(0 if sys.version_info >= ({major}, {minor}) else 1)' 2>/dev/null; then
     P=$c; break
   fi
-  [ -n "$OLD" ] || OLD=$("$c" -V 2>&1)
+  # only a python that says its version counts as too old (not one that cannot run)
+  [ -n "$OLD" ] || {{ V=$("$c" -V 2>&1); V=${{V%%"$NL"*}}; case $V in Python\ *) OLD=$V;; esac; }}
 done
-OLD=${{OLD%%"$NL"*}}
 if [ -z "$P" ]; then
   [ -n "$OLD" ] && die {too_old} "$OLD is too old"
-  die {no_python} "no python3 or python on PATH"
+  die {no_python} "no python3 or python in {looked_in}"
 fi
 # Python, not test -d/-w/-O (they follow symlinks): the probe is run from this directory,
 # so it must be ours, 0700, and reached through nothing another user can write or swap.
@@ -100,28 +119,49 @@ usable() {{
   WHY=${{WHY%%"$NL"*}}; return 1
 }}
 D={dir}
+U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
 if ! usable "$D"; then
-  W="$D"; D=; WHY0=$WHY; U=$(id -u 2>/dev/null || "$P" -c 'import os; print(os.getuid())')
+  W="$D"; D=; WHY0=$WHY
   for alt in {fallbacks}; do
     [ -n "$alt" ] && usable "$alt" && {{ D=$alt; break; }}
   done
   [ -n "$D" ] || die {no_dir} "$W is not writable ($WHY0){no_dir_hint}${{WHY:+ ($WHY)}}"
   say "NOTE $W is not writable; the probe lives in $D instead"
 fi
+# Upload into $D, raw then base64 ($1, $2: their sizes on the wire) -> 0 done,
+# 3 could not write (a full disk), 1 corrupted both times.
+upload() {{
+  for enc in {encodings}; do
+    say "NEED $enc"
+    "$P" -c {receiver} "$D"/{file} "$1" {sha} "$enc"
+    r=$?
+    [ "$r" = 0 ] || [ "$r" = 3 ] && return "$r"
+    shift
+  done
+  return 1
+}}
 F="$D"/{file}
 if [ -n "{replace}" ] || [ ! -f "$F" ]; then
   [ -n "{upload}" ] || exit {missing}
-  ok=
-  for enc in {encodings}; do
-    say "NEED $enc"
-    "$P" -c {receiver} "$F" "$1" {sha} "$enc"
-    case $? in
-      0) ok=1; break;;
-      3) die {upload_failed} "could not write the probe to $D (is the disk full? check df -h)";;
-    esac
-    shift
-  done
-  [ -n "$ok" ] || die {upload_failed} "the probe arrived corrupted (sha256 mismatch) in $D"
+  upload {sizes}; r=$?
+  if [ "$r" = 3 ] && [ -n "{fall_back}" ]; then
+    # our default place is full (or refuses the write): the fallbacks, like an unwritable one
+    W="$D"
+    for alt in {fallbacks}; do
+      [ -n "$alt" ] && [ "$alt" != "$W" ] && usable "$alt" || continue
+      D=$alt
+      if [ -z "{replace}" ] && [ -f "$D"/{file} ]; then r=0; break; fi
+      upload {sizes}; r=$?
+      [ "$r" = 3 ] || break
+    done
+    [ "$r" = 0 ] && say "NOTE $W is full or refuses writes; the probe lives in $D instead"
+  fi
+  case $r in
+    0) ;;
+    3) die {upload_failed} "could not write the probe to $D (is the disk full? check df -h)";;
+    *) die {upload_failed} "the probe arrived corrupted (sha256 mismatch) in $D";;
+  esac
+  F="$D"/{file}
   say "GOT"
 fi
 say "RUN $D"
@@ -160,7 +200,9 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         args += ["--simulate", shlex.quote(simulate)]
     explicit = ""
     if explicit_python:
-        q = shlex.quote(explicit_python)
+        # `python = "~/venv/bin/python"` in the config: ~ is the box user's home
+        q = ('"$HOME"/' + shlex.quote(explicit_python[2:]) if explicit_python.startswith("~/")
+             else shlex.quote(explicit_python))
         if "/" in explicit_python:
             explicit = ('[ -e %s ] || die %d "%s does not exist on the box"\n'
                         '[ -x %s ] || die %d "%s is not executable"\n'
@@ -169,15 +211,17 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
         else:
             explicit = ('command -v %s >/dev/null 2>&1 || die %d "%s is not on PATH on the box"\n'
                         % (q, EXIT_PYTHON_NOT_FOUND, '"' + _dq(explicit_python) + '"'))
-        candidates = (explicit_python,)
+        candidates = (q,)
     return SCRIPT.format(
-        tag=shlex.quote(tag), explicit=explicit,
-        candidates=" ".join(shlex.quote(c) for c in candidates),
+        tag=shlex.quote(tag), explicit=explicit, looked_in=_dq(LOOKED_IN),
+        # our own sh words (globs and $HOME expand); a python the user named is quoted above
+        candidates=" ".join(candidates),
         major=wire.MIN_PYTHON[0], minor=wire.MIN_PYTHON[1],
         too_old=EXIT_PYTHON_TOO_OLD, no_python=EXIT_NO_PYTHON, missing=EXIT_PROBE_MISSING,
         no_dir=EXIT_NO_WRITABLE_DIR, upload_failed=EXIT_UPLOAD_FAILED,
         dir=remote_dir_expr(remote_dir),
         # Only our default place falls back; a --remote-dir the user chose is kept or refused.
+        fall_back="" if remote_dir else "1",
         fallbacks=("" if remote_dir else
                    '"${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/gputui}" "/tmp/gputui-$U"'),
         no_dir_hint=(" (choose another --remote-dir)" if remote_dir else
@@ -241,7 +285,7 @@ def probe_command(sha, mode="attach", simulate=None, remote_dir=None, candidates
     script = probe_script(sha, mode=mode, simulate=simulate, remote_dir=remote_dir,
                           candidates=candidates, tag=tag, upload=upload, replace=replace,
                           explicit_python=explicit_python, size=size)
-    return "/bin/sh -c " + shlex.quote(script)
+    return paste.any_shell(script)
 
 
 # -- reading the script's answers ------------------------------------------------
@@ -306,10 +350,14 @@ def explain_exit(code, stderr=""):
     detail = (stderr or "").strip().splitlines()
     last = detail[-1] if detail else ""
     if code == EXIT_NO_PYTHON:
-        return (_("No python3 on the box: the probe needs Python %d.%d+ "
-                  "(install python3, e.g. `apt install python3`)") % wire.MIN_PYTHON)
+        return (_("No python3 on the box (looked in %s): the probe needs Python %d.%d+. "
+                  "If the box has one elsewhere, name it with `--remote-python PATH` or "
+                  "`python = \"PATH\"` in the host's section of the config; otherwise install "
+                  "python3 (e.g. `apt install python3`)") % ((LOOKED_IN,) + wire.MIN_PYTHON))
     if code == EXIT_PYTHON_TOO_OLD:
-        return (_("The box's Python is too old (%s); the probe needs Python %d.%d+")
+        return (_("The box's Python is too old (%s); the probe needs Python %d.%d+. Name a "
+                  "newer one with `--remote-python PATH` or `python = \"PATH\"` in the host's "
+                  "section of the config")
                 % (last.replace("gputui: ", "").replace(" is too old", "") or "unknown",
                    *wire.MIN_PYTHON))
     if code == EXIT_PYTHON_NOT_FOUND:

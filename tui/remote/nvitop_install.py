@@ -2,10 +2,10 @@
 tui.core.nvitop_commands)."""
 
 import asyncio
-import shlex
 
 import asyncssh
 
+from tui.core import paste
 from tui.core import nvitop_commands as nvitop
 from tui.core.i18n import _
 from tui.core.model import ConnState
@@ -26,7 +26,7 @@ async def run_on_box(session, command, timeout=30.0):
                            "box's own terminal"))
     try:
         result = await asyncio.wait_for(
-            conn.run("/bin/sh -c " + shlex.quote(command), check=False), timeout)
+            conn.run(paste.any_shell(command), check=False), timeout)
     except asyncssh.ChannelOpenError as exc:
         raise ProbeError(_("the box refused to run a command: %s") % (exc.reason or exc))
     out = (result.stdout or "") + (result.stderr or "")

@@ -21,13 +21,13 @@ import base64
 import dataclasses
 import logging
 import re
-import shlex
 import time
 from typing import List, Optional
 
 import asyncssh
 
 from remote_probe import wire
+from tui.core import paste
 from tui.core.i18n import N_, _
 from tui.remote import bootstrap, ssh
 from tui.remote.probe_client import (
@@ -295,7 +295,7 @@ async def _attach(transport, process, reader, plan, on_push, notes, took, rdir):
 async def start_exec(conn, plan, on_push=None, on_deploying=None):
     """Bootstrap, deploy if needed, attach: all on one exec channel."""
     tag = bootstrap.new_tag()
-    command = "/bin/sh -c " + shlex.quote(plan.script(tag))
+    command = paste.any_shell(plan.script(tag))  # csh, tcsh and fish login shells too
     try:
         process = await conn.create_process(command, encoding=None)
     except asyncssh.ChannelOpenError as exc:
@@ -429,10 +429,24 @@ async def start_direct(conn, path, want_config, on_push=None, remote_dir="", not
 
 
 def stage0(tag):
-    """The one line typed into the login shell (bash, zsh, fish, sh: no backslashes,
-    one single-quoted word): raw terminal, READY, then read the script by length."""
-    return (" exec /bin/sh -c 'stty raw -echo -iexten 2>/dev/null; echo; echo GTUI:\"%s\":READY; "
-            "IFS= read -r n; eval \"$(dd bs=1 count=\"$n\" 2>/dev/null)\"'\r" % tag)
+    """The one line typed into the login shell (bash, zsh, fish, sh: one single-quoted
+    word): raw terminal, READY, then read the script by length.
+
+    A login whose ~/.bashrc starts or attaches tmux (Vast's default) puts this line in a
+    tmux pane, where the probe's bytes would be redrawn by tmux, not passed on. There
+    ($TMUX set) the same steps go into a temp file, and `tmux detach-client -E` makes our
+    own client (the newest one: the user may be attached elsewhere too) run them instead of
+    tmux, on the SSH terminal itself; the pane gets a fresh shell, nothing of gputui in it.
+    """
+    body = ('stty raw -echo -iexten 2>/dev/null; echo; echo GTUI:\"%s\":READY; '
+            'IFS= read -r n; eval \"$(dd bs=1 count=\"$n\" 2>/dev/null)\"' % tag)
+    in_tmux = ('if [ -n "$TMUX" ] && f=$(mktemp 2>/dev/null); then '
+               'printf "%%s\\n" "rm -f $f" "stty raw -echo -iexten 2>/dev/null" "echo" '
+               '"echo GTUI:\\\"%s\\\":READY" "IFS= read -r n" '
+               '"eval \\\"\\$(dd bs=1 count=\\\"\\$n\\\" 2>/dev/null)\\\"" >"$f"; '
+               'c=$(tmux list-clients -F "#{client_created} #{client_tty}" | sort -n | tail -n 1); '
+               'tmux detach-client -t "${c#* }" -E "/bin/sh $f"; exec "${SHELL:-/bin/sh}"; fi; ' % tag)
+    return " exec /bin/sh -c '%s%s'\r" % (in_tmux, body)
 
 
 PTY_HINT = ("this box allows only an interactive terminal (PTY) session; gputui starts its probe "
@@ -450,6 +464,7 @@ async def start_pty(conn, plan, on_push=None, on_deploying=None, why=""):
                           "Check that this SSH login may open a shell." %
                           (exc.reason or exc, "; " + why if why else ""), fatal=True)
     reader = StreamReader(process.stdout)
+    t0 = time.monotonic()  # the message says how long it really waited (settle included)
     try:
         await reader.settle()
         await send(process.stdin, stage0(tag).encode())
@@ -462,7 +477,7 @@ async def start_pty(conn, plan, on_push=None, on_deploying=None, why=""):
     except (EndedEarly, asyncio.TimeoutError) as exc:
         process.close()
         what = ("closed the session" if isinstance(exc, EndedEarly)
-                else "did not answer within %.0f s" % READY_TIMEOUT)
+                else "did not answer within %.0f s" % (time.monotonic() - t0))
         said = reader.noise_text()
         raise StartFailed("%s, but the shell there %s%s. Try `ssh` to it by hand: if you get a "
                           "shell prompt, report this with `gputui --log FILE`."

@@ -208,7 +208,9 @@ async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
     argv = box.terminal_argv(nvitop.run_command(session.remote_dir, python))
     code = await hand_off(app, argv)
     if code not in (0, None):
-        app.notify(_("nvitop exited with %s") % code, severity="warning", markup=False)
+        said = " ".join(getattr(app, "handoff_said", "").split())[-300:]
+        app.notify(_("nvitop exited with %s") % code + (": " + said if said else ""),
+                   severity="warning", markup=False, timeout=20)
     return argv
 
 

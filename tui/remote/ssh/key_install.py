@@ -7,6 +7,7 @@ import shlex
 
 import asyncssh
 
+from tui.core import paste
 from tui.core.i18n import _
 from tui.remote.ssh.errors import ConnectError
 from tui.remote.ssh.resolve import local_hostname, user_home
@@ -48,7 +49,8 @@ def authorized_keys_command(pub_line):
 async def install_public_key(conn, key_path):
     with open(key_path + ".pub", encoding="utf-8") as f:
         pub = " ".join(f.read().split()[:3])
-    done = await conn.run(authorized_keys_command(pub), check=False)
+    # through /bin/sh whatever the login shell: fish refuses `( … )`, csh the `||`
+    done = await conn.run(paste.any_shell(authorized_keys_command(pub)), check=False)
     if done.exit_status != 0:
         raise ConnectError(_("Could not add your key to ~/.ssh/authorized_keys on the box: %s")
                            % (done.stderr or "exit %s" % done.exit_status).strip())

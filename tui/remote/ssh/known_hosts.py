@@ -8,6 +8,7 @@ import os
 
 import asyncssh
 
+from tui.core import paste
 from tui.core.i18n import _
 from tui.remote.ssh.errors import ConnectError
 
@@ -29,7 +30,11 @@ def known_hosts_paths(res):
 
 
 def host_port(host, port):
-    return host if port in (None, 22) else "%s:%s" % (host, port)
+    """host:port for messages; an IPv6 address keeps its brackets ([::1]:39585), or the
+    port would read as part of the address."""
+    if port in (None, 22):
+        return host
+    return "[%s]:%s" % (host, port) if ":" in host else "%s:%s" % (host, port)
 
 
 def known_host_name(host, port):
@@ -59,8 +64,8 @@ class ChangedHostKey(ConnectError):
             _("REFUSED: the host key of %s has CHANGED (now %s). Someone may be intercepting "
               "the connection, or the box was reinstalled. If you know why, remove the old key "
               "with `ssh-keygen -R %s -f %s` and connect again.")
-            % (label or host_port(host, port), self.fingerprint, known_host_name(host, port),
-               known_hosts_file))
+            % (label or host_port(host, port), self.fingerprint, paste.quote(known_host_name(host, port)),
+               paste.quote(known_hosts_file)))
 
 
 def _key_line(name, key, hashed=False):

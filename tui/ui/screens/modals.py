@@ -208,7 +208,7 @@ class AutostopScreen(FormScreen):
                 ("  %s\n\n" % visible(self.command), "bold"),
                 _("when a condition below is met, after a %d s warning to every tmux client, "
                   "terminal and this app. It works with your laptop closed. Cancel any time "
-                  "with a, or on the box: ~/.cache/gputui/cancel-autostop") % self.grace))
+                  "with a, or on the box: sh ~/.cache/gputui/cancel-autostop") % self.grace))
             yield Label(_("All GPUs idle for (minutes, empty = no idle rule):"))
             yield Input(value="" if self.idle_minutes is None else "%g" % self.idle_minutes,
                         id="idle", type="number")

@@ -11,9 +11,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from remote_probe import wire
+from tui.core import paste
 from tui.core.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.core.job_lines import JobLine, lines_for
+from tui.core.handoff_reason import handoff_failure
 from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
@@ -202,7 +204,7 @@ class TmuxScreen(Translated, Screen):
             t.append("%s. " % visible(error), style="bold yellow")
             install = ((st.jobs or {}).get("tmux") or {}).get("install") or {}
             if install.get("argv"):
-                t.append(_("Install with `%s`") % visible(" ".join(install["argv"])))
+                t.append(_("Install with `%s`") % visible(paste.join(install["argv"])))
                 t.append(_(" — press i") if install.get("can_run") else " (%s)" % visible(install.get("why")),
                          style="bold" if install.get("can_run") else "dim")
             t.append("\n")
@@ -300,8 +302,9 @@ class TmuxScreen(Translated, Screen):
             return
         argv = self.box.attach_argv(s["id"])
         code = await hand_off(self.app, argv)
-        if code not in (0, None):
-            self.app.notify(_("`%s` exited with %s") % (" ".join(argv), code), severity="warning")
+        failed = handoff_failure(argv, code, "")
+        if failed:
+            self.app.notify(failed, severity="warning", markup=False, timeout=20)
         await self.reload()
 
     @background('Ctrl-C', group="tmux-action")
@@ -352,6 +355,6 @@ class TmuxScreen(Translated, Screen):
         if not install.get("argv") or not install.get("can_run"):
             return
         if await self.app.push_screen_wait(ConfirmScreen(
-                _("Run `%s` on the box?") % " ".join(install["argv"]))):
+                _("Run `%s` on the box?") % paste.join(install["argv"]))):
             self.app.notify(_("Installing tmux…"), timeout=5)
             await self._request(wire.TMUX_INSTALL, done=_("tmux installed"))

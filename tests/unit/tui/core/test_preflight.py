@@ -145,3 +145,23 @@ def test_dataloader_report_from_the_real_h200_is_diagnosed_as_starved():
     assert (d.verdict, d.cause) == ("starved", "no_workers")
     fed = report["fed"]
     assert fed["last_stats"]["batches"] > 10 * s["batches"]  # workers fed the GPU 12x faster
+
+
+@pytest.mark.parametrize("home, want", [
+    # ~ on its own full disk while / has room: doctor says so (issue 23)
+    ({"role": "home", "path": "/home/ann", "mount": "/home", "fstype": "ext4", "total": 50000,
+      "free": 12}, (WARN, "full")),
+    ({"role": "home", "path": "/home/ann", "mount": "/home", "fstype": "ext4", "total": 50000,
+      "free": 40000}, (PASS, "GB free on /home")),
+    # ~ on / is the system disk's check
+    ({"role": "home", "path": "/root", "mount": "/", "fstype": "overlay", "total": 50000,
+      "free": 12}, None),
+])
+def test_home_disk_is_checked_when_it_is_not_the_system_disk(home, want):
+    checks = run_checks(facts(filesystems=[home]), HostConfig(gpus=1))
+    got = verdict_of(checks, "home disk")
+    if want is None:
+        assert got == []
+    else:
+        assert got[0][0] == want[0] and want[1] in got[0][1], got
+    assert verdict_of(checks, "system disk")[0][0] == PASS  # / has 200 GB either way

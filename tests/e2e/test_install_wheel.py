@@ -1,0 +1,89 @@
+"""Issue 23, "Getting it": a wheel built from the tree, installed with pipx into a fresh
+environment (no clone on sys.path), carries its package data and runs `gputui demo`."""
+
+import glob
+import os
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+pytestmark = pytest.mark.timeout(400)
+
+
+def sh(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=300, **kw)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """-> (the installed `gputui` launcher, env): pipx when it works offline, else venv + pip."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    built = sh([sys.executable, "-m", "pip", "wheel", REPO, "--no-deps", "--no-build-isolation",
+                "-w", str(tmp / "dist")])
+    assert built.returncode == 0, built.stdout
+    (wheel,) = glob.glob(str(tmp / "dist" / "gputui-*.whl"))
+    env = dict(os.environ, PIPX_HOME=str(tmp / "pipx"), PIPX_BIN_DIR=str(tmp / "bin"),
+               PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HOME=str(tmp / "home"))
+    os.makedirs(env["HOME"])
+    env.pop("PYTHONPATH", None)
+    # The dependencies (textual, asyncssh, ...) come from this test's environment: the box this
+    # runs on may have no index. They are added as a path, not installed; gputui itself is not
+    # importable from there (it is an editable install, whose hook a plain path does not run).
+    deps = sysconfig.get_paths()["purelib"]
+    # pipx refreshes its shared pip from the index (the only download: gputui is --no-deps)
+    pipx_env = {k: v for k, v in env.items() if k != "PIP_NO_INDEX"}
+    done = sh([sys.executable, "-m", "pipx", "install", "--pip-args=--no-deps", wheel], env=pipx_env,
+              cwd=str(tmp))
+    if done.returncode == 0:
+        how, venv = "pipx", glob.glob(str(tmp / "pipx" / "venvs" / "gputui"))[0]
+        launcher = str(tmp / "bin" / "gputui")
+    else:  # pipx could not work here (e.g. it wanted the index for its shared pip)
+        how, venv = "venv", str(tmp / "venv")
+        assert sh([sys.executable, "-m", "venv", venv]).returncode == 0
+        got = sh([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--no-deps", wheel],
+                 env=env)
+        assert got.returncode == 0, got.stdout
+        launcher = os.path.join(venv, "bin", "gputui")
+    (site,) = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
+    with open(os.path.join(site, "zz_test_deps.pth"), "w") as f:
+        f.write(deps + "\n")
+    print("installed with", how, done.stdout[-500:])
+    return launcher, env, tmp, site, how
+
+
+def test_the_wheel_carries_its_package_data(installed):
+    _, _, _, site, _ = installed
+    for rel in ("remote_probe/scenarios/a100x2.json", "remote_probe/dlhook_site/sitecustomize.py",
+                "tui/locale/zh_CN/LC_MESSAGES/gputui.po", "tui/ui/app.tcss"):
+        assert os.path.exists(os.path.join(site, rel)), rel
+
+
+def test_installed_gputui_runs_from_its_own_environment(installed):
+    launcher, env, tmp, site, _ = installed
+    where = sh([os.path.join(os.path.dirname(os.path.realpath(launcher)), "python"), "-c",
+                "import tui, remote_probe; print(tui.__file__); print(remote_probe.__file__)"],
+               env=env, cwd=str(tmp))
+    assert where.returncode == 0 and all(p.startswith(site) for p in where.stdout.split()), where.stdout
+    scen = sh([launcher, "scenarios"], env=env, cwd=str(tmp))
+    assert scen.returncode == 0 and "a100x2" in scen.stdout, scen.stdout
+    zh = sh([launcher, "--lang", "zh", "demo", "--help"], env=env, cwd=str(tmp))
+    assert zh.returncode == 0 and "模拟" in zh.stdout, zh.stdout  # the .po came along
+
+
+def test_installed_demo_shows_a_sample(installed):
+    pexpect = pytest.importorskip("pexpect")
+    launcher, env, tmp, _, _ = installed
+    child = pexpect.spawn(launcher, ["demo"], env=dict(env, TERM="xterm-256color"), cwd=str(tmp),
+                          timeout=90, encoding="utf-8", dimensions=(40, 140))
+    try:
+        child.expect("A100")  # the simulated GPUs, sampled over the loopback SSH session
+        child.expect("%")
+    finally:
+        child.sendcontrol("q")
+        child.sendline("q")
+        child.expect(pexpect.EOF, timeout=30)
+        child.close(force=True)
