@@ -231,7 +231,8 @@ class JobWatch:
         candidates -= pane_trees
         candidates -= set(own_pids)
         candidates.discard(os.getpid())
-        for pid in sorted(candidates):
+        # GPU processes first; a root box lists every user's python: MAX_WATCH_JOBS at most
+        for pid in sorted(candidates, key=lambda x: (x not in gpu_procs, x))[:MAX_WATCH_JOBS]:
             if _has_ancestor_in(pid, candidates, scan):
                 continue  # a worker of another job (torchrun's ranks): judged as that job
             cmd = scan.cmdline(pid)
