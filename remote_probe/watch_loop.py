@@ -29,6 +29,8 @@ CAPTURE_LINES = 80
 CRASH_LINES = 40             # an ended job's cause is read from its last 40 lines
 GPU_HISTORY_MIN_S = 120.0    # per-GPU samples kept: at least this, else 1.5x the hung window
 MAX_TREE = 64                # processes of one job whose writes are watched
+MIN_NEWS_S = 20.0            # a job that ran less than this ending cleanly is not news
+SETTLE_S = 8.0               # a dead pane without an exit status yet: wait this long for it
 MAX_IDLE_PANES = 64          # idle shells captured for jobs too short for any scan
 ALIVE = (jobwatch.RUNNING, jobwatch.HUNG, jobwatch.WAITING)
 ENDED = (jobwatch.FINISHED, jobwatch.CRASHED)
@@ -62,11 +64,13 @@ class Tracked:
         self.seen_alive = False
         self.cwd = None
         self.tree = set()  # the job's processes as of the last scan
+        self.settle = 0  # scans waited since it ended, for tmux to catch up
+        self.dead_seen = None  # monotonic time its pane was first seen dead
 
     @property
     def run(self):
         """This run of the job: a pane runs one job after another."""
-        return "%s@%s" % (self.pid, int(self.started_t or 0))
+        return "%s@%s" % (self.pid, int(self.started_t or self.first_seen))
 
     def row(self):
         prog = None
@@ -271,6 +275,8 @@ class JobWatch:
         with self.lock:
             old = self.jobs.get(job_id)
         if dead:
+            if old is not None and old.state in ENDED and old.pid != p.get("pid") and not old.dead_seen:
+                old = None  # a job before this one ended in the shell; now the pane died
             if old is None:
                 started = p.get("started")
                 # A pane that died before any scan saw it run: new since we started
@@ -282,6 +288,13 @@ class JobWatch:
                 j = old
             if j.state in ENDED:
                 return []
+            if p.get("dead_status") is None and p.get("dead_signal") is None:
+                # tmux marks the pane dead before it has reaped the process (seconds on a
+                # loaded box); a tmux that never says is judged without it
+                if j.dead_seen is None:
+                    j.dead_seen = time.monotonic()
+                if time.monotonic() - j.dead_seen < SETTLE_S:
+                    return []
             return self._judge(j, False, p.get("dead_status"), p.get("dead_signal"),
                                self._capture(j, now), (), gpu_procs, hist, oom, now)
         if job_pid is None:
@@ -289,6 +302,11 @@ class JobWatch:
                 # An idle shell, or a job already judged; a job that started and died
                 # between two scans shows only as new lines with a crash in them.
                 return self._short_lived(job_id, s, w, p, old, now)
+            if not os.path.exists("/proc/%d" % p.get("pid", 0)):
+                return []  # the pane's own process ended: tmux reports its status next scan
+            if old.settle < 1:
+                old.settle += 1  # its last words may still be in the pty: judge next scan
+                return []
             # The job typed into the pane's shell ended; the shell lives on.
             return self._judge(old, False, None, None, self._capture(old, now), (), gpu_procs,
                                hist, oom, now)
@@ -300,6 +318,8 @@ class JobWatch:
                            oom, now)
 
     def _short_lived(self, job_id, s, w, p, old, now):
+        if not os.path.exists("/proc/%d" % p.get("pid", 0)):
+            return []  # the pane itself is dying: judged with its exit status next scan
         if len(self.idle_text) > MAX_IDLE_PANES and job_id not in self.idle_text:
             return []
         try:
@@ -308,13 +328,17 @@ class JobWatch:
             return []
         before = self.idle_text.get(job_id)
         self.idle_text[job_id] = text
-        if before is None and old is not None:
-            before = old.text
+        started = p.get("started")
+        if before is None and started is not None and started >= max(self.started - 5, now - 120):
+            before = ""  # a pane opened since we watch: all it shows is this run's
         if before is None or text == before:
             return []  # first sight (history, not news), or nothing new
-        fresh = new_lines(progress_mod.screen_lines(before), progress_mod.screen_lines(text))
-        if jobwatch.crash_cause(fresh[-CRASH_LINES:])[0] is None:
-            return []
+        old_lines = progress_mod.screen_lines(before)
+        lines = progress_mod.screen_lines(text)
+        fresh = new_lines(old_lines, lines)
+        cause, line = jobwatch.crash_cause(fresh[-CRASH_LINES:])
+        if cause is None or _count(lines, line) <= _count(old_lines, line):
+            return []  # no crash, or the one already on screen (and judged) before
         with self.lock:
             j = Tracked(job_id, "tmux", pane_name(s, w, p), None, p["id"], None, now)
             j.seen_alive = True
@@ -415,11 +439,16 @@ class JobWatch:
         j.since = now
         if j.state in ENDED:
             j.ended_t = now
+            if j.kind == "tmux" and j.text is not None:
+                self.idle_text[j.id] = j.text  # what was on screen when it was judged
             if j.progress is not None and j.state == jobwatch.FINISHED and j.cause == "exit_0":
                 j.progress.eta_seconds = 0.0
         if j.state in (jobwatch.FINISHED, jobwatch.CRASHED, jobwatch.HUNG) and j.seen_alive:
-            if j.state == jobwatch.FINISHED and j.kind == "python":
-                return []  # a long python process outside tmux ending is no news
+            if j.state == jobwatch.FINISHED and (
+                    j.kind == "python" or now - (j.started_t or j.first_seen) < MIN_NEWS_S):
+                # a long python process outside tmux ending is no news, nor a command of a
+                # few seconds (a prompt's git, an rc file's helper)
+                return []
             return [self._event(j.state, j, now)]
         return []
 
@@ -453,6 +482,11 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
+
+
+def _count(lines, line):
+    """How often a (sanitized, stripped) line is on screen."""
+    return sum(1 for x in lines if jobwatch.sanitize_line(x).strip() == line)
 
 
 def new_lines(before, after):

@@ -265,9 +265,9 @@ async def test_hung_nccl_job_is_reported_hung(sshbox, tmp_path, receiver):
     assert row["cause"] == "nccl_spin"
     assert "power" in row["evidence"][0]
     end = time.time() + 20
-    while time.time() < end and not any("ddp" in m["title"] for m in receiver.messages()):
+    while time.time() < end and not any(m["title"].startswith("ddp:") for m in receiver.messages()):
         await asyncio.sleep(0.2)
-    hung = [m for m in receiver.messages() if "ddp" in m["title"]]
+    hung = [m for m in receiver.messages() if m["title"].startswith("ddp:")]
     assert len(hung) == 1 and "hung" in hung[0]["title"]
 
 
