@@ -30,7 +30,7 @@ CRASH_LINES = 40             # an ended job's cause is read from its last 40 lin
 GPU_HISTORY_MIN_S = 120.0    # per-GPU samples kept: at least this, else 1.5x the hung window
 MAX_TREE = 64                # processes of one job whose writes are watched
 MIN_NEWS_S = 20.0            # a job that ran less than this ending cleanly is not news
-SETTLE_S = 8.0               # a dead pane without an exit status yet: wait this long for it
+SETTLE_S = 20.0              # a dead pane without an exit status yet: wait this long for it
 MAX_IDLE_PANES = 64          # idle shells captured for jobs too short for any scan
 ALIVE = (jobwatch.RUNNING, jobwatch.HUNG, jobwatch.WAITING)
 ENDED = (jobwatch.FINISHED, jobwatch.CRASHED)
@@ -235,6 +235,8 @@ class JobWatch:
         candidates -= pane_trees
         candidates -= set(own_pids)
         candidates.discard(os.getpid())
+        # the daemon's own children (the simulator's stand-in jobs, its tmux calls) are not jobs
+        candidates = set(pid for pid in candidates if scan.ppid(pid) != os.getpid())
         # GPU processes first; a root box lists every user's python: MAX_WATCH_JOBS at most
         for pid in sorted(candidates, key=lambda x: (x not in gpu_procs, x))[:MAX_WATCH_JOBS]:
             if _has_ancestor_in(pid, candidates, scan):
@@ -288,15 +290,19 @@ class JobWatch:
                 j = old
             if j.state in ENDED:
                 return []
+            text = self._capture(j, now)
             if p.get("dead_status") is None and p.get("dead_signal") is None:
                 # tmux marks the pane dead before it has reaped the process (seconds on a
-                # loaded box); a tmux that never says is judged without it
+                # loaded box): a crash its last lines show is judged now; a clean end waits
+                # for the exit status, and a tmux that never says is judged without it
+                lines = progress_mod.screen_lines(text) if text else []
                 if j.dead_seen is None:
                     j.dead_seen = time.monotonic()
-                if time.monotonic() - j.dead_seen < SETTLE_S:
+                if (jobwatch.crash_cause(lines[-CRASH_LINES:])[0] is None
+                        and time.monotonic() - j.dead_seen < SETTLE_S):
                     return []
             return self._judge(j, False, p.get("dead_status"), p.get("dead_signal"),
-                               self._capture(j, now), (), gpu_procs, hist, oom, now)
+                               text, (), gpu_procs, hist, oom, now)
         if job_pid is None:
             if old is None or old.state in ENDED or old.state is None:
                 # An idle shell, or a job already judged; a job that started and died

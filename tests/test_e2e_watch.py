@@ -198,6 +198,7 @@ async def test_cuda_oom_crash_gives_one_notification_and_no_secret_leaks(sshbox,
     # (e) the secret is nowhere it could leak: the log, status --json, any other reply
     log = open(os.path.join(sshbox.remote_dir, "daemon.log")).read()
     assert "notification crashed" in log
+    assert "scan failed" not in log and "pump failed" not in log and "tick failed" not in log
     out = subprocess.run([sys.executable, "-m", "tui", "status", "testbox", "--json", "--simulate",
                           "idle", "--ssh-config", sshbox.ssh_config, "--remote-dir", sshbox.remote_dir],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
