@@ -87,7 +87,9 @@ def test_clean_exit_is_finished(tmux_server, monkeypatch):  # noqa: F811
     job_id = "tmux:" + job["pane"]
     judged(watch, clock, job_id, "waiting")
     row, events = judged(watch, clock, job_id, "finished")
-    assert row["exit"] == 0 and row["cause"] == "exit_0"
+    # exit 0 once tmux has reaped the process; on a loaded box that can take longer than
+    # the watch waits (SETTLE_S), and the job is then "finished, exit status unknown"
+    assert (row["exit"], row["cause"]) in ((0, "exit_0"), (None, "exited"))
     assert [e["kind"] for e in events] == ["finished"]
 
 
