@@ -12,6 +12,7 @@ lifetime and sampling loop.
 
 import logging
 import os
+import signal
 
 from . import procfs
 from .idle_rules import idle_verdict
@@ -24,6 +25,11 @@ log = logging.getLogger("gputui.probe")
 
 class BoxWatch:
     def __init__(self, state_dir, autostop, interval=1.0, push=None):
+        # A tmux server this daemon starts inherits its signal mask: with SIGCHLD blocked
+        # (started under `timeout`, some init shims) tmux never reaps a pane's process and
+        # a finished pane never shows its exit status.
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
         self.autostop = autostop
         self.jobs = JobWatch()
         self.push = push  # callable(msg) on the event loop

@@ -19,8 +19,10 @@ import threading
 import time
 
 from . import jobwatch, progress as progress_mod, protection, tmux_control as tmux
+from .watch_facts import (_count, _has_ancestor_in, _tree, gpu_inputs, new_lines,  # noqa: F401
+                          pane_name, runtime_text)
 from .wire import MAX_WATCH_JOBS, GpuCol, ProcCol, proc_flags
-from .wire.rows import PROC_FD_ONLY, PROC_GRAPHICS, PROC_HOST_PID
+from .wire.rows import PROC_GRAPHICS, PROC_HOST_PID
 
 CAPTURE_EVERY_S = 3.0        # panes are captured this often, not every tick
 CHECKPOINT_EVERY_S = 300.0   # the checkpoint scan walks directories: every 5 min
@@ -29,6 +31,8 @@ CAPTURE_LINES = 80
 CRASH_LINES = 40             # an ended job's cause is read from its last 40 lines
 GPU_HISTORY_MIN_S = 120.0    # per-GPU samples kept: at least this, else 1.5x the hung window
 MAX_TREE = 64                # processes of one job whose writes are watched
+MIN_NEWS_S = 20.0            # a job that ran less than this ending cleanly is not news
+SETTLE_S = 20.0              # a dead pane without an exit status yet: wait this long for it
 MAX_IDLE_PANES = 64          # idle shells captured for jobs too short for any scan
 ALIVE = (jobwatch.RUNNING, jobwatch.HUNG, jobwatch.WAITING)
 ENDED = (jobwatch.FINISHED, jobwatch.CRASHED)
@@ -62,11 +66,13 @@ class Tracked:
         self.seen_alive = False
         self.cwd = None
         self.tree = set()  # the job's processes as of the last scan
+        self.settle = 0  # scans waited since it ended, for tmux to catch up
+        self.dead_seen = None  # monotonic time its pane was first seen dead
 
     @property
     def run(self):
         """This run of the job: a pane runs one job after another."""
-        return "%s@%s" % (self.pid, int(self.started_t or 0))
+        return "%s@%s" % (self.pid, int(self.started_t or self.first_seen))
 
     def row(self):
         prog = None
@@ -79,35 +85,6 @@ class Tracked:
                 "pane": self.pane, "state": self.state, "cause": self.cause,
                 "evidence": [x[:300] for x in self.evidence[:20]], "since": round(self.since, 2),
                 "exit": self.exit, "progress": prog, "checkpoint": self.checkpoint}
-
-
-def pane_name(session, window, pane):
-    return "%s:%s.%s" % (session.get("name"), window.get("index"), pane.get("index"))
-
-
-def runtime_text(seconds):
-    seconds = max(0, int(seconds or 0))
-    if seconds < 120:
-        return "%d s" % seconds
-    if seconds < 7200:
-        return "%d min" % (seconds // 60)
-    return "%d h %02d min" % (seconds // 3600, seconds % 3600 // 60)
-
-
-def gpu_inputs(sample):
-    """[(util or None, compute process count)] per GPU of a sample, for idle_rules.
-    Processes beyond the row cap (procs_more) count on GPU 0: never idle by omission."""
-    gpus = sample.get("gpus") or []
-    counts = [0] * len(gpus)
-    for row in sample.get("procs", ()):
-        if proc_flags(row) & (PROC_GRAPHICS | PROC_FD_ONLY):
-            continue
-        g = row[ProcCol.GPU]
-        if isinstance(g, int) and 0 <= g < len(counts):
-            counts[g] += 1
-    if counts and sample.get("procs_more"):
-        counts[0] += sample["procs_more"]
-    return [(row[GpuCol.UTIL], counts[i]) for i, row in enumerate(gpus)]
 
 
 class JobWatch:
@@ -231,7 +208,10 @@ class JobWatch:
         candidates -= pane_trees
         candidates -= set(own_pids)
         candidates.discard(os.getpid())
-        for pid in sorted(candidates):
+        # the daemon's own children (the simulator's stand-in jobs, its tmux calls) are not jobs
+        candidates = set(pid for pid in candidates if scan.ppid(pid) != os.getpid())
+        # GPU processes first; a root box lists every user's python: MAX_WATCH_JOBS at most
+        for pid in sorted(candidates, key=lambda x: (x not in gpu_procs, x))[:MAX_WATCH_JOBS]:
             if _has_ancestor_in(pid, candidates, scan):
                 continue  # a worker of another job (torchrun's ranks): judged as that job
             cmd = scan.cmdline(pid)
@@ -270,6 +250,8 @@ class JobWatch:
         with self.lock:
             old = self.jobs.get(job_id)
         if dead:
+            if old is not None and old.state in ENDED and old.pid != p.get("pid") and not old.dead_seen:
+                old = None  # a job before this one ended in the shell; now the pane died
             if old is None:
                 started = p.get("started")
                 # A pane that died before any scan saw it run: new since we started
@@ -281,13 +263,29 @@ class JobWatch:
                 j = old
             if j.state in ENDED:
                 return []
+            text = self._capture(j, now)
+            if p.get("dead_status") is None and p.get("dead_signal") is None:
+                # tmux marks the pane dead before it has reaped the process (seconds on a
+                # loaded box): a crash its last lines show is judged now; a clean end waits
+                # for the exit status, and a tmux that never says is judged without it
+                lines = progress_mod.screen_lines(text) if text else []
+                if j.dead_seen is None:
+                    j.dead_seen = time.monotonic()
+                if (jobwatch.crash_cause(lines[-CRASH_LINES:])[0] is None
+                        and time.monotonic() - j.dead_seen < SETTLE_S):
+                    return []
             return self._judge(j, False, p.get("dead_status"), p.get("dead_signal"),
-                               self._capture(j, now), (), gpu_procs, hist, oom, now)
+                               text, (), gpu_procs, hist, oom, now)
         if job_pid is None:
             if old is None or old.state in ENDED or old.state is None:
                 # An idle shell, or a job already judged; a job that started and died
                 # between two scans shows only as new lines with a crash in them.
                 return self._short_lived(job_id, s, w, p, old, now)
+            if not os.path.exists("/proc/%d" % p.get("pid", 0)):
+                return []  # the pane's own process ended: tmux reports its status next scan
+            if old.settle < 1:
+                old.settle += 1  # its last words may still be in the pty: judge next scan
+                return []
             # The job typed into the pane's shell ended; the shell lives on.
             return self._judge(old, False, None, None, self._capture(old, now), (), gpu_procs,
                                hist, oom, now)
@@ -299,6 +297,8 @@ class JobWatch:
                            oom, now)
 
     def _short_lived(self, job_id, s, w, p, old, now):
+        if not os.path.exists("/proc/%d" % p.get("pid", 0)):
+            return []  # the pane itself is dying: judged with its exit status next scan
         if len(self.idle_text) > MAX_IDLE_PANES and job_id not in self.idle_text:
             return []
         try:
@@ -307,13 +307,17 @@ class JobWatch:
             return []
         before = self.idle_text.get(job_id)
         self.idle_text[job_id] = text
-        if before is None and old is not None:
-            before = old.text
+        started = p.get("started")
+        if before is None and started is not None and started >= max(self.started - 5, now - 120):
+            before = ""  # a pane opened since we watch: all it shows is this run's
         if before is None or text == before:
             return []  # first sight (history, not news), or nothing new
-        fresh = new_lines(progress_mod.screen_lines(before), progress_mod.screen_lines(text))
-        if jobwatch.crash_cause(fresh[-CRASH_LINES:])[0] is None:
-            return []
+        old_lines = progress_mod.screen_lines(before)
+        lines = progress_mod.screen_lines(text)
+        fresh = new_lines(old_lines, lines)
+        cause, line = jobwatch.crash_cause(fresh[-CRASH_LINES:])
+        if cause is None or _count(lines, line) <= _count(old_lines, line):
+            return []  # no crash, or the one already on screen (and judged) before
         with self.lock:
             j = Tracked(job_id, "tmux", pane_name(s, w, p), None, p["id"], None, now)
             j.seen_alive = True
@@ -414,11 +418,16 @@ class JobWatch:
         j.since = now
         if j.state in ENDED:
             j.ended_t = now
+            if j.kind == "tmux" and j.text is not None:
+                self.idle_text[j.id] = j.text  # what was on screen when it was judged
             if j.progress is not None and j.state == jobwatch.FINISHED and j.cause == "exit_0":
                 j.progress.eta_seconds = 0.0
         if j.state in (jobwatch.FINISHED, jobwatch.CRASHED, jobwatch.HUNG) and j.seen_alive:
-            if j.state == jobwatch.FINISHED and j.kind == "python":
-                return []  # a long python process outside tmux ending is no news
+            if j.state == jobwatch.FINISHED and (
+                    j.kind == "python" or now - (j.started_t or j.first_seen) < MIN_NEWS_S):
+                # a long python process outside tmux ending is no news, nor a command of a
+                # few seconds (a prompt's git, an rc file's helper)
+                return []
             return [self._event(j.state, j, now)]
         return []
 
@@ -452,39 +461,3 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
-
-
-def new_lines(before, after):
-    """The lines of `after` that were not on screen in `before` (the pane scrolled):
-    after the longest head of `after` that is the tail of `before`."""
-    while before and not before[-1].strip():
-        before = before[:-1]
-    for k in range(min(len(before), len(after)), 0, -1):
-        if after[:k] == before[-k:]:
-            return after[k:]
-    return after
-
-
-def _tree(pid, children):
-    """pid and its descendants."""
-    out, stack = [], [pid] if pid else []
-    seen = set()
-    while stack and len(out) < 4096:
-        p = stack.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        out.append(p)
-        stack.extend(children.get(p, ()))
-    return set(out)
-
-
-def _has_ancestor_in(pid, candidates, scan):
-    seen = set()
-    p = scan.ppid(pid)
-    while p and p > 1 and p not in seen:
-        if p in candidates:
-            return True
-        seen.add(p)
-        p = scan.ppid(p)
-    return False

@@ -198,6 +198,7 @@ async def test_cuda_oom_crash_gives_one_notification_and_no_secret_leaks(sshbox,
     # (e) the secret is nowhere it could leak: the log, status --json, any other reply
     log = open(os.path.join(sshbox.remote_dir, "daemon.log")).read()
     assert "notification crashed" in log
+    assert "scan failed" not in log and "pump failed" not in log and "tick failed" not in log
     out = subprocess.run([sys.executable, "-m", "tui", "status", "testbox", "--json", "--simulate",
                           "idle", "--ssh-config", sshbox.ssh_config, "--remote-dir", sshbox.remote_dir],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
@@ -265,9 +266,9 @@ async def test_hung_nccl_job_is_reported_hung(sshbox, tmp_path, receiver):
     assert row["cause"] == "nccl_spin"
     assert "power" in row["evidence"][0]
     end = time.time() + 20
-    while time.time() < end and not any("ddp" in m["title"] for m in receiver.messages()):
+    while time.time() < end and not any(m["title"].startswith("ddp:") for m in receiver.messages()):
         await asyncio.sleep(0.2)
-    hung = [m for m in receiver.messages() if "ddp" in m["title"]]
+    hung = [m for m in receiver.messages() if m["title"].startswith("ddp:")]
     assert len(hung) == 1 and "hung" in hung[0]["title"]
 
 

@@ -1,0 +1,121 @@
+"""The job watch over a real tmux server and the real /proc: a pane whose process exits
+keeps its exit status (remain-on-exit), a job typed into a shell that dies of a traceback
+is judged crashed, a killed pane leaves the list, a clean exit is finished."""
+
+import shlex
+import shutil
+import signal
+import sys
+import time
+
+import pytest
+
+from remote_probe import procfs, tmux_control as tmux
+from remote_probe.watch_loop import JobWatch
+
+from .test_tmux import tmux_server, wait_for  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+
+PY = shlex.quote(sys.executable)
+
+
+@pytest.fixture(autouse=True)
+def reaping_tmux():
+    """The tmux server inherits this process's signal mask; under `timeout` SIGCHLD is
+    blocked and tmux never learns a pane's exit status (the daemon unblocks it too)."""
+    old = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def scan(watch, clock):
+    clock[0] += 5.0
+    return watch.scan(tmux.status(), procfs.ProcScan(), now=clock[0])
+
+
+def judged(watch, clock, job_id, state, timeout=40):
+    end = time.time() + timeout
+    events = []
+    while time.time() < end:
+        events += scan(watch, clock)
+        row = [r for r in watch.rows() if r["id"] == job_id]
+        if row and row[0]["state"] == state:
+            return row[0], events
+        time.sleep(0.3)
+    raise AssertionError((state, watch.rows()))
+
+
+def test_exec_job_keeps_its_exit_status_and_is_crashed(tmux_server):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    code = "import time, sys; time.sleep(2); print('NCCL error: unhandled system error'); sys.exit(3)"
+    job = tmux.new_job("ddp", "exec %s -c %s" % (PY, shlex.quote(code)))
+    job_id = "tmux:" + job["pane"]
+    judged(watch, clock, job_id, "waiting")
+    row, events = judged(watch, clock, job_id, "crashed")
+    # judged from its last lines at once; tmux's exit status may come seconds later
+    assert row["exit"] in (3, None) and row["cause"] == "nccl_error"
+    assert [(e["kind"], e["job"]) for e in events] == [("crashed", job_id)]
+    # remain-on-exit: the pane stays, with its exit status once tmux has reaped it
+    wait_for(lambda: tmux.list_sessions()[0]["windows"][0]["panes"][0]["dead_status"] == 3, 30)
+    tmux.kill_session(job["session"])
+    scan(watch, clock)
+    assert [r for r in watch.rows() if r["id"] == job_id] == []
+
+
+def test_job_typed_into_a_shell_that_raises_is_crashed(tmux_server):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    code = "import time; time.sleep(2); raise ValueError('bad batch shape')"
+    job = tmux.new_job("train", "%s -c %s" % (PY, shlex.quote(code)))
+    job_id = "tmux:" + job["pane"]
+    judged(watch, clock, job_id, "waiting")
+    row, events = judged(watch, clock, job_id, "crashed")
+    assert row["cause"] == "traceback" and "ValueError: bad batch shape" in row["evidence"][0]
+    assert len(events) == 1 and "ValueError" in events[0]["fields"]["evidence"]
+    for _ in range(3):  # judged once: more scans say nothing new
+        assert scan(watch, clock) == []
+
+
+def test_clean_exit_is_finished(tmux_server, monkeypatch):  # noqa: F811
+    from remote_probe import watch_loop
+    monkeypatch.setattr(watch_loop, "MIN_NEWS_S", 1.0)  # a 2 s job counts as one here
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    job = tmux.new_job("ok", "exec %s -c 'import time; time.sleep(2)'" % PY)
+    job_id = "tmux:" + job["pane"]
+    judged(watch, clock, job_id, "waiting")
+    row, events = judged(watch, clock, job_id, "finished")
+    # exit 0 once tmux has reaped the process; on a loaded box that can take longer than
+    # the watch waits (SETTLE_S), and the job is then "finished, exit status unknown"
+    assert (row["exit"], row["cause"]) in ((0, "exit_0"), (None, "exited"))
+    assert [e["kind"] for e in events] == ["finished"]
+
+
+def test_a_crash_between_two_scans_is_still_seen(tmux_server):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    job = tmux.new_job("quick", "")
+    wait_for(lambda: "#" in tmux.capture(job["pane"]) or "$" in tmux.capture(job["pane"]))
+    time.sleep(1.0)
+    scan(watch, clock)  # an idle shell: not a job
+    assert not [r for r in watch.rows() if r["kind"] == "tmux" and r["state"] == "crashed"]
+    tmux.run("send-keys", "-t", job["pane"], "-l",
+             "%s -c %s" % (PY, shlex.quote("raise MemoryError('CUDA out of memory. Tried')")))
+    tmux.run("send-keys", "-t", job["pane"], "Enter")
+    wait_for(lambda: "CUDA out of memory" in tmux.capture(job["pane"]).split("raise", 1)[-1]
+             and "Traceback" in tmux.capture(job["pane"]))
+    time.sleep(0.5)
+    row, events = judged(watch, clock, "tmux:" + job["pane"], "crashed")
+    assert row["cause"] == "cuda_oom" and [e["kind"] for e in events] == ["crashed"]
+
+
+def test_a_new_pane_whose_job_crashed_before_the_first_scan(tmux_server):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    job = tmux.new_job("fast", "%s -c %s" % (PY, shlex.quote("raise SystemError('NCCL error: x')")))
+    wait_for(lambda: "Traceback" in tmux.capture(job["pane"]))
+    time.sleep(0.3)
+    events = scan(watch, clock)
+    assert [(e["kind"], e["fields"]["cause"]) for e in events] == [("crashed", "nccl_error")]
