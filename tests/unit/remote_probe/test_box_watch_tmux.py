@@ -13,7 +13,7 @@ import pytest
 from remote_probe import procfs, tmux_control as tmux
 from remote_probe.watch_loop import JobWatch
 
-from .test_tmux import tmux_server, wait_for  # noqa: F401  (fixture)
+from tests.unit.tui.core.test_tmux import tmux_server, wait_for  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
