@@ -131,8 +131,13 @@ async def read_provider_price(app: CockpitApp, box: BoxContext, fresh: bool = Fa
     """Ask the box for its provider's price and balance (read there, with the key there).
     A failure falls back to the typed rate and is said once per run."""
     assert box.session is not None
-    reply = await box.session.request(wire.PROVIDER_PRICE, timeout=30, fresh=fresh)
-    price = reply.get("price")
+    try:
+        reply = await box.session.request(wire.PROVIDER_PRICE, timeout=30, fresh=fresh)
+        price = reply.get("price")
+    except Exception as exc:  # noqa: BLE001 - an older probe, a dropped link: the typed rate stays
+        preset = box.billing.preset
+        price = {"ok": False, "reason": str(exc) or type(exc).__name__, "fallback": "typed",
+                 "provider": preset.key if getattr(preset, "known", False) else None}
     if box.billing.preset.key == "autodl":  # the wallet, with the token in the laptop's config
         price = await asyncio.get_running_loop().run_in_executor(
             None, autodl_wallet.price_with_wallet, price, app.config, box.cfg)

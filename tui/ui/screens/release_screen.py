@@ -97,7 +97,7 @@ class ReleaseScreen(Translated, Screen):
         Binding("r", "recheck", N_("Re-check"), id="rel.recheck", tooltip=N_("Look at the box again")),
         Binding("g", "download", N_("Download"), id="rel.download", tooltip=N_("Download missing artifacts (resumable, sha256-verified)")),
         Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box")),
-        Binding("e", "capture_env", N_("Capture env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment")),
+        Binding("e", "capture_env", N_("Env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment")),
         Binding("k", "kill", N_("Kill"), id="rel.kill", tooltip=N_("Kill the GPU process of the selected item (confirm)")),
         Binding("x", "delete_temp", N_("Clean"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
         Binding("w", "waive", N_("Waive"), id="rel.waive", tooltip=N_("Accept the selected failing item knowingly (recorded)")),

@@ -162,8 +162,9 @@ def test_the_provider_docs_match_the_code(lang):
 def test_the_readme_tables_match_the_code(lang):
     """README.md / README.zh-CN.md hold the same generated table between their markers."""
     import os
+
+    from tests.support.sshd import REPO as root
     from tui.core.providers import README_FILES, provider_table, with_readme_table
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(root, README_FILES[lang]), encoding="utf-8") as f:
         text = f.read()
     assert with_readme_table(text, lang) == text, "run: python -m tui.core.providers"
