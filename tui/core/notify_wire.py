@@ -44,9 +44,15 @@ def config_params(settings: NotifySettings, box: str) -> "NotifyParams":
 
 
 def notify_config(data: Optional[Mapping[str, Any]], host: str,
-                  box: Optional[str] = None) -> Tuple["NotifyParams", List[str]]:
-    """(params, problems) for `host` from the loaded config dict; problems name no secret."""
+                  box: Optional[str] = None) -> Tuple[Optional["NotifyParams"], List[str]]:
+    """(params, problems) for `host` from the loaded config dict; problems name no secret.
+    params is None when this config says nothing about notifications ([notify] nor
+    [hosts.HOST.notify]): a laptop (or a cron job) without them leaves the box's channels as
+    another laptop set them, instead of erasing them."""
     settings, problems = notify_settings(data, host)
+    host_table = ((data or {}).get("hosts") or {}).get(host)
+    if "notify" not in (data or {}) and not (isinstance(host_table, dict) and "notify" in host_table):
+        return None, problems
     return config_params(settings, box or host), problems
 
 

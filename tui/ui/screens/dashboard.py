@@ -194,8 +194,8 @@ class DashboardScreen(Translated, Screen):
     def fixed_rows(self):
         """Rows outside the GPU panel and the process table: header, footer, notice, summary,
         dataloader panel."""
-        rows = 2
-        for wid in ("#notice", "#summary", "#loaders", "#jobs"):
+        rows = 2 + self.query_one("#jobs", JobsPanel).rows_needed  # this frame's, not the last layout's
+        for wid in ("#notice", "#summary", "#loaders"):
             w = self.query_one(wid)
             if w.display and w.styles.display != "none":
                 rows += w.outer_size.height

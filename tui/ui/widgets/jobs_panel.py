@@ -127,8 +127,9 @@ def pane_job_cell(ln: Optional[JobLine], now: float, currency: str) -> Text:
 
 
 class JobsPanel(Static):
+    rows_needed = 0  # rows it takes once laid out (the dashboard plans the GPU panel with it)
     DEFAULT_CSS = """
-    JobsPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: 10; display: none; }
+    JobsPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: 7; display: none; }
     JobsPanel.shown { display: block; }
     """
 
@@ -136,6 +137,9 @@ class JobsPanel(Static):
              compact: bool = False) -> None:
         """width: text columns inside the panel (the screen knows them before the panel does)."""
         self.set_class(bool(lines), "shown")
+        self.rows_needed = 0
         if lines:
-            update_text(self, render_jobs(lines, max(30, width), now, currency,
-                                          max_lines=4 if compact else 8, compact=compact))
+            text = render_jobs(lines, max(30, width), now, currency,
+                               max_lines=3 if compact else 5, compact=compact)
+            self.rows_needed = len(text.plain.split("\n")) + 2  # + border: known before layout
+            update_text(self, text)
