@@ -13,7 +13,7 @@ from tui.cli.contact import config_for, configured_python, host_settings, price_
 from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
                             _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
-                            target_of, warn)
+                            open_session, target_of, warn)
 from tui.core import from_wire
 from tui.core.boxtext import visible
 from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, set_language
@@ -176,12 +176,7 @@ async def checklist_run(args, host_cfg):
     from tui.core.ledger import Ledger, LedgerError
     from tui.core.providers import resolve
     from tui.core.release_actions import Release
-    from tui.remote.session import RemoteSession
-    session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=_terminal_trust, remote_python=args.remote_python,
-                            asker=asker_of(args))
-    await session.open()
-    print_notices(session.notices)
+    session = await open_session(args)
     try:
         snap = await session.fresh_snapshot()
         inv = snap["inventory"]

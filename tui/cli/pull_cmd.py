@@ -10,7 +10,7 @@ import sys
 from typing import Any, List, Tuple
 
 from tui.cli.push_cmd import Progress, split_remote
-from tui.cli.shared import _terminal_trust, asker_of, print_notices
+from tui.cli.shared import open_session
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 
@@ -53,12 +53,7 @@ async def _walk(sftp: Any, top: str) -> Tuple[List[Tuple[str, int, float]], List
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
     from remote_probe import wire
     from tui.core.transfer import download
-    from tui.remote.session import RemoteSession
-    session = RemoteSession(args.target, simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=_terminal_trust, remote_python=args.remote_python,
-                            asker=asker_of(args))
-    await session.open()
-    print_notices(session.notices)
+    session = await open_session(args)
     failed = 0
     try:
         async with session.file_client() as sftp:

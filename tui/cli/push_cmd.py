@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any, List, Optional, Tuple
 
-from tui.cli.shared import _terminal_trust, asker_of, print_notices
+from tui.cli.shared import open_session
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.transfer import size_text
@@ -64,7 +64,6 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
     from tui.core.upload_plan import on_wiped_disk, scan_local
     from tui.core.providers import resolve
     from tui.remote import push as pusher
-    from tui.remote.session import RemoteSession
     entries = scan_local(locals_)
     files = [e for e in entries if e.kind == "file"]
     total = sum(e.size for e in files)
@@ -72,11 +71,7 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
     print(_("%d files, %s, to %s:%s") % (len(files), size_text(total), args.host, dest), file=sys.stderr)
     for e in odd:
         print(_("  not sent: %s (%s)") % (visible(e.rel), e.why), file=sys.stderr)
-    session = RemoteSession(args.target, simulate=args.simulate, remote_dir=args.remote_dir,
-                            ask_trust=_terminal_trust, remote_python=args.remote_python,
-                            asker=asker_of(args))
-    await session.open()
-    print_notices(session.notices)
+    session = await open_session(args)
     try:
         snap = await session.fresh_snapshot()
         preset = resolve(((snap.get("inventory") or {}).get("host") or {}).get("provider") or {}, host_cfg)

@@ -49,6 +49,18 @@ async def _terminal_trust(exc):
     return answer.strip().lower() in ("y", "yes", _("yes"))
 
 
+async def open_session(args):
+    """A live session to the command's box, opened the way every box command opens it: the
+    terminal's host-key prompt and password asker, the session's notices printed."""
+    from tui.remote.session import RemoteSession
+    session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+                            ask_trust=_terminal_trust, remote_python=args.remote_python,
+                            asker=asker_of(args))
+    await session.open()
+    print_notices(session.notices)
+    return session
+
+
 def run_remote(coro):
     """Run one remote operation; any failure becomes one line on stderr and None."""
     from tui.remote import ssh
