@@ -21,7 +21,7 @@ warnings.filterwarnings("ignore", message="coroutine 'Queue.join' was never awai
 async def shoot(box, scenario, name, seconds=20, keys=(), before=None, settle=0.5, size=SIZE):
     app = demo_app(box, scenario)
     async with app.run_test(size=size) as pilot:
-        while app.state.samples_seen < seconds:
+        while app.box.state.samples_seen < seconds:
             await pilot.pause(0.2)
         if before:
             await before(app, pilot)
@@ -37,11 +37,11 @@ async def start_job(app, pilot):
     from remote_probe import wire
     # The demo box's tmux outlives each shot (as on a real box): a job from an earlier shot
     # goes first, so every shot shows the same fresh output.
-    listed = await app.session.request(wire.TMUX_LIST)
+    listed = await app.box.session.request(wire.TMUX_LIST)
     for session in (listed.get("tmux") or listed).get("sessions") or []:
         if session.get("name") == "train vit-l16":
-            await app.session.request(wire.TMUX_KILL, session=session["id"])
-    await app.session.request(wire.TMUX_NEW, name="train vit-l16", cwd="~", command=(
+            await app.box.session.request(wire.TMUX_KILL, session=session["id"])
+    await app.box.session.request(wire.TMUX_NEW, name="train vit-l16", cwd="~", command=(
         "for e in 1 2 3; do printf 'epoch %s/90  loss 0.%s1  lr 3e-4  \\033[32mckpt saved\\033[0m\\n' $e $((9-e)); done; sleep 600"))
     await pilot.pause(1.5)
 
