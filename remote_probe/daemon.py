@@ -184,16 +184,7 @@ class Daemon:
     def owner_gone(self):
         """The demo sets GPUTUI_OWNER_PID so its daemon dies with it, even if the demo
         is killed before it can say goodbye. Real boxes never set it."""
-        owner = os.environ.get("GPUTUI_OWNER_PID")
-        if not owner or not owner.isdigit():
-            return False
-        try:
-            os.kill(int(owner), 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False
-        return False
+        return supervise.owner_gone()  # the same rule as the autostop watcher's
 
     async def sample_loop(self):
         next_at = time.monotonic()
