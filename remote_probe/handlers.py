@@ -14,7 +14,7 @@ import functools
 import os
 import time
 
-from . import filexfer, tmux_control as tmux, wire
+from . import filexfer, supervise, tmux_control as tmux, wire
 from .daemon_secret import on_prove
 from .dlhook import dlhook_env
 from .server import NO_REPLY, RequestError, request_id
@@ -120,6 +120,9 @@ async def on_shutdown(daemon, client, msg):
         # this one (two laptops would replace each other's daemon in a loop).
         config = wire.config_key(daemon.simulate)
         raise RequestError(in_use_message(config, len(others)), in_use=len(others), config=config)
+    # a deliberate stop (a redeploy, the demo's exit): the autostop watcher must not start
+    # this daemon again; a daemon started after us re-arms from the state file with its own
+    supervise.stop_supervisor(daemon.state_dir)
     daemon.stop_event.set()  # first: a client that hangs up at once still stops us
     daemon.server.send_reply(client, {"type": wire.REPLY, "id": request_id(msg), "stopping": True})
     try:

@@ -128,4 +128,13 @@ def stop_supervisor(state_dir, signal_number=15):
                     return  # the pid was reused by something else
             os.kill(pid, signal_number)
         except OSError:
-            pass
+            return
+        # gone before the caller stops the daemon: a watcher still in its loop would start it again
+        for _ in range(40):
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        return
+            except (OSError, IndexError):
+                return
+            time.sleep(0.05)

@@ -324,7 +324,7 @@ async def test_the_app_header_shows_the_provider_price_and_the_release_choice(ns
             assert "wipes: /, /workspace" in eph.details, eph.details  # the checklist follows the choice
             assert "network volume" in shown(app, "#rel-action")
             await pilot.press("escape")
-            assert "after terminate: nothing for the pod" in shown(app, "#billing")
+            await wait_for(pilot, lambda: "after terminate: nothing for the pod" in shown(app, "#billing"))
             # autostop arms the chosen action and shows it
             from tui.ui.screens.modals import AutostopScreen
             await pilot.press("a")

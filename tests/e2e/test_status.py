@@ -249,3 +249,22 @@ Host gpu-behind-bastion
     assert json.loads(r.stdout)["gpus"][0]["name"] == "NVIDIA GeForce RTX 4090"
     # two logins: the bastion hop, and the box reached through its forwarded channel
     assert sshbox.log.read_text().count("Accepted publickey") == 2
+
+
+async def test_a_login_shell_that_hangs_is_named_with_what_it_printed(sshbox, monkeypatch):
+    """A ~/.bashrc that waits (pyenv init on a stale rehash lock did, on our own CI box) must
+    not read as gputui's start script hanging: the message names the startup files, the
+    non-interactive guard, and the box's own complaint."""
+    from tui.remote import transports
+    (sshbox.root / "home" / ".bashrc").write_text(
+        "echo 'pyenv: cannot rehash: /root/.pyenv/shims/.pyenv-shim exists' >&2\nsleep 30\n")
+    monkeypatch.setattr(transports, "MARKER_TIMEOUT", 3.0)
+    try:
+        await session_mod.snapshot(target(sshbox), simulate="a100x2", remote_dir=sshbox.remote_dir)
+    except transports.StartFailed as exc:
+        text = str(exc)
+    else:
+        raise AssertionError("a hung login shell started the probe")
+    assert "login shell did not run gputui's start command within 3 s" in text, text
+    assert "~/.bashrc" in text and "case $- in" in text
+    assert "pyenv: cannot rehash" in text

@@ -216,10 +216,12 @@ async def test_cuda_oom_crash_gives_one_notification_and_no_secret_leaks(sshbox,
     assert stat.S_IMODE(os.stat(os.path.dirname(stored)).st_mode) == 0o700
 
 
+# Longer than the watch's scan period (CAPTURE_EVERY_S, 3 s): a job that starts and ends
+# between two scans is never listed, so it cannot be armed for.
 FINISH_JOB = r'''
 import time
-for i in range(6):
-    print("step %d/6" % (i + 1), flush=True)
+for i in range(16):
+    print("step %d/16" % (i + 1), flush=True)
     time.sleep(0.5)
 '''
 
@@ -235,6 +237,8 @@ async def test_release_when_the_job_ends_runs_the_release_command_once(sshbox, t
         if any(r["id"] == job_id for r in reply["jobs"].get("watch") or []):
             break
         await asyncio.sleep(0.3)
+    else:
+        raise AssertionError("the job never showed in the watch list: %r" % reply["jobs"].get("watch"))
     armed = await s.request(wire.AUTOSTOP_ARM, command="echo fired >> %s" % shlex.quote(str(marker)),
                             when_job_done=job_id, grace=1)
     assert armed["autostop"]["when_job_done"] == job_id

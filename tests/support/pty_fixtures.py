@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from tests.support import per_worker
-from tests.support.sshd import SSHD, SshBox, keygen, launch_sshd, stop_daemon
+from tests.support.sshd import SSHD, SshBox, box_home, keygen, launch_sshd, stop_daemon
 
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 
@@ -98,6 +98,8 @@ AllowUsers {" ".join(users)}
 LogLevel VERBOSE
 SetEnv TMUX_TMPDIR={root}
 {extra_config}
+Match User {me()}
+  SetEnv TMUX_TMPDIR={root} HOME={box_home(root)}
 """)
     known = root / "known_hosts"
     pub = (root / "host_ed25519.pub").read_text().split()

@@ -95,6 +95,18 @@ def launch_sshd(cfg, log, config_for_port, wrap=()):
     raise AssertionError("unreachable")
 
 
+def box_home(root):
+    """A throwaway HOME for the box user that is this test process's own user.
+
+    sshd would give that user its real home, and with it the developer's dotfiles: a
+    `pyenv init` in /root/.bashrc waiting 60 s on a rehash lock a killed login left behind
+    made every start script miss its deadline, suite-wide. A box user's home is the box's,
+    not the lab's."""
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    return home
+
+
 def start_sshd(root, extra_config="", wrap=()):
     """`wrap`: argv put before sshd (e.g. unshare into a PID namespace, issue 22)."""
     if not os.path.exists(SSHD):
@@ -109,6 +121,7 @@ def start_sshd(root, extra_config="", wrap=()):
     os.chmod(auth, 0o600)
     log = root / "sshd.log"
     cfg = root / "sshd_config"
+    home = box_home(root)
     user = os.environ.get("USER") or subprocess.run(["id", "-un"], stdout=subprocess.PIPE,
                                                    text=True).stdout.strip()
     proc, port = launch_sshd(cfg, log, lambda port: f"""
@@ -126,7 +139,7 @@ UsePAM no
 AllowUsers {user}
 Subsystem sftp internal-sftp
 LogLevel VERBOSE
-SetEnv TMUX_TMPDIR={root} GPUTUI_SIM_SCOPE={root}
+SetEnv TMUX_TMPDIR={root} GPUTUI_SIM_SCOPE={root} HOME={home}
 {extra_config}
 """, wrap)
     known = root / "known_hosts"

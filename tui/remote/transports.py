@@ -130,10 +130,10 @@ class StreamReader:
                 if self.buf:
                     return
 
-    async def marker(self, tag, timeout=MARKER_TIMEOUT):
+    async def marker(self, tag, timeout=None):
         """The next (word, detail) of this tag; None at end of stream."""
         loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
+        end = loop.time() + (MARKER_TIMEOUT if timeout is None else timeout)
         while True:
             found = bootstrap.find_marker(bytes(self.buf), tag)
             if found:
@@ -246,6 +246,30 @@ async def follow_script(reader, writer, tag, data, on_deploying=None):
             return notes, took, printable(detail)
 
 
+def stalled_message(started, printed="", stderr=""):
+    """Why a start script that went quiet past MARKER_TIMEOUT did: before START, the login
+    shell never ran our command (its startup files wait); after it, the script itself hung."""
+    shown = "; ".join(x for x in (printed, stderr) if x)
+    if not started:
+        text = _("The box's login shell did not run gputui's start command within %.0f s: "
+                 "something its startup files run (~/.bashrc, ~/.profile: conda or pyenv init, "
+                 "a network mount, a stale lock) is waiting. `ssh HOST true` will hang as "
+                 "long; fix that file, or end it early for non-interactive shells with "
+                 "`case $- in *i*) ;; *) return;; esac` at its top") % MARKER_TIMEOUT
+    else:
+        text = _("The probe's start script did not answer within %.0f s") % MARKER_TIMEOUT
+    return text + ((_("; the box printed: %s") % shown) if shown else "")
+
+
+async def _stderr_so_far(process, wait=0.3):
+    """What the box wrote to stderr by now (a hung login often says why), without waiting."""
+    try:
+        data = await asyncio.wait_for(process.stderr.read(4096), wait)
+    except (asyncio.TimeoutError, asyncssh.Error, OSError):
+        return b""
+    return data.encode() if isinstance(data, str) else (data or b"")
+
+
 async def _finish(process, timeout=5):
     """(exit status, stderr bytes) of a process that is ending."""
     stderr = b""
@@ -318,10 +342,10 @@ async def start_exec(conn, plan, on_push=None, on_deploying=None):
         raise StartFailed(bootstrap.explain_exit(status, last),
                           fatal=status in bootstrap.FATAL_EXITS, code=status)
     except asyncio.TimeoutError:
+        said = await _stderr_so_far(process)
         process.close()
-        raise StartFailed("The probe's start script did not answer within %.0f s%s"
-                          % (MARKER_TIMEOUT, ("; the box printed: " + reader.noise_text())
-                             if reader.noise else ""))
+        raise StartFailed(stalled_message("START" in reader.words, reader.noise_text(),
+                                          printable(said, 300)))
     except StartFailed:
         process.close()
         raise

@@ -18,8 +18,12 @@ NAMES = ["plain", "with space", "it's \"quoted\"", "训练 ☃ unicode", "$(touc
 
 @pytest.fixture
 def tmux_server(tmp_path, monkeypatch):
-    """A private tmux server: TMUX_TMPDIR keeps tests off the user's own sessions."""
+    """A private tmux server: TMUX_TMPDIR keeps tests off the user's own sessions, and a
+    throwaway HOME keeps its panes' shells off the developer's ~/.bashrc (a pyenv init there
+    waiting on a stale rehash lock left every pane's job untyped for 60 s)."""
     monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.chdir(tmp_path)
     binary = shutil.which("tmux")
