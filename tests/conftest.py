@@ -2,8 +2,15 @@
 dirs, and marks the tests that start sshd so `pytest -m "not sshd"` is the fast lane."""
 
 import os
+import sys
 
 import pytest
+
+# The lab's shell (and CI's) exports PYTHONDONTWRITEBYTECODE=1: every xdist worker then
+# re-rewrote and recompiled every test module, and every `python -m tui` a test starts
+# recompiled gputui itself (8 s of CPU per worker to collect, on a 2-core box). Caches on.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 pytest.register_assert_rewrite("tests.support")  # before the re-export below imports them
 

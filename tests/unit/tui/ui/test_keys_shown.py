@@ -2,6 +2,8 @@
 on the fleet, esc back from a box were missing), help lists gputui's keys only (not Textual's
 "Scroll Left"/"Cursor up", `q` rather than ^q), and the palette finds actions by what they do."""
 
+import asyncio
+
 import pytest
 from textual.widgets._footer import FooterKey
 
@@ -43,18 +45,32 @@ def check_screen(app, where):
     return bindings
 
 
+async def settled(pilot, app, where, timeout=10.0):
+    """check_screen once the footer has caught up: on a loaded box the footer recomposes a
+    few frames after the screen's bindings change, so a fixed pause is not enough."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        try:
+            return check_screen(app, where)
+        except AssertionError:
+            if loop.time() > end:
+                raise
+            await pilot.pause(0.1)
+
+
 async def test_every_screen_shows_every_key():
     app = canned_app(2)
     async with app.run_test(size=(WIDTH, 40)) as pilot:
         app.feed()
         await pilot.pause(0.3)
-        seen = check_screen(app, "dashboard")
+        seen = await settled(pilot, app, "dashboard")
         assert "nvitop" in seen
         for key, name, must in (("t", "tmux", "attach"), ("d", "doctor", "rerun"),
                                 ("R", "release", "manual")):
             await pilot.press(key)
             await pilot.pause(0.8)
-            seen = check_screen(app, name)
+            seen = await settled(pilot, app, name)
             assert must in seen, name
             if name == "release":
                 assert {"capture_env", "verify", "tmux", "manual"} <= set(seen)
@@ -67,11 +83,11 @@ async def test_the_fleet_shows_enter_and_escape_back():
     async with app.run_test(size=(WIDTH, 40)) as pilot:
         app.feed()
         await pilot.pause(0.8)
-        seen = check_screen(app, "fleet")
+        seen = await settled(pilot, app, "fleet")
         assert "open" in seen and "back_to_fleet" not in seen  # nothing to go back to here
         await pilot.press("enter")
         await pilot.pause(0.8)
-        seen = check_screen(app, "fleet dashboard")
+        seen = await settled(pilot, app, "fleet dashboard")
         assert "back_to_fleet" in seen
 
 
