@@ -8,6 +8,8 @@ lifetime and sampling loop.
   job ends", a job that just appeared), and the idle-while-billing notice.
 - ``on_scan(tmux_status, scan, own_pids)`` with each jobs scan, in the daemon's tmux
   thread: judge every job, hand transitions to the notifier, -> the "watch" rows.
+- ``on_clock(t)`` every tick, GPU error or not (the bill runs on): the budget watch's
+  events (budget_watch: 80 % / 100 % of the budget, balance low) to the notifier.
 """
 
 import logging
@@ -15,6 +17,7 @@ import os
 import signal
 
 from . import procfs
+from .budget_watch import BudgetWatch
 from .idle_rules import idle_verdict
 from .watch_loop import OWN_MARKERS, JobWatch, gpu_inputs
 from .tmux_control import SHELLS
@@ -40,6 +43,8 @@ class BoxWatch:
         except OSError as exc:  # a state dir we cannot use privately: no notifications
             log.warning("notifications off: %s", exc)
             self.notifier = None
+        # the billing facts live beside the channels: private, kept across restarts
+        self.budget = BudgetWatch(self.notifier.dir) if self.notifier is not None else None
         self.apply_settings()
         autostop.sample_s = interval
         autostop.appeared_probe = self.newest_job_start
@@ -80,6 +85,14 @@ class BoxWatch:
                                        bool(armed.get("hung_counts_idle")))
             self.notifier.observe_idle(sample["t"], idle and bool(gpus), self.autostop.status())
 
+    def on_clock(self, t):
+        # Nothing is judged told while there is no channel to tell it through (the billing
+        # facts may come in before the channels do): a level reached meanwhile goes out then.
+        if self.budget is None or self.notifier is None or not self.notifier.can_send():
+            return
+        for kind, fields, run in self.budget.check(t):
+            self.notifier.emit(kind, fields, run=run)
+
     def newest_job_start(self):
         """The newest start among running jobs, looked up now: the jobs scan is seconds
         old, and a job started since then may not have touched a GPU yet. New processes
@@ -115,6 +128,11 @@ class BoxWatch:
         reply = self.notifier.configure(msg)
         self.apply_settings()
         return reply
+
+    def set_billing(self, msg, now):
+        if self.budget is None:
+            raise OSError("notifications are off on this box: its state directory is not private")
+        return self.budget.set_facts(msg, now)
 
 
 def _in_tmux(pid, scan):

@@ -136,6 +136,7 @@ class Daemon:
         if "disks" in sample.get("host", {}):
             # Samples carry disks every few ticks; a newcomer gets the last report here.
             self.inventory["disks"] = sample["host"]["disks"]
+        self.watch.on_clock(sample["t"])  # the budget watch: the bill runs on a GPU error too
         if not sample.get("gpu_error"):
             self.watch.on_sample(sample, self.inventory)
         pids = wire.proc_pids(sample)

@@ -333,3 +333,11 @@ async def on_tmux(daemon, client, msg):
     except (tmux.TmuxError, ValueError, TypeError) as exc:
         raise RequestError(str(exc))
     return result or {}
+
+
+# ---------------------------------------------------------------- billing facts (issue 21)
+@handles(wire.NOTIFY_BILLING)
+async def on_notify_billing(daemon, client, msg):
+    """What the box costs, from the laptop: the daemon tells budget 80 % / 100 % and a low
+    provider balance itself (budget_watch.py). -> the box's view of the bill now."""
+    return await off_loop(lambda: daemon.watch.set_billing(msg, time.time()))

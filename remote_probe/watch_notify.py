@@ -11,8 +11,9 @@ as "notify_event", and sent by one pump thread: urllib blocks, the event loop mu
 
 Secrets: channel URLs are never logged, echoed or put in a status; a channel is named by
 its redacted URL (channel_urls.redact_url) or its digest (notify_queue.channel_id).
-Budget and provider-balance events are not sent from here: the daemon knows neither the
-rate nor the balance (the laptop does). Stdlib only.
+Budget and provider-balance events come from budget_watch, from the billing facts the
+laptop pushes ("notify_billing"). The laptop's `[notify] events` filter arrives with the
+config: a kind not listed is never queued. Stdlib only.
 """
 
 import logging
@@ -43,6 +44,13 @@ def _problem(url, exc):
 
 def duration_minutes(seconds):
     return "%d" % max(0, round((seconds or 0) / 60.0))
+
+
+def _events_filter(events):
+    """The kinds the user wants sent; None (the key left out) is every kind."""
+    if not isinstance(events, (list, tuple)):
+        return None
+    return [k for k in events if isinstance(k, str)]
 
 
 def templates_of(pushed):
@@ -80,6 +88,10 @@ class Notifier:
     def enabled(self):
         return self.settings.get("enabled", True) is not False
 
+    def can_send(self):
+        """Notifications on and at least one channel: an event now would be queued."""
+        return self.enabled and bool(self.outbox.channels)
+
     def watch_settings(self):
         return dict(self.settings.get("watch") or {})
 
@@ -98,7 +110,7 @@ class Notifier:
                     "enabled": msg.get("enabled", True) is not False,
                     "watch": msg.get("watch") or {}}
         with self.lock:
-            self.outbox.configure(urls, msg.get("quiet"), None)
+            self.outbox.configure(urls, msg.get("quiet"), _events_filter(msg.get("events")))
             notify_queue._dump(os.path.join(self.dir, SETTINGS), settings)
             self.settings = settings
         log.info("notification settings: %d channel(s), %d problem(s)", len(urls), len(problems))

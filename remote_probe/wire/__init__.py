@@ -35,6 +35,7 @@ from .rows import (GPU_FIELDS, GPU_STATIC_FIELDS, PROC_FD_ONLY, PROC_FIELDS, PRO
                    PROC_HOST_PID, PROC_META_FIELDS, GpuCol, ProcCol, cap_procs, gpu_dict,
                    gpu_row, proc_dict, proc_flags, proc_pids, proc_row)
 from . import paste_words
+from .messages import NOTIFY_BILLING
 from .schema import Report, check_request, clean, is_int, is_num, path_text, validate
 
 __all__ = [
@@ -54,5 +55,5 @@ __all__ = [
     "config_key", "hello", "throttle_names", "GPU_FIELDS", "GPU_STATIC_FIELDS", "PROC_FD_ONLY",
     "PROC_FIELDS", "PROC_GRAPHICS", "PROC_HOST_PID", "PROC_META_FIELDS", "GpuCol", "ProcCol",
     "cap_procs", "gpu_dict", "gpu_row", "proc_dict", "proc_flags", "proc_pids", "proc_row",
-    "Report", "check_request", "clean", "is_int", "is_num", "path_text", "validate",
+    "Report", "check_request", "clean", "is_int", "is_num", "path_text", "validate", "NOTIFY_BILLING",
 ]

@@ -151,3 +151,10 @@ def throttle_names(mask: Any) -> List[str]:
     if not mask or not isinstance(mask, int) or isinstance(mask, bool):
         return []
     return [name for bit, name in THROTTLE_REASONS if mask & bit]
+
+# What the box costs, pushed by the laptop (tui/core/notify_wire.billing_params) so the
+# daemon can tell "80 % / 100 % of the budget" and "balance low" with the laptop closed
+# (remote_probe/budget_watch.py): {rate_per_hour, currency, granularity, start, budget,
+# balance, balance_read_at, spend_per_hour, balance_low_hours}. No secret in it.
+NOTIFY_BILLING = "notify_billing"
+REQUEST_TYPES = REQUEST_TYPES | frozenset({NOTIFY_BILLING})

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on ever
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
                        ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
                        MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
-                       NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
+                       NOTIFY_BILLING, NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
                        PROVE, PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
 from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
@@ -407,6 +407,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
                                       "utc_offset_minutes": Num(-1440, 1440, integer=True),
                                       "allow": List(Str(40), 50)}),
                         "templates": Obj(), "causes": Obj(),
+                        "events": List(Str(40), 50),  # [notify] events: the kinds to send
                         # thresholds of the watch (seconds); tests make them short
                         "watch": Obj({"hung_after_s": Num(1, 1e7), "checkpoint_stale_s": Num(1, 1e8),
                                       "idle_notify_s": Num(1, 1e8)})}),
@@ -437,3 +438,11 @@ def clean(msg: Msg, report: typing.Optional["Report"] = None) -> Msg:
     spec = MESSAGE_SCHEMAS.get(msg.get("type"), Any())
     out = spec(msg, msg.get("type") or "message", report)
     return out if isinstance(out, dict) else msg
+
+
+# What the box costs (the laptop's billing facts) for the daemon's budget watch
+# (remote_probe/budget_watch.py); strict like every request: a bad value is refused.
+REQUEST_SCHEMAS[NOTIFY_BILLING] = Obj({
+    "rate_per_hour": Num(0, 1e6), "currency": Str(16), "granularity": Str(10), "start": EPOCH,
+    "budget": Num(0, 1e9), "balance": Num(-1e9, 1e12), "balance_read_at": EPOCH,
+    "spend_per_hour": Num(0, 1e6), "balance_low_hours": Num(0, 1e4)})

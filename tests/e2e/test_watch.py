@@ -6,60 +6,22 @@ NCCL job reported hung, autostop on MIG slices without utilization, and no secre
 daemon's log, `status --json` or any reply but notify_config's redacted list."""
 
 import asyncio
-import http.server
 import json
 import os
 import shlex
 import stat
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
 from remote_probe import wire
+from tests.support.webhook import TOKEN, USER_PASS, Receiver
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
 pytestmark = pytest.mark.timeout(240)
-
-TOKEN = "s3cr3t-Tok3n-9f8e7d"  # the webhook's secret: must never come back from the box
-USER_PASS = "hunter2-Pa55-0z"
-
-
-class Receiver:
-    """A loopback webhook: every request with the time it arrived."""
-
-    def __init__(self):
-        self.hits = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.hits.append((time.time(), self.path, dict(self.headers), body))
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self):
-        return "json://gt:%s@127.0.0.1:%d/hook/%s" % (USER_PASS, self.port, TOKEN)
-
-    def messages(self):
-        return [json.loads(body) for _t, _p, _h, body in self.hits]
-
-    def close(self):
-        self.server.shutdown()
-
 
 @pytest.fixture
 def receiver():

@@ -2,54 +2,16 @@
 
 import collections
 import datetime
-import math
 import time
 from typing import Collection, Deque, List, Optional, Sequence, Tuple
 
 from remote_probe.wire import all_idle
+# The money math is the probe's, so the box's budget notifications (remote_probe/budget_watch.py)
+# and the app's figures and warnings come from the same functions.
+from remote_probe.wire.money import (BUDGET_LEVELS, CURRENCY_SYMBOLS, GRANULARITY_SECONDS,  # noqa: F401
+                                     NO_DECIMALS, billable_seconds, budget_levels_due, charged_at,
+                                     cost_for, format_money)
 from tui.core.i18n import _
-
-GRANULARITY_SECONDS = {"second": 1, "minute": 60, "hour": 3600}
-BUDGET_LEVELS = (0.5, 0.8, 1.0)
-
-CURRENCY_SYMBOLS = {
-    "CNY": "¥", "RMB": "¥", "JPY": "¥", "USD": "$", "EUR": "€", "GBP": "£", "KRW": "₩",
-    "INR": "₹", "HKD": "HK$", "SGD": "S$", "AUD": "A$", "CAD": "C$",
-}
-NO_DECIMALS = {"JPY", "KRW"}
-
-
-def billable_seconds(elapsed: Optional[float], granularity: str = "second") -> int:
-    """Seconds the provider bills for `elapsed` seconds: rounded up to the unit.
-
-    "hour" is per *started* hour: 61 minutes bill as 2 hours.
-    """
-    unit = GRANULARITY_SECONDS[granularity]
-    if elapsed is None or elapsed <= 0:
-        return 0
-    # the epsilon keeps exact multiples (3600.0000001 from float math) in their unit
-    return math.ceil(elapsed / unit - 1e-9) * unit
-
-
-def cost_for(elapsed: Optional[float], rate_per_hour: Optional[float],
-             granularity: str = "second") -> Optional[float]:
-    """Money for `elapsed` seconds at `rate_per_hour`; None when no rate is known."""
-    if rate_per_hour is None:
-        return None
-    return billable_seconds(elapsed, granularity) / 3600.0 * rate_per_hour
-
-
-def format_money(amount: Optional[float], currency: Optional[str] = "CNY") -> str:
-    """'¥12.40', '$3.20', '€0.05', '¥1,234' for JPY, '12.40 XYZ' for unknown codes."""
-    if amount is None:
-        return "—"
-    code = (currency or "").upper()
-    digits = 0 if code in NO_DECIMALS else 2
-    text = "{:,.{}f}".format(abs(amount), digits)
-    sign = "-" if amount < 0 and float(text.replace(",", "")) != 0 else ""
-    if code in CURRENCY_SYMBOLS:
-        return sign + CURRENCY_SYMBOLS[code] + text
-    return "%s%s %s" % (sign, text, code or "")
 
 
 def gpus_idle(utils: Sequence[Optional[float]], compute_procs: int, threshold: float = 5.0) -> bool:
@@ -117,18 +79,6 @@ def budget_levels_crossed(cost: Optional[float], budget: Optional[float],
     return [lvl for lvl in BUDGET_LEVELS if cost >= lvl * budget and lvl not in already]
 
 
-def charged_at(start: Optional[float], amount: Optional[float], rate_per_hour: Optional[float],
-               granularity: str = "second") -> Optional[float]:
-    """The moment the bill first reaches `amount`: the start of the billing unit whose charge
-    takes it there (per started hour, the money is committed when that hour starts). It does
-    not depend on the time now, so a line built from it does not drift. None without a rate."""
-    if start is None or amount is None or not rate_per_hour or rate_per_hour <= 0:
-        return None
-    unit = GRANULARITY_SECONDS[granularity]
-    units = math.ceil(amount * 3600.0 / rate_per_hour / unit - 1e-9)
-    return start + max(0, units - 1) * unit
-
-
 def budget_runs_out_at(start: Optional[float], now: float, rate_per_hour: Optional[float],
                        budget: Optional[float], granularity: str = "second") -> Optional[float]:
     """When the charge that crosses the budget is made; None when no budget or rate, or
@@ -137,20 +87,6 @@ def budget_runs_out_at(start: Optional[float], now: float, rate_per_hour: Option
         return None
     when = charged_at(start, budget, rate_per_hour, granularity)
     return when if when is not None and when > now else None
-
-
-def budget_levels_due(start: Optional[float], now: float, rate_per_hour: Optional[float],
-                      budget: Optional[float], granularity: str = "second",
-                      already: Collection[float] = ()) -> Tuple[List[float], Optional[float]]:
-    """-> (levels whose charge has been made and not yet warned about, the one to show).
-    Levels charged together (one hour's charge crossing 80 % and 100 %, or an app started
-    late) are one warning: the highest."""
-    if not budget:
-        return [], None
-    due = [lvl for lvl in BUDGET_LEVELS if lvl not in already
-           and (when := charged_at(start, lvl * budget, rate_per_hour, granularity)) is not None
-           and when <= now]
-    return due, (max(due) if due else None)
 
 
 def runs_out_phrase(when: float, now: float, granularity: str = "second") -> str:

@@ -5,11 +5,14 @@ laptop closed. The params hold secrets (webhook keys): never log them, show them
 in a report; `redacted()` is what may be shown."""
 
 import collections.abc
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from remote_probe.wire import channel_urls
 from tui.core import notify_messages
 from tui.core.notify_settings import NotifySettings, notify_settings
+
+if TYPE_CHECKING:
+    from tui.core.billing_clock import BillingClock
 
 
 class NotifyParams(collections.abc.Mapping):  # type: ignore[type-arg]
@@ -40,7 +43,9 @@ def config_params(settings: NotifySettings, box: str) -> "NotifyParams":
     return NotifyParams({"channels": list(settings.urls) if settings.enabled else [],
                          "quiet": settings.quiet.wire() if settings.quiet else None,
                          "templates": templates, "causes": notify_messages.causes(),
-                         "box": box, "enabled": bool(settings.enabled and settings.urls)})
+                         "box": box, "enabled": bool(settings.enabled and settings.urls),
+                         # [notify] events: the kinds the box may send (None: every kind)
+                         "events": None if settings.events is None else list(settings.events)})
 
 
 def notify_config(data: Optional[Mapping[str, Any]], host: str,
@@ -59,3 +64,22 @@ def notify_config(data: Optional[Mapping[str, Any]], host: str,
 def redacted(params: Mapping[str, Any]) -> List[str]:
     """The channels of a notify_config as they may be shown or logged."""
     return [channel_urls.redact_url(u) for u in params.get("channels") or ()]
+
+
+def billing_params(clock: "BillingClock") -> Optional[Dict[str, Any]]:
+    """The "notify_billing" request: what the box costs, so its daemon can tell budget 80 % /
+    100 % and a low provider balance with the laptop closed (remote_probe/budget_watch.py,
+    with the same money math as `clock`). The price in use (the provider's, else the typed
+    rate), the session's start and budget, and the provider balance with when it was read.
+    None until the session's start is known. No secret in it."""
+    if clock.start is None:
+        return None
+    price = clock.price()
+    api = clock.provider_price or {}
+    balance = api.get("balance") if api.get("ok") else None
+    return {"rate_per_hour": price.rate, "currency": price.currency,
+            "granularity": clock.cfg.granularity, "start": clock.start,
+            "budget": clock.cfg.budget_session, "balance": balance,
+            "balance_read_at": api.get("read_at") if balance is not None else None,
+            # the account's spend (all its pods) when the provider said it; else the box's rate
+            "spend_per_hour": api.get("spend_per_hour") if balance is not None else None}

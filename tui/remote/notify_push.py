@@ -2,6 +2,7 @@
 "notify_config" request sent after every connect, and the names of the watch's messages.
 The params hold the channels' secrets: they are sent, never logged (only counted)."""
 
+import asyncio
 import logging
 
 from remote_probe import wire
@@ -14,13 +15,13 @@ log = logging.getLogger("gputui.session")
 NOTIFY_CONFIG = getattr(wire, "NOTIFY_CONFIG", "notify_config")
 NOTIFY_TEST = getattr(wire, "NOTIFY_TEST", "notify_test")
 NOTIFY_EVENT = getattr(wire, "NOTIFY_EVENT", "notify_event")
+NOTIFY_BILLING = getattr(wire, "NOTIFY_BILLING", "notify_billing")
 
 
 async def send_notify_config(session) -> None:
     """`session.notify_config` to the daemon (every connect: the config may have changed, the
     daemon may be new); the box's redacted answer lands in `session.notify_reply`, its
     problems (no secret in them) become notices. A daemon that refuses it is logged."""
-    import asyncio
     try:
         reply = await session.client.request(NOTIFY_CONFIG, **session.notify_config)
     except (ProbeError, asyncio.TimeoutError, OSError) as exc:
@@ -32,3 +33,31 @@ async def send_notify_config(session) -> None:
              len(session.notify_reply["channels"]), len(session.notify_reply["problems"]))
     for problem in session.notify_reply["problems"]:
         session._notice(_("Notifications: %s") % problem)
+
+
+def share_billing(session, params) -> bool:
+    """Send the box's billing facts (tui.core.notify_wire.billing_params) when this
+    connection's daemon does not have them yet: after every connect, and whenever they
+    change (a rate typed or read from the provider, a config reload, a new balance).
+    Call it as often as you like (the app does, every second). -> whether it sent."""
+    if params is None or session.client is None:
+        return False
+    mark = (session.connects, params)
+    if getattr(session, "billing_sent", None) == mark:
+        return False
+    session.billing_sent = mark
+    asyncio.ensure_future(_send_billing(session, params))
+    return True
+
+
+async def _send_billing(session, params) -> None:
+    try:
+        reply = await session.client.request(NOTIFY_BILLING, **params)
+    except ProbeError as exc:  # an older probe refuses the request: not again this connection
+        log.info("notify_billing not taken by the box: %s", exc)
+        return
+    except (asyncio.TimeoutError, OSError) as exc:  # try again on the next call
+        log.info("notify_billing not sent: %s", exc)
+        session.billing_sent = None
+        return
+    session.billing_reply = reply

@@ -27,7 +27,8 @@ from tui.core.config_reload import ConfigWatcher, apply_host, host_changes
 from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
-from tui.core.notify_wire import notify_config
+from tui.core.notify_wire import billing_params, notify_config
+from tui.remote.notify_push import share_billing
 from tui.remote.session import FAILED, LIVE, Listener, RemoteSession
 from tui.ui import flows
 from tui.ui.background import background, failure_text
@@ -116,7 +117,7 @@ class _AppListener(Listener):
     def on_notify_event(self, event: dict) -> None:
         """What the daemon just told the user's phone, toasted once (reconnects repeat it)."""
         ev = self.box.state.take_notify_event(event)
-        if ev is not None:
+        if ev is not None and ev.kind not in ("budget_80", "budget_100"):  # warn_budget says it
             urgent = ev.kind in notify_kinds.URGENT_KINDS
             self.app.notify(ev.body, title=ev.title, severity="error" if urgent else "warning",
                             timeout=30 if urgent else 12, markup=False)
@@ -238,7 +239,10 @@ class CockpitApp(Translated, App):
             dashboard.refresh_billing()
 
     def warn_budget(self, box: BoxContext) -> None:
-        """A bell and a toast for each budget level this box's billing newly crossed."""
+        """A bell and a toast for each budget level this box's billing newly crossed; and the
+        box's daemon kept up to date with what it costs, so it warns with the app closed."""
+        if box.session is not None and box.session_state == LIVE:
+            share_billing(box.session, billing_params(box.billing))
         for kind, level, budget in box.billing.new_budget_warnings():
             self.bell()
             self.notify(_("Budget: %d%% of %s spent (%s) on %s") % (

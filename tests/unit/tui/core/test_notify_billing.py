@@ -1,0 +1,53 @@
+"""What the laptop tells the box's daemon so it can warn with the laptop closed (issue 21):
+the billing facts (the price in use, the session's start and budget, the provider balance),
+sent again whenever they change or the connection is new; the `[notify] events` filter in
+notify_config. (Sending them: tests/unit/tui/remote/test_notify_push.py.)"""
+
+from remote_probe.wire import check_request
+from tui.core.billing_clock import BillingClock
+from tui.core.config import HostConfig
+from tui.core.notify_wire import billing_params, notify_config
+
+RUNPOD_OK = {"provider": "runpod", "ok": True, "rate_per_hour": 0.69, "currency": "USD", "balance": 12.0,
+             "spend_per_hour": 2.0, "source": "RunPod API", "read_at": 1_700_000_000.0}
+
+
+def clock(**cfg):
+    c = BillingClock("box", HostConfig(**cfg), None, clock=lambda: 1_700_000_100.0)
+    return c
+
+
+def test_nothing_to_send_before_the_session_start_is_known():
+    assert billing_params(clock(rate=2.0)) is None
+
+
+def test_typed_rate_and_budget():
+    c = clock(rate=2.58, currency="CNY", granularity="hour", budget_session=50.0)
+    c.start = 1_700_000_000.0
+    p = billing_params(c)
+    assert p == {"rate_per_hour": 2.58, "currency": "CNY", "granularity": "hour",
+                 "start": 1_700_000_000.0, "budget": 50.0, "balance": None,
+                 "balance_read_at": None, "spend_per_hour": None}
+    assert check_request(dict(p, type="notify_billing")) is None  # the box takes it
+
+
+def test_the_providers_price_and_balance_win_when_the_box_read_them():
+    c = clock(rate=9.0, currency="CNY", budget_session=5.0)
+    c.start = 1_700_000_000.0
+    c.set_provider_price(RUNPOD_OK)
+    p = billing_params(c)
+    assert (p["rate_per_hour"], p["currency"]) == (0.69, "USD")
+    assert (p["balance"], p["balance_read_at"], p["spend_per_hour"]) == (12.0, 1_700_000_000.0, 2.0)
+    # the provider could not be asked: the typed rate, no balance
+    c.set_provider_price({"provider": "runpod", "ok": False, "reason": "HTTP 401", "balance": 3.0})
+    p = billing_params(c)
+    assert p["rate_per_hour"] == 9.0 and p["balance"] is None
+
+
+def test_the_events_filter_travels_with_notify_config():
+    data = {"notify": {"urls": ["ntfy://ntfy.sh/topic_abc"], "events": ["crashed", "budget_100"]}}
+    params, _ = notify_config(data, "box")
+    assert params["events"] == ["crashed", "budget_100"]
+    assert check_request(dict(params, type="notify_config")) is None
+    params, _ = notify_config({"notify": {"urls": ["ntfy://ntfy.sh/topic_abc"]}}, "box")
+    assert params["events"] is None  # every kind
