@@ -333,3 +333,20 @@ async def on_tmux(daemon, client, msg):
     except (tmux.TmuxError, ValueError, TypeError) as exc:
         raise RequestError(str(exc))
     return result or {}
+
+
+_FILE_WRITES = []  # one asyncio.Lock, made on first use (inside the daemon's loop)
+
+
+@handles(*wire.FILE_WRITE_REQUESTS)
+async def on_file_write(daemon, client, msg):
+    # `gputui push` through the probe channel on a direct channel (no attach bridge): the
+    # same filexfer_write rules (nothing outside DEST, no symlink followed). One at a time,
+    # in arrival order (the lock is fair), so pipelined chunks land in order, as in the bridge.
+    if not _FILE_WRITES:
+        _FILE_WRITES.append(asyncio.Lock())
+    async with _FILE_WRITES[0]:
+        reply = await off_loop(lambda: filexfer.handle(msg))
+    if reply["type"] == wire.ERROR:
+        raise RequestError(reply["error"])
+    return {k: v for k, v in reply.items() if k not in ("type", "id")}

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tui.cli.push_cmd import split_remote
+from tui.cli.transfer_args import split_remote
 from tui.core.upload_plan import (LocalEntry, RemoteStat, decide, estimate, name_problem,
                                   on_wiped_disk, remote_path_for, scan_local)
 
