@@ -193,7 +193,8 @@ def plan_lines(plan: Plan, bytes_per_second: Optional[float] = None) -> List[Tup
             plan.wiper or _("the provider"), plan.wiped)))
     seconds, cost = estimate(plan.total, bytes_per_second, plan.rate_per_hour)
     if seconds is not None:
-        line = _("about %s at the measured %s") % (duration(seconds), bytes_rate(bytes_per_second))
+        line = _("about %(time)s at the measured %(rate)s") % {
+            "time": duration(seconds), "rate": bytes_rate(bytes_per_second)}
         if cost is not None:
             line += _("; the GPUs bill %s meanwhile (%s/h)") % (
                 format_money(cost, plan.currency), format_money(plan.rate_per_hour, plan.currency))
