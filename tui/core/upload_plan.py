@@ -206,3 +206,12 @@ def plan_lines(plan: Plan, bytes_per_second: Optional[float] = None) -> List[Tup
         out.append(("info", _("tip: started in 无卡模式 (no-GPU mode), the instance bills a fraction of "
                               "the GPU rate while data moves; restart with the GPU once it is there")))
     return out
+
+
+def progress_text(done: int, total: int, seconds: float) -> str:
+    """'12.0 MiB / 64.0 MiB  19%  4.2 MB/s  ETA 0:12' for a progress line (a file or all)."""
+    rate = done / seconds if seconds > 0 else 0.0
+    eta = duration((total - done) / rate) if rate > 0 else "n/a"
+    pct = 100.0 * done / total if total else 100.0
+    return "%s / %s  %3.0f%%  %s  ETA %s" % (size_text(done), size_text(total), pct,
+                                            bytes_rate(rate), eta)
