@@ -30,6 +30,8 @@ from tui.core.upload_plan import PART_SUFFIX, LocalEntry, RemoteStat, decide, re
 BLOCK = 256 << 10  # bytes per SFTP write: OpenSSH's sftp-server accepts 256 KiB
 IN_FLIGHT = 64  # writes outstanding: 16 MiB in flight fills a 100 MB/s x 150 ms link;
 # memory bound: IN_FLIGHT x BLOCK = 16 MiB of buffers per file being sent
+SMALL_FILE = 1 << 20  # files under this go several at a time
+SMALL_IN_FLIGHT = 8  # small files being sent at once (memory: 8 x 1 MiB at most)
 
 Progress = Optional[Callable[[int], None]]
 
@@ -157,15 +159,16 @@ class SftpBox:
                     data = lf.read(BLOCK)
                     if not data:
                         break
-                    pending.add(asyncio.ensure_future(rf.write(data, pos)))
+                    fut = asyncio.ensure_future(rf.write(data, pos))
+                    if progress:  # counted when the box has it: what a cut loses is what was shown
+                        fut.add_done_callback(_counted(progress, len(data)))
+                    pending.add(fut)
                     pos += len(data)
                     sent += len(data)
                     if len(pending) >= IN_FLIGHT:
                         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                         for d in done:
                             d.result()
-                    if progress:
-                        progress(len(data))
                 if pending:
                     await asyncio.gather(*pending)
         return sent
@@ -179,6 +182,13 @@ class SftpBox:
         await self.sftp.chmod(part, entry.mode)
         await self.sftp.utime(part, (time.time(), entry.mtime))
         await self.sftp.posix_rename(part, remote)
+
+
+def _counted(progress: Callable[[int], None], n: int) -> Callable[["asyncio.Future[Any]"], None]:
+    def done(f: "asyncio.Future[Any]") -> None:
+        if not f.cancelled() and f.exception() is None:
+            progress(n)
+    return done
 
 
 async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, dest: str,
@@ -204,25 +214,48 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
 
 async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry], dest: str,
                progress: Optional[Callable[[str, int], None]] = None) -> List[FileResult]:
-    """Every entry under DEST (absolute, see box.resolve); one result each. Folders are made
-    as they come (scan_local lists a folder before what is in it), then files and links in
-    order. Raises on a dropped link (the parts stay for the next push)."""
-    results: List[FileResult] = []
+    """Every entry under DEST (absolute, see box.resolve); one result each, in the entries'
+    order. Folders are made as they come (scan_local lists a folder before what is in it);
+    small files go SMALL_IN_FLIGHT at a time (each costs a few round trips of its own: on a
+    300 ms link a code folder would take minutes one by one), a big file alone with all its
+    writes in flight. Raises on a dropped link (the parts stay for the next push)."""
+    results: List[Optional[FileResult]] = [None] * len(entries)
     await box.make_root(dest)
     await box.prefetch(dest, [e.rel for e in entries if e.kind == "file"])
-    for e in entries:
-        if e.kind == "unusual":
-            results.append(FileResult(e.rel, "unusual", detail=e.why))
-        elif e.kind == "dir":
-            await box.mkdir(dest, e.rel)
-            results.append(FileResult(e.rel, "dir"))
-        elif e.kind == "symlink":
-            await box.symlink(dest, e.rel, e.link)
-            results.append(FileResult(e.rel, "link", detail=e.link))
-        else:
-            results.append(await push_file(box, box_sha, e, dest,
-                                           (lambda n, r=e.rel: progress(r, n)) if progress else None))
-    return results
+    gate = asyncio.Semaphore(SMALL_IN_FLIGHT)
+    tasks: "List[asyncio.Future[None]]" = []
+
+    async def one(i: int, e: LocalEntry) -> None:
+        async with gate:
+            results[i] = await push_file(box, box_sha, e, dest,
+                                         (lambda n, r=e.rel: progress(r, n)) if progress else None)
+
+    async def drain() -> None:
+        if tasks:
+            await asyncio.gather(*tasks)
+            tasks.clear()
+    try:
+        for i, e in enumerate(entries):
+            if e.kind == "unusual":
+                results[i] = FileResult(e.rel, "unusual", detail=e.why)
+            elif e.kind == "dir":
+                await box.mkdir(dest, e.rel)
+                results[i] = FileResult(e.rel, "dir")
+            elif e.kind == "symlink":
+                await box.symlink(dest, e.rel, e.link)
+                results[i] = FileResult(e.rel, "link", detail=e.link)
+            elif e.size < SMALL_FILE:
+                tasks.append(asyncio.ensure_future(one(i, e)))
+            else:
+                await drain()
+                await one(i, e)
+        await drain()
+    finally:
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+    return [r for r in results if r is not None]
 
 
 def probe_sha(session: Any) -> Callable[[str], Any]:
