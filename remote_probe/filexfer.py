@@ -18,9 +18,10 @@ import json
 import os
 import stat
 
-from .wire import FILE_READ, MAX_CHUNK
+from . import filexfer_write
+from .wire import FILE_READ, FILE_WRITE_REQUESTS, MAX_CHUNK
 
-FILE_REQUESTS = frozenset({FILE_READ})
+FILE_REQUESTS = frozenset({FILE_READ}) | FILE_WRITE_REQUESTS
 REQUEST_MARK = b'"type":"file_'
 
 
@@ -52,6 +53,8 @@ def read_chunk(path, offset, size):
 
 def handle(msg):
     """The reply to one file request (a dict), errors included."""
+    if msg.get("type") in FILE_WRITE_REQUESTS:
+        return filexfer_write.handle(msg)
     rid = msg.get("id")
     try:
         path = msg.get("path")

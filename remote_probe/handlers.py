@@ -341,3 +341,20 @@ async def on_notify_billing(daemon, client, msg):
     """What the box costs, from the laptop: the daemon tells budget 80 % / 100 % and a low
     provider balance itself (budget_watch.py). -> the box's view of the bill now."""
     return await off_loop(lambda: daemon.watch.set_billing(msg, time.time()))
+
+
+_FILE_WRITES = []  # one asyncio.Lock, made on first use (inside the daemon's loop)
+
+
+@handles(*wire.FILE_WRITE_REQUESTS)
+async def on_file_write(daemon, client, msg):
+    # `gputui push` through the probe channel on a direct channel (no attach bridge): the
+    # same filexfer_write rules (nothing outside DEST, no symlink followed). One at a time,
+    # in arrival order (the lock is fair), so pipelined chunks land in order, as in the bridge.
+    if not _FILE_WRITES:
+        _FILE_WRITES.append(asyncio.Lock())
+    async with _FILE_WRITES[0]:
+        reply = await off_loop(lambda: filexfer.handle(msg))
+    if reply["type"] == wire.ERROR:
+        raise RequestError(reply["error"])
+    return {k: v for k, v in reply.items() if k not in ("type", "id")}

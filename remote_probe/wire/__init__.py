@@ -57,3 +57,9 @@ __all__ = [
     "cap_procs", "gpu_dict", "gpu_row", "proc_dict", "proc_flags", "proc_pids", "proc_row",
     "Report", "check_request", "clean", "is_int", "is_num", "path_text", "validate", "NOTIFY_BILLING",
 ]
+
+from .messages import (FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT,  # noqa: E402
+                       FILE_WRITE, FILE_WRITE_REQUESTS, PART_SUFFIX)
+
+__all__ += ["FILE_COMMIT", "FILE_LINK", "FILE_LIST", "FILE_MKDIR", "FILE_STAT", "FILE_WRITE",
+            "FILE_WRITE_REQUESTS", "PART_SUFFIX"]

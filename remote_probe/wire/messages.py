@@ -158,3 +158,17 @@ def throttle_names(mask: Any) -> List[str]:
 # balance, balance_read_at, spend_per_hour, balance_low_hours}. No secret in it.
 NOTIFY_BILLING = "notify_billing"
 REQUEST_TYPES = REQUEST_TYPES | frozenset({NOTIFY_BILLING})
+
+
+# Writing through the probe channel (`gputui push` on boxes without SFTP; remote_probe/filexfer_write.py):
+# answered by the attach bridge like file_read, or by the daemon on a direct channel.
+FILE_STAT = "file_stat"  # {root, paths}
+FILE_MKDIR = "file_mkdir"  # {root, path}
+FILE_LINK = "file_link"  # {root, path, target}
+FILE_WRITE = "file_write"  # {root, path, offset, data, sha256, truncate}
+FILE_COMMIT = "file_commit"  # {root, path, to, size, mode, mtime, discard}
+FILE_LIST = "file_list"  # {root}: regular files under root, for `gputui pull`
+FILE_WRITE_REQUESTS: FrozenSet[str] = frozenset({FILE_STAT, FILE_MKDIR, FILE_LINK, FILE_WRITE,
+                                                 FILE_COMMIT, FILE_LIST})
+REQUEST_TYPES = REQUEST_TYPES | FILE_WRITE_REQUESTS
+PART_SUFFIX = ".gputui-part"  # a partial upload beside its final name; the only name written to

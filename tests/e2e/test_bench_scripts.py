@@ -37,6 +37,7 @@ SHORT = {
     "ring_memory.py": [],
     "status_time.py": ["--runs", "1", "--rtt-ms", "50"],
     "transport.py": ["--short"],
+    "transfer.py": ["--mb", "4", "--runs", "1", "--rtt-ms", "50"],
     "wire_load.py": ["--ticks", "12", "--sizes", "2,5000"],  # memory from the 10th tick
 }
 # Modules the benches share (not benches themselves): what they start is cleaned up by the

@@ -25,13 +25,13 @@ def sha(path):
     return h.hexdigest()
 
 
-def make_tree(root):
+def make_tree(root, mb=200):
     data = root / "data"
     (data / "sub").mkdir(parents=True)
     block = os.urandom(1 << 20)
     with open(data / "big.bin", "wb") as f:
-        for i in range(200):
-            f.write(block[i:] + block[:i])  # 200 MB, no two MiB alike
+        for i in range(mb):
+            f.write(block[i:] + block[:i])  # `mb` MiB, no two alike
     (data / "sub" / "train.py").write_text("print('hi')\n")
     os.chmod(data / "sub" / "train.py", 0o755)
     os.symlink("sub/train.py", data / "link.py")

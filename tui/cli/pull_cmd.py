@@ -3,14 +3,13 @@ download engine the checklist's `g` uses (tui.core.transfer.download: .part resu
 box's sha256 computed while bytes flow and checked before anything is replaced, a newer
 local copy never overwritten, remote names never trusted as local paths)."""
 
-import asyncio
 import posixpath
 import stat
 import sys
 from typing import Any, List, Tuple
 
-from tui.cli.push_cmd import Progress, split_remote
 from tui.cli.shared import open_session
+from tui.cli.transfer_args import Progress, add_box_flags, run_transfer, set_target, split_remote
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 
@@ -22,11 +21,7 @@ def add_pull_parser(sub: Any) -> None:
                                      "sha256, a newer local copy is never overwritten."))
     p.add_argument("paths", nargs="+", metavar="HOST:PATH... LOCAL",
                    help=_("the box and the paths on it, then the local folder"))
-    for flag, meta, text in (("--ssh-config", "FILE", _("read this ssh config instead of ~/.ssh/config")),
-                             ("--remote-dir", "DIR", _("where the probe lives on the box (default ~/.cache/gputui)")),
-                             ("--remote-python", "PATH", _("the python to run the probe with on the box"))):
-        p.add_argument(flag, metavar=meta, help=text)
-    p.add_argument("--simulate", metavar="SCENARIO", help=_("use the probe's GPU simulator (see `gputui scenarios`)"))
+    add_box_flags(p)
 
 
 async def _walk(sftp: Any, top: str) -> Tuple[List[Tuple[str, int, float]], List[str]]:
@@ -50,6 +45,16 @@ async def _walk(sftp: Any, top: str) -> Tuple[List[Tuple[str, int, float]], List
     return files, skipped
 
 
+async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int, float]], List[str]]:
+    """(top as the box's absolute path, files, skipped) through the probe's file_list (no SFTP)."""
+    from remote_probe import wire
+    reply = await session.request(wire.FILE_LIST, timeout=600, root=top)
+    files = [(r, s, m) for r, s, m in (reply.get("files") or [])
+             if isinstance(r, str) and isinstance(s, int) and isinstance(m, (int, float))]
+    skipped = [r for r in reply.get("skipped") or [] if isinstance(r, str)]
+    return str(reply.get("root") or top), files, skipped
+
+
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
     from remote_probe import wire
     from tui.core.transfer import download
@@ -57,18 +62,20 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
     failed = 0
     try:
         async with session.file_client() as sftp:
-            if not hasattr(sftp, "chdir"):
-                print(_("gputui: pull of folders needs SFTP, and this box offers none (a PTY-only "
-                        "proxy): not built yet"), file=sys.stderr)
-                return 2
-            home = await sftp.realpath(".")
+            is_sftp = hasattr(sftp, "chdir")
+            home = await sftp.realpath(".") if is_sftp else "~"
             for spec in specs:
                 top = spec if spec.startswith("/") else posixpath.join(home, spec.lstrip("~/"))
-                files, skipped = await _walk(sftp, top)
+                if is_sftp:
+                    files, skipped = await _walk(sftp, top)
+                else:  # the probe channel reads absolute paths: the files' names come relative
+                    top, files, skipped = await _walk_probe(session, top)
+                    sftp.base = posixpath.dirname(top.rstrip("/")) or "/"
                 for rel in skipped:
                     print(_("  not pulled: %s (not a regular file or folder)") % visible(rel), file=sys.stderr)
                 parent = posixpath.dirname(top.rstrip("/")) or "/"
-                await sftp.chdir(parent)  # names below are relative: they land under LOCAL as they are
+                if is_sftp:  # names below are relative: they land under LOCAL as they are
+                    await sftp.chdir(parent)
                 bar = Progress(sum(s for _r, s, _m in files))
                 for rel, size, mtime in files:
                     full = posixpath.join(parent, rel)
@@ -96,7 +103,6 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
 def cmd_pull(args: Any) -> int:
     from tui.cli.contact import config_for
     from tui.core.destination import DestinationError
-    from tui.remote import ssh
     *specs, local = args.paths
     if not specs:
         print(_("gputui: pull HOST:PATH... LOCAL"), file=sys.stderr)
@@ -106,19 +112,9 @@ def cmd_pull(args: Any) -> int:
         hosts = {h for h, _p in split}
         if len(hosts) != 1:
             raise ValueError(_("pull takes paths from one box at a time"))
-        args.target = ssh.Target.parse(hosts.pop(), ssh_config=args.ssh_config)
+        set_target(args, hosts.pop())
     except (ValueError, DestinationError) as exc:
         print("gputui: %s" % exc, file=sys.stderr)
         return 2
-    args.host = args.target.key
     config_for(args.host)
-    try:
-        return asyncio.run(pull_run(args, [p for _h, p in split], local))
-    except KeyboardInterrupt:
-        print(_("\ngputui: interrupted; partial files are kept as NAME.part: run the same command "
-                "again to continue"), file=sys.stderr)
-        return 130
-    except Exception as exc:  # a dropped link, an unreachable box: one clear line
-        print(_("gputui: pull stopped: %s; run the same command again to continue") % visible(
-            str(exc) or type(exc).__name__), file=sys.stderr)
-        return 1
+    return run_transfer("pull", lambda: pull_run(args, [p for _h, p in split], local))

@@ -1,27 +1,19 @@
 """`gputui push LOCAL... HOST:DEST`: files and folders onto the box, resumable and verified
-(tui/remote/push.py does the moving; tui/core/upload_plan.py decides what to move)."""
+(tui/remote/push.py does the moving, over SFTP or the probe channel; tui/core/upload_plan.py
+decides what to move and says what it will cost)."""
 
-import asyncio
 import sys
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional
 
 from tui.cli.shared import open_session
+from tui.cli.transfer_args import Progress, add_box_flags, run_transfer, set_target, split_remote
 from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.transfer import size_text
 
-
-def split_remote(spec: str) -> Tuple[str, str]:
-    """'mybox:/data' -> ('mybox', '/data'); 'root@h:38211:~/x' -> ('root@h:38211', '~/x').
-    The destination starts at the first ':' followed by '/' or '~' (else the first ':')."""
-    for i, ch in enumerate(spec):
-        if ch == ":" and spec[i + 1:i + 2] in ("/", "~"):
-            return spec[:i], spec[i + 1:]
-    host, sep, dest = spec.partition(":")
-    if not sep or not host:
-        raise ValueError(_("the last argument must be HOST:DEST (e.g. mybox:/root/autodl-tmp/data)"))
-    return host, dest or "."
+__all__ = ["add_push_parser", "cmd_push", "split_remote"]
+ESTIMATE_AFTER = 3.0  # seconds of sending before the time/cost at the measured rate is said
 
 
 def add_push_parser(sub: Any) -> None:
@@ -31,74 +23,56 @@ def add_push_parser(sub: Any) -> None:
                                      "continues where it stopped, every file is checked by sha256."))
     p.add_argument("paths", nargs="+", metavar="LOCAL... HOST:DEST",
                    help=_("local files or folders, then the box and the folder to put them in"))
-    for flag, meta, text in (("--ssh-config", "FILE", _("read this ssh config instead of ~/.ssh/config")),
-                             ("--remote-dir", "DIR", _("where the probe lives on the box (default ~/.cache/gputui)")),
-                             ("--remote-python", "PATH", _("the python to run the probe with on the box"))):
-        p.add_argument(flag, metavar=meta, help=text)
-    p.add_argument("--simulate", metavar="SCENARIO", help=_("use the probe's GPU simulator (see `gputui scenarios`)"))
+    add_box_flags(p)
 
 
-class Progress:
-    """One line, rewritten at most once a second: done/total, rate, ETA."""
+def say(lines: Any) -> None:
+    for level, text in lines:
+        print(_("warning: %s") % text if level == "warn" else text, file=sys.stderr)
 
-    def __init__(self, total: int, out: Any = sys.stderr) -> None:
-        self.total, self.done, self.out = total, 0, out
-        self.t0 = time.monotonic()
-        self.shown = 0.0
+
+class _Estimate:
+    """Progress that says, once, how long the rest takes and what it costs at the measured rate."""
+
+    def __init__(self, bar: Progress, plan: Any) -> None:
+        self.bar, self.plan, self.said = bar, plan, False
 
     def add(self, rel: str, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if now - self.shown < 1.0 and self.done < self.total:
-            return
-        self.shown = now
-        rate = self.done / max(now - self.t0, 1e-6)
-        eta = (self.total - self.done) / rate if rate > 0 else 0
-        self.out.write("\r  %s / %s  %s/s  ETA %d:%02d  %s" % (
-            size_text(self.done), size_text(self.total), size_text(int(rate)), eta // 60, eta % 60,
-            visible(rel, limit=40)) + " " * 4)
-        self.out.flush()
+        self.bar.add(rel, n)
+        if not self.said and time.monotonic() - self.bar.t0 >= ESTIMATE_AFTER and self.bar.done:
+            from tui.core.upload_plan import plan_lines
+            self.said = True
+            for level, text in plan_lines(self.plan, self.bar.rate()):
+                if level == "estimate":
+                    print("\n  " + text, file=sys.stderr)
 
 
 async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
-    from tui.core.upload_plan import on_wiped_disk, scan_local
     from tui.core.providers import resolve
+    from tui.core.upload_plan import plan_for, plan_lines, scan_local
     from tui.remote import push as pusher
+    from tui.remote.push_probe import box_files
     entries = scan_local(locals_)
-    files = [e for e in entries if e.kind == "file"]
-    total = sum(e.size for e in files)
-    odd = [e for e in entries if e.kind == "unusual"]
-    print(_("%d files, %s, to %s:%s") % (len(files), size_text(total), args.host, dest), file=sys.stderr)
-    for e in odd:
-        print(_("  not sent: %s (%s)") % (visible(e.rel), e.why), file=sys.stderr)
+    for e in entries:
+        if e.kind == "unusual":
+            print(_("  not sent: %s (%s)") % (visible(e.rel), e.why), file=sys.stderr)
     session = await open_session(args)
     try:
         snap = await session.fresh_snapshot()
         preset = resolve(((snap.get("inventory") or {}).get("host") or {}).get("provider") or {}, host_cfg)
-        async with session.file_client() as sftp:
-            if not hasattr(sftp, "makedirs"):
-                print(_("gputui: push needs SFTP, and this box offers none (a PTY-only proxy): "
-                        "pushing through the probe channel is not built yet"), file=sys.stderr)
+        async with session.file_client() as client:
+            box = box_files(session, client)
+            dest = await box.resolve(dest)
+            plan = plan_for(entries, dest, await box.free(dest), preset, host_cfg.rate,
+                            getattr(host_cfg, "currency", "CNY") or "CNY")
+            print(_("to %s:%s (through %s)") % (args.host, visible(dest), _(box.via)), file=sys.stderr)
+            say(plan_lines(plan))
+            if not plan.fits:
                 return 2
-            if dest.startswith("~"):
-                dest = (await sftp.realpath(".")) + dest[1:]
-            elif not dest.startswith("/"):
-                dest = (await sftp.realpath(".")) + "/" + dest
-            wiped = on_wiped_disk(dest, getattr(preset, "ephemeral_paths", ()) or ())
-            if wiped:
-                print(_("warning: %s is on a disk %s wipes at release (%s)") % (
-                    dest, preset.name, wiped), file=sys.stderr)
-            free = await pusher.free_on_box(sftp, dest.rsplit("/", 1)[0] or "/")
-            if free is not None and free < total:
-                print(_("gputui: the box has %s free there, the files need %s: nothing sent") % (
-                    size_text(free), size_text(total)), file=sys.stderr)
-                return 2
-            rate = host_cfg.rate
-            if rate:
-                print(_("the GPUs bill %s/h while this runs") % rate, file=sys.stderr)
-            bar = Progress(total)
+            bar = Progress(plan.total)
             t0 = time.monotonic()
-            results = await pusher.push(sftp, pusher.probe_sha(session), entries, dest, bar.add)
+            results = await pusher.push(box, pusher.probe_sha(session), entries, dest,
+                                        _Estimate(bar, plan).add)
         secs = time.monotonic() - t0
         sent = sum(r.sent for r in results)
         print("", file=sys.stderr)
@@ -117,7 +91,6 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
 def cmd_push(args: Any) -> int:
     from tui.cli.contact import config_for
     from tui.core.destination import DestinationError
-    from tui.remote import ssh
     from tui.remote.push import PushRefused
     *locals_, spec = args.paths
     if not locals_:
@@ -125,23 +98,13 @@ def cmd_push(args: Any) -> int:
         return 2
     try:
         host, dest = split_remote(spec)
-        args.target = ssh.Target.parse(host, ssh_config=args.ssh_config)
+        set_target(args, host)
     except (ValueError, DestinationError) as exc:
         print("gputui: %s" % exc, file=sys.stderr)
         return 2
-    args.host = args.target.key
     _cfg, host_cfg = config_for(args.host)
-    try:
-        code = asyncio.run(push_run(args, host_cfg, locals_, dest))
-    except KeyboardInterrupt:
-        print(_("\ngputui: interrupted; partial files are kept on the box as NAME.gputui-part: run "
-                "the same command again to continue"), file=sys.stderr)
-        return 130
-    except PushRefused as exc:
-        print("gputui: %s" % exc, file=sys.stderr)
-        return 2
-    except Exception as exc:  # a dropped link, an unreachable box: one clear line, parts kept
-        print(_("gputui: push stopped: %s; run the same command again to continue") % visible(str(exc) or type(exc).__name__),
-              file=sys.stderr)
-        return 1
-    return 2 if code is None else code
+
+    async def go() -> int:
+        code = await push_run(args, host_cfg, locals_, dest)
+        return 2 if code is None else code
+    return run_transfer("push", go, refused=(PushRefused,))

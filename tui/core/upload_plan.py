@@ -16,7 +16,13 @@ import posixpath
 import stat
 from typing import Iterable, List, Optional, Tuple
 
-PART_SUFFIX = ".gputui-part"  # a partial upload beside its final name, continued on the next push
+from remote_probe import wire
+from tui.core.billing import format_money
+from tui.core.format import bytes_rate, duration
+from tui.core.i18n import _
+from tui.core.transfer import size_text
+
+PART_SUFFIX = wire.PART_SUFFIX  # a partial upload beside its final name, continued on the next push
 NAME_MAX = 255  # bytes in one name on ext4/xfs/btrfs, the boxes' filesystems
 
 
@@ -139,3 +145,73 @@ def on_wiped_disk(dest: str, wiped_paths: Iterable[str]) -> Optional[str]:
         if p == "/" or d == p or d.startswith(p.rstrip("/") + "/"):
             return p
     return None
+
+
+NO_GPU_MODE_PROVIDERS = ("autodl", "gpuhub")  # instances that restart without the GPU (无卡模式)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a push will do, said before it starts (the CLI's lines, the app's push screen)."""
+    files: int
+    total: int  # bytes of the files
+    unusual: Tuple[Tuple[str, str], ...] = ()  # (name, why) not sent
+    free: Optional[int] = None  # bytes free on the box's disk at DEST
+    wiped: Optional[str] = None  # the provider path DEST lies under that release wipes
+    wiper: str = ""  # who wipes it ('AutoDL')
+    provider: str = ""  # the provider's key ('autodl')
+    rate_per_hour: Optional[float] = None
+    currency: str = "CNY"
+
+    @property
+    def fits(self) -> bool:
+        return self.free is None or self.free >= self.total
+
+
+def plan_for(entries: Iterable[LocalEntry], dest: str, free: Optional[int], preset: object,
+             rate_per_hour: Optional[float], currency: str = "CNY") -> Plan:
+    """The plan of pushing `entries` to DEST, given the box's free space and its provider
+    preset (tui.core.providers.Preset: its key, name and the paths its release wipes)."""
+    items = list(entries)
+    files = [e for e in items if e.kind == "file"]
+    odd = tuple((e.rel, e.why) for e in items if e.kind == "unusual")
+    wiped = on_wiped_disk(dest, getattr(preset, "ephemeral_paths", ()) or ())
+    return Plan(len(files), sum(e.size for e in files), odd, free, wiped,
+                str(getattr(preset, "name", "") or ""), str(getattr(preset, "key", "") or ""),
+                rate_per_hour, currency)
+
+
+def plan_lines(plan: Plan, bytes_per_second: Optional[float] = None) -> List[Tuple[str, str]]:
+    """(level, text) lines about a plan: level "info", "warn", "stop" (nothing is sent) or
+    "estimate" (the time and cost at the measured rate, once there is one)."""
+    out: List[Tuple[str, str]] = [("info", _("%d files, %s") % (plan.files, size_text(plan.total)))]
+    if not plan.fits:
+        out.append(("stop", _("the box has %s free there, the files need %s: nothing sent") % (
+            size_text(plan.free or 0), size_text(plan.total))))
+    if plan.wiped:
+        out.append(("warn", _("this destination is on a disk %s wipes at release (%s)") % (
+            plan.wiper or _("the provider"), plan.wiped)))
+    seconds, cost = estimate(plan.total, bytes_per_second, plan.rate_per_hour)
+    if seconds is not None:
+        line = _("about %(time)s at the measured %(rate)s") % {
+            "time": duration(seconds), "rate": bytes_rate(bytes_per_second)}
+        if cost is not None:
+            line += _("; the GPUs bill %s meanwhile (%s/h)") % (
+                format_money(cost, plan.currency), format_money(plan.rate_per_hour, plan.currency))
+        out.append(("estimate", line))
+    elif plan.rate_per_hour:
+        out.append(("info", _("the GPUs bill %s/h while this runs") % format_money(
+            plan.rate_per_hour, plan.currency)))
+    if plan.provider in NO_GPU_MODE_PROVIDERS and plan.total:
+        out.append(("info", _("tip: started in 无卡模式 (no-GPU mode), the instance bills a fraction of "
+                              "the GPU rate while data moves; restart with the GPU once it is there")))
+    return out
+
+
+def progress_text(done: int, total: int, seconds: float) -> str:
+    """'12.0 MiB / 64.0 MiB  19%  4.2 MB/s  ETA 0:12' for a progress line (a file or all)."""
+    rate = done / seconds if seconds > 0 else 0.0
+    eta = duration((total - done) / rate) if rate > 0 else "n/a"
+    pct = 100.0 * done / total if total else 100.0
+    return "%s / %s  %3.0f%%  %s  ETA %s" % (size_text(done), size_text(total), pct,
+                                            bytes_rate(rate), eta)

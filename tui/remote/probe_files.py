@@ -5,6 +5,7 @@ daemon (docs/architecture.md, "The wire protocol")."""
 
 import asyncio
 import base64
+import posixpath
 
 from remote_probe import wire
 from tui.remote.probe_client import ProbeError
@@ -22,10 +23,13 @@ class ProbeFiles:
 
     def __init__(self, request):
         self._request = request  # session.request
+        self.base = None  # where relative names are read from (SFTP's chdir); None: home
 
     def open(self, path, mode="rb", max_requests=IN_FLIGHT, **_sftp_options):
         if mode != "rb":
-            raise ValueError("the probe channel only reads files")
+            raise ValueError("the probe channel only reads files (writes: tui.remote.push_probe)")
+        if self.base and not path.startswith("/"):
+            path = posixpath.join(self.base, path)
         # as many bytes in flight as an SFTP read call (tui.core.transfer.SFTP_OPTIONS), capped:
         # every chunk is a request the daemon holds in memory base64-encoded
         block = _sftp_options.get("block_size", self.CHUNK)

@@ -67,6 +67,8 @@ class DashboardScreen(Translated, Screen):
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
         Binding("N", "nvitop", "nvitop", id="nvitop",
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
+        Binding("u", "push", N_("Push"), id="push",
+                tooltip=N_("Copy local files or folders onto the box: resumable, verified, with what it costs")),
     ]
 
     def __init__(self, box: BoxContext) -> None:
@@ -210,6 +212,10 @@ class DashboardScreen(Translated, Screen):
 
     def action_tmux(self) -> None:
         self.app.push_screen(TmuxScreen(self.box))
+
+    def action_push(self) -> None:
+        from tui.ui.screens.push_screen import PushScreen
+        self.app.push_screen(PushScreen(self.box))
 
     def action_cycle_sort(self) -> None:
         # only the columns shown at this width: sorting by a hidden one looks like nothing

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tui.cli.push_cmd import split_remote
+from tui.cli.transfer_args import split_remote
 from tui.core.upload_plan import (LocalEntry, RemoteStat, decide, estimate, name_problem,
                                   on_wiped_disk, remote_path_for, scan_local)
 
@@ -70,3 +70,48 @@ def test_scan_lists_what_it_cannot_send(tmp_path):
     assert got == {"d": ("dir", ""), "d/f": ("file", ""), "d/p": ("unusual", "a FIFO"),
                    "d/out": ("symlink", "")}
     assert name_problem("a/" + "x" * 256) and name_problem("ok/name") is None
+
+
+class _Preset:
+    def __init__(self, key, name, wipes=()):
+        self.key, self.name, self.ephemeral_paths = key, name, list(wipes)
+
+
+GIB = 1 << 30
+TREE = [LocalEntry("d", "/x/d", "dir"), LocalEntry("d/a.bin", "/x/d/a.bin", "file", size=2 * GIB),
+        LocalEntry("d/p", "/x/d/p", "unusual", why="a FIFO")]
+
+
+@pytest.mark.parametrize("dest, free, preset, rate, bps, want, unwanted", [
+    # the disk will not hold it: said before a byte moves
+    ("/root/x", GIB, _Preset("runpod", "RunPod"), None, None, [("stop", "1.0 GiB free there")], ["tip"]),
+    # a disk the release wipes, and the GPU's price while the data moves
+    ("/workspace/x", None, _Preset("runpod", "RunPod", ["/workspace"]), 2.0, None,
+     [("warn", "RunPod wipes at release (/workspace)"), ("info", "bill ¥2.00/h")], ["stop", "tip"]),
+    # at a measured 10 MB/s: 2 GiB take 3:34, at ¥3.6/h that is ¥0.21 of GPU time
+    ("/root/autodl-tmp/x", 10 * GIB, _Preset("autodl", "AutoDL"), 3.6, 10e6, [
+        ("estimate", "about 3:34 at the measured 10.0 MB/s; the GPUs bill ¥0.21 meanwhile"),
+        ("info", "无卡模式 (no-GPU mode)")], ["stop", "warn"]),
+])
+def test_plan_lines(dest, free, preset, rate, bps, want, unwanted):
+    from tui.core.upload_plan import plan_for, plan_lines
+    plan = plan_for(TREE, dest, free, preset, rate)
+    assert (plan.files, plan.total, plan.unusual) == (1, 2 * GIB, (("d/p", "a FIFO"),))
+    lines = plan_lines(plan, bps)
+    assert lines[0] == ("info", "1 files, 2.0 GiB")
+    for level, text in want:
+        assert any(lv == level and text in t for lv, t in lines), (level, text, lines)
+    for text in unwanted:
+        assert not any(text in lv or text in t for lv, t in lines), (text, lines)
+
+
+def test_plan_lines_in_chinese_keep_their_figures():
+    from tui.core import i18n
+    from tui.core.upload_plan import plan_for, plan_lines
+    i18n.set_language("zh")
+    try:
+        lines = plan_lines(plan_for(TREE, "/root/autodl-tmp/x", None, _Preset("autodl", "AutoDL"), 3.6), 10e6)
+    finally:
+        i18n.set_language("en")
+    text = " ".join(t for _lv, t in lines)
+    assert "按实测的 10.0 MB/s 约需 3:34" in text and "无卡模式" in text and "¥0.21" in text

@@ -1,0 +1,96 @@
+"""What `gputui push` and `gputui pull` share: HOST:PATH parsing, their common flags, the
+progress line, and one way to run a transfer that turns Ctrl-C and a dropped link into one
+line saying how to continue."""
+
+import asyncio
+import sys
+import time
+from typing import Any, Callable, Coroutine, Tuple
+
+from tui.core.boxtext import visible
+from tui.core.i18n import _
+from tui.core.transfer import size_text
+
+
+def split_remote(spec: str) -> Tuple[str, str]:
+    """'mybox:/data' -> ('mybox', '/data'); 'root@h:38211:~/x' -> ('root@h:38211', '~/x').
+    The destination starts at the first ':' followed by '/' or '~' (else the first ':')."""
+    for i, ch in enumerate(spec):
+        if ch == ":" and spec[i + 1:i + 2] in ("/", "~"):
+            return spec[:i], spec[i + 1:]
+    host, sep, dest = spec.partition(":")
+    if not sep or not host:
+        raise ValueError(_("the last argument must be HOST:DEST (e.g. mybox:/root/autodl-tmp/data)"))
+    return host, dest or "."
+
+
+def add_box_flags(p: Any) -> None:
+    """The flags every transfer command takes to reach the box."""
+    for flag, meta, text in (("--ssh-config", "FILE", _("read this ssh config instead of ~/.ssh/config")),
+                             ("--remote-dir", "DIR", _("where the probe lives on the box (default ~/.cache/gputui)")),
+                             ("--remote-python", "PATH", _("the python to run the probe with on the box"))):
+        p.add_argument(flag, metavar=meta, help=text)
+    p.add_argument("--simulate", metavar="SCENARIO", help=_("use the probe's GPU simulator (see `gputui scenarios`)"))
+
+
+def set_target(args: Any, host: str) -> None:
+    """args.target and args.host for `host`; ValueError/DestinationError when it is not one."""
+    from tui.remote import ssh
+    args.target = ssh.Target.parse(host, ssh_config=args.ssh_config)
+    args.host = args.target.key
+
+
+class Progress:
+    """One line, rewritten at most once a second: done/total, rate, ETA."""
+
+    def __init__(self, total: int, out: Any = sys.stderr) -> None:
+        self.total, self.done, self.out = total, 0, out
+        self.t0 = time.monotonic()
+        self.shown = 0.0
+
+    def rate(self) -> float:
+        return self.done / max(time.monotonic() - self.t0, 1e-6)
+
+    def add(self, rel: str, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.shown < 1.0 and self.done < self.total:
+            return
+        self.shown = now
+        rate = self.rate()
+        eta = (self.total - self.done) / rate if rate > 0 else 0
+        self.out.write("\r  %s / %s  %s/s  ETA %d:%02d  %s" % (
+            size_text(self.done), size_text(self.total), size_text(int(rate)), eta // 60, eta % 60,
+            visible(rel, limit=40)) + " " * 4)
+        self.out.flush()
+
+
+# what the user can do after a cut, per command: the parts each direction keeps
+INTERRUPTED = {
+    "push": lambda: _("\ngputui: interrupted; partial files are kept on the box as NAME.gputui-part: run "
+                      "the same command again to continue"),
+    "pull": lambda: _("\ngputui: interrupted; partial files are kept as NAME.part: run the same command "
+                      "again to continue"),
+}
+STOPPED = {
+    "push": lambda: _("gputui: push stopped: %s; run the same command again to continue"),
+    "pull": lambda: _("gputui: pull stopped: %s; run the same command again to continue"),
+}
+
+
+def run_transfer(command: str, make: Callable[[], Coroutine[Any, Any, int]],
+                 refused: Tuple[type, ...] = ()) -> int:
+    """Run one transfer to its exit code. Ctrl-C: 130 and how to continue; an exception in
+    `refused` (a name the box will not write through): 2 and why; anything else (a dropped
+    link, an unreachable box): 1, one clear line, the parts kept."""
+    try:
+        return asyncio.run(make())
+    except KeyboardInterrupt:
+        print(INTERRUPTED[command](), file=sys.stderr)
+        return 130
+    except refused as exc:
+        print("gputui: %s" % visible(str(exc)), file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback; the parts are kept
+        print(STOPPED[command]() % visible(str(exc) or type(exc).__name__), file=sys.stderr)
+        return 1
