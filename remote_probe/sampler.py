@@ -9,6 +9,7 @@ import time
 from . import __version__, procfs, wire
 from .backends import BackendError
 
+NO_STATS = {"cpu": None, "rss": None, "ppid": None}  # a host pid, or one gone mid-tick
 FD_SCAN_EVERY = 5.0  # seconds; scanning every /proc/*/fd is the costliest thing we do
 DISKS_EVERY = 10  # samples between disk usage reports
 
@@ -139,8 +140,7 @@ class Sampler:
         more += no_room
         stats = self.procs.sample([r["pid"] for r in rows if r["local"]], now)
         for r in rows:
-            r.update(stats.get(r["pid"], {"cpu": None, "rss": None}) if r["local"]
-                     else {"cpu": None, "rss": None})
+            r.update(stats.get(r["pid"], NO_STATS) if r["local"] else NO_STATS)
             if r.get("host_pid") and r["pid"] in self.procs.meta:
                 self.procs.meta[r["pid"]]["host_pid"] = r["host_pid"]
         cpu = self.cpu.read()

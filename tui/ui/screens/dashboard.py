@@ -62,6 +62,8 @@ class DashboardScreen(Translated, Screen):
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
         Binding("slash", "filter", N_("Filter"), id="filter",
                 tooltip=N_("Show only processes whose command, user or pid match")),
+        Binding("T", "tree", N_("Tree"), id="tree",
+                tooltip=N_("Show processes under their parents (torchrun and its ranks); T again: a flat list")),
         # Quit before nvitop: at 80 columns the footer still says how to leave
         Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
@@ -222,6 +224,10 @@ class DashboardScreen(Translated, Screen):
         if answer is not None:
             self.box.state.proc_filter = answer
             self.refresh_view()
+
+    def action_tree(self) -> None:
+        self.box.state.proc_tree = not self.box.state.proc_tree
+        self.refresh_view()
 
     def action_reverse_sort(self) -> None:
         self.box.state.sort_reverse = not self.box.state.sort_reverse
