@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 import asyncssh
 
 from tui.core.destination import Destination, parse_destination
+from tui.remote.ssh.errors import ConnectError
 from tui.remote.ssh.resolve import config_args, home_redirected, resolve
 
 
@@ -53,8 +54,11 @@ class Target:
         if not home_redirected():
             return dest.ssh_args()
         dest.config = None
-        res = resolve(self)
         argv = config_args(self) + dest.ssh_args()
+        try:
+            res = resolve(self)
+        except ConnectError:  # ssh refuses the config: the hand-off's ssh will say why
+            return argv
         for path in res.identity_files:
             argv += ["-o", "IdentityFile=%s" % _ssh_word(path)]
         if res.user_known_hosts:

@@ -88,3 +88,9 @@ def test_without_a_redirected_home_the_user_options_pass_as_given(monkeypatch):
     target = ssh.Target.parse(["-p", "2200", "-l", "u", "host.example"])
     assert target.ssh_args() == ["-p", "2200", "-l", "u"]  # no ssh -G run, nothing added
     assert os.path.basename(attach_argv(target, "$1")[0]) == "ssh"
+
+
+def test_a_config_ssh_refuses_still_gives_a_hand_off(redirected_home):
+    (redirected_home / ".ssh" / "config").write_text("Host gpubox\n  NoSuchOption yes\n")
+    argv = attach_argv(ssh.Target.parse("gpubox"), "$1")  # ssh itself will say what is wrong
+    assert argv[argv.index("-F") + 1] == str(redirected_home / ".ssh" / "config")
