@@ -367,7 +367,10 @@ class ProcScan:
 
 
 def list_pids():
-    return [int(name) for name in os.listdir(PROC) if name.isdigit()]
+    try:
+        return [int(name) for name in os.listdir(PROC) if name.isdigit()]
+    except OSError:  # no /proc (macOS): no processes to list
+        return []
 
 
 def nvidia_fd_holders(proc=PROC):
@@ -377,7 +380,11 @@ def nvidia_fd_holders(proc=PROC):
     the fds tell which local processes really use which GPU.
     """
     out = {}
-    for name in os.listdir(proc):
+    try:
+        names = os.listdir(proc)
+    except OSError:  # no /proc (macOS)
+        names = []
+    for name in names:
         if not name.isdigit():
             continue
         fd_dir = "%s/%s/fd" % (proc, name)
