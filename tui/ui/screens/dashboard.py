@@ -62,11 +62,12 @@ class DashboardScreen(Translated, Screen):
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
         Binding("slash", "filter", N_("Filter"), id="filter",
                 tooltip=N_("Show only processes whose command, user or pid match")),
-        Binding("T", "tree", N_("Tree"), id="tree",
-                tooltip=N_("Show processes under their parents (torchrun and its ranks); T again: a flat list")),
         # Quit before nvitop: at 80 columns the footer still says how to leave
         Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
+        # after Quit: at 80 columns q stays in the footer, T shows from ~100
+        Binding("T", "tree", N_("Tree"), id="tree",
+                tooltip=N_("Show processes under their parents (torchrun and its ranks); T again: a flat list")),
         Binding("N", "nvitop", "nvitop", id="nvitop",
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
     ]
