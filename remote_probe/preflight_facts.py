@@ -226,8 +226,8 @@ def path_filesystems(paths, mounts_text):
 
 
 def collect(python=None, smoke=True, urls=DEFAULT_URLS, data_dirs=()):
-    mem = procfs.parse_meminfo(procfs.read_text("/proc/meminfo"))
-    disks = procfs.disk_usage(procfs.parse_mounts(procfs.read_text("/proc/mounts")))
+    mem = procfs.parse_meminfo(procfs.read_text(procfs.PROC + "/meminfo"))
+    disks = procfs.disk_usage(procfs.parse_mounts(procfs.read_text(procfs.PROC + "/mounts")))
     return {
         "torch": torch_facts(python, smoke),
         "conda_pythons": conda_pythons(),

@@ -9,6 +9,7 @@ import time
 from . import __version__, procfs, wire
 from .backends import BackendError
 
+NO_STATS = {"cpu": None, "rss": None, "ppid": None}  # a host pid, or one gone mid-tick
 FD_SCAN_EVERY = 5.0  # seconds; scanning every /proc/*/fd is the costliest thing we do
 DISKS_EVERY = 10  # samples between disk usage reports
 
@@ -123,8 +124,12 @@ class Sampler:
         # keep the ones using the most GPU memory, count the rest (the UI says "N more").
         gpu_procs, more = wire.cap_procs(gpu_procs)
         local = set()
+        if not procfs.proc_available():
+            # no /proc (the demo on macOS): nothing tells a container's host pids apart, so the
+            # backend's processes are this machine's; their CPU and RSS are not available
+            local = set(p["pid"] for p in gpu_procs)
         for p in gpu_procs:
-            if os.path.exists("/proc/%d" % p["pid"]):
+            if os.path.exists("%s/%d" % (procfs.PROC, p["pid"])):
                 local.add(p["pid"])
         needs_fds = len(local) < len(gpu_procs) or (gpus and not gpu_procs and any(
             (g.get("mem_used") or 0) > 1024 for g in gpus))
@@ -139,15 +144,14 @@ class Sampler:
         more += no_room
         stats = self.procs.sample([r["pid"] for r in rows if r["local"]], now)
         for r in rows:
-            r.update(stats.get(r["pid"], {"cpu": None, "rss": None}) if r["local"]
-                     else {"cpu": None, "rss": None})
+            r.update(stats.get(r["pid"], NO_STATS) if r["local"] else NO_STATS)
             if r.get("host_pid") and r["pid"] in self.procs.meta:
                 self.procs.meta[r["pid"]]["host_pid"] = r["host_pid"]
         cpu = self.cpu.read()
-        mem = procfs.parse_meminfo(procfs.read_text("/proc/meminfo"))
+        mem = procfs.parse_meminfo(procfs.read_text(procfs.PROC + "/meminfo"))
         host = {
             "cpu": cpu["cpu"], "cores": cpu["cores"], "iowait": cpu["iowait"],
-            "load": procfs.parse_loadavg(procfs.read_text("/proc/loadavg")),
+            "load": procfs.parse_loadavg(procfs.read_text(procfs.PROC + "/loadavg")),
             "mem_total": mem["mem_total"], "mem_used": mem["mem_used"],
             "swap_total": mem["swap_total"], "swap_used": mem["swap_used"],
         }
@@ -170,4 +174,10 @@ class Sampler:
         return sample
 
     def proc_meta(self, pids):
-        return [self.procs.meta[p] for p in pids if p in self.procs.meta]
+        played = getattr(self.backend, "proc_facts", None)  # the simulator's, without /proc
+        out = []
+        for p in pids:
+            meta = self.procs.meta.get(p) or (played(p) if played else None)
+            if meta:
+                out.append(meta)
+        return out

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+from ..procfs.reader import PROC
 from .backend_error import BackendError
 
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
@@ -127,7 +128,7 @@ SCOPE_VAR = "GPUTUI_SIM_SCOPE"
 def _scope_of(pid):
     """The GPUTUI_SIM_SCOPE value in a process's environment (None if absent or unreadable)."""
     try:
-        with open("/proc/%s/environ" % pid, "rb") as f:
+        with open("%s/%s/environ" % (PROC, pid), "rb") as f:
             for item in f.read().split(b"\0"):
                 if item.startswith(SCOPE_VAR.encode() + b"="):
                     return item.split(b"=", 1)[1].decode("utf-8", "replace")
@@ -142,12 +143,16 @@ def _pids_matching(marker, scope=None, uid=None):
     box never adopts another user's or another box's jobs."""
     uid = os.getuid() if uid is None else uid
     out = []
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir(PROC)
+    except OSError:  # no /proc (the demo on macOS): no process to adopt
+        names = []
+    for name in names:
         if name.isdigit():
             try:
-                if os.stat("/proc/%s" % name).st_uid != uid:
+                if os.stat("%s/%s" % (PROC, name)).st_uid != uid:
                     continue
-                with open("/proc/%s/cmdline" % name, "rb") as f:
+                with open("%s/%s/cmdline" % (PROC, name), "rb") as f:
                     if marker.encode() not in f.read():
                         continue
             except OSError:
@@ -172,6 +177,7 @@ class SimBackend:
         self.gpus = gpus
         self.state_dir = state_dir
         self.children = []  # (Popen, process spec)
+        self.started = {}  # pid -> (epoch, argv) of the processes it started
         self._spawn(scenario.get("processes", []))
 
     @classmethod
@@ -202,6 +208,21 @@ class SimBackend:
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, cwd=work, close_fds=True)
                 self.children.append((proc, spec))
+                self.started[proc.pid] = (time.time(), ["python", os.path.basename(script)]
+                                          + list(argv[1:]))
+
+    def proc_facts(self, pid):
+        """What /proc would say of a process this simulator started, for a machine without
+        /proc (the demo on macOS); None for any other pid."""
+        if pid not in self.started:
+            return None
+        start, argv = self.started[pid]
+        try:
+            import getpass
+            user = getpass.getuser()
+        except (ImportError, KeyError, OSError):
+            user = None
+        return {"pid": pid, "user": user, "cmd": " ".join(argv)[:300], "start": round(start, 1)}
 
     def inventory(self):
         if self.scenario.get("no_gpu"):

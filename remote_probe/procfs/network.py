@@ -27,7 +27,11 @@ class NetMeter:
 
     def read(self, now=None):
         now = time.monotonic() if now is None else now
-        rx, tx = parse_net_dev(read_text(self.path))
+        text = read_text(self.path, None)
+        if text is None:  # no /proc/net/dev (macOS): not available, not "0 B/s"
+            self.prev = None
+            return {"rx_bps": None, "tx_bps": None}
+        rx, tx = parse_net_dev(text)
         prev, self.prev = self.prev, (now, rx, tx)
         if prev is None or now <= prev[0]:
             return {"rx_bps": None, "tx_bps": None}

@@ -84,7 +84,7 @@ class ProcTable:
         self._btime = boot_time() or 0
 
     def sample(self, pids, now=None, scan=None):
-        """-> {pid: {"cpu":%, "rss":MiB}} for the pids that exist; updates meta.
+        """-> {pid: {"cpu":%, "rss":MiB, "ppid":pid}} for the pids that exist; updates meta.
 
         With `scan` (a ProcScan just taken) the stat lines come from it, not read again.
         """
@@ -95,7 +95,7 @@ class ProcTable:
                 read_text("%s/%d/stat" % (PROC, pid)))
             if stat is None:
                 continue
-            _state, _ppid, cpu_j, start_j, rss_pages = stat
+            _state, ppid, cpu_j, start_j, rss_pages = stat
             if self._start.get(pid) != start_j:
                 self._start[pid] = start_j
                 self.prev.pop(pid, None)
@@ -113,7 +113,7 @@ class ProcTable:
             if prev is not None and now > prev[1]:
                 cpu = round(100.0 * (cpu_j - prev[0]) / CLK_TCK / (now - prev[1]), 1)
             new_prev[pid] = (cpu_j, now)
-            out[pid] = {"cpu": cpu, "rss": round(rss_pages * PAGE_MIB)}
+            out[pid] = {"cpu": cpu, "rss": round(rss_pages * PAGE_MIB), "ppid": ppid}
         self.prev = new_prev
         for pid in list(self.meta):
             if pid not in out:
@@ -367,7 +367,10 @@ class ProcScan:
 
 
 def list_pids():
-    return [int(name) for name in os.listdir(PROC) if name.isdigit()]
+    try:
+        return [int(name) for name in os.listdir(PROC) if name.isdigit()]
+    except OSError:  # no /proc (macOS): no processes to list
+        return []
 
 
 def nvidia_fd_holders(proc=PROC):
@@ -377,7 +380,11 @@ def nvidia_fd_holders(proc=PROC):
     the fds tell which local processes really use which GPU.
     """
     out = {}
-    for name in os.listdir(proc):
+    try:
+        names = os.listdir(proc)
+    except OSError:  # no /proc (macOS)
+        names = []
+    for name in names:
         if not name.isdigit():
             continue
         fd_dir = "%s/%s/fd" % (proc, name)

@@ -2,9 +2,17 @@
 
 import os
 
-PROC = "/proc"
+# Where /proc is. GPUTUI_PROC_ROOT points it elsewhere: a test hides /proc (an empty dir) to
+# play a laptop without one (macOS runs the demo's probe), and every reader must then degrade
+# to "not available", never crash. Read once at import: the daemon inherits it.
+PROC = os.environ.get("GPUTUI_PROC_ROOT") or "/proc"
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_MIB = (os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096) / 1048576.0
+
+
+def proc_available():
+    """Whether there is a /proc to read (none on macOS, where the demo's probe runs)."""
+    return os.path.exists(PROC + "/self")
 
 
 def read_text(path, default=""):

@@ -36,6 +36,9 @@ class CpuMeter:
 
     def read(self):
         total, cores, _ = parse_proc_stat(read_text(self.path))
+        if total is None:  # no /proc/stat (macOS): not available, not "0 % busy"
+            self.prev = None
+            return {"cpu": None, "cores": [], "iowait": None, "ncpu": 0}
         cur = [cpu_busy_idle(total or ())] + [cpu_busy_idle(c) for c in cores]
         prev, self.prev = self.prev, cur
         if prev is None or len(prev) != len(cur):
@@ -68,6 +71,8 @@ def parse_meminfo(text):
         parts = rest.split()
         if parts and parts[0].isdigit():
             kb[key] = int(parts[0])
+    if "MemTotal" not in kb:  # no /proc/meminfo (macOS): not available, not "0 MiB"
+        return dict.fromkeys(("mem_total", "mem_used", "mem_avail", "swap_total", "swap_used"))
     total = kb.get("MemTotal", 0)
     avail = kb.get("MemAvailable", kb.get("MemFree", 0) + kb.get("Cached", 0))
     return {

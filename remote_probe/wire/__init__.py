@@ -32,7 +32,7 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
                        TMUX_LIST, TMUX_NEW, TMUX_RENAME, TMUX_REQUESTS, UNSUBSCRIBE,
                        ProtocolError, check_compatible, config_key, hello, throttle_names)
 from .rows import (GPU_FIELDS, GPU_STATIC_FIELDS, PROC_FD_ONLY, PROC_FIELDS, PROC_GRAPHICS,
-                   PROC_HOST_PID, PROC_META_FIELDS, GpuCol, ProcCol, cap_procs, gpu_dict,
+                   PROC_HOST_PID, PROC_META_FIELDS, PROC_MIN_FIELDS, GpuCol, ProcCol, cap_procs, gpu_dict,
                    gpu_row, proc_dict, proc_flags, proc_pids, proc_row)
 from . import paste_words
 from .messages import NOTIFY_BILLING
@@ -53,7 +53,8 @@ __all__ = [
     "THROTTLE_REASONS", "TMUX_CAPTURE", "TMUX_INSTALL", "TMUX_INTERRUPT", "TMUX_KILL", "TMUX_LIST",
     "TMUX_NEW", "TMUX_RENAME", "TMUX_REQUESTS", "UNSUBSCRIBE", "ProtocolError", "check_compatible",
     "config_key", "hello", "throttle_names", "GPU_FIELDS", "GPU_STATIC_FIELDS", "PROC_FD_ONLY",
-    "PROC_FIELDS", "PROC_GRAPHICS", "PROC_HOST_PID", "PROC_META_FIELDS", "GpuCol", "ProcCol",
+    "PROC_FIELDS", "PROC_GRAPHICS", "PROC_HOST_PID", "PROC_META_FIELDS", "PROC_MIN_FIELDS", "GpuCol",
+    "ProcCol",
     "cap_procs", "gpu_dict", "gpu_row", "proc_dict", "proc_flags", "proc_pids", "proc_row",
     "Report", "check_request", "clean", "is_int", "is_num", "path_text", "validate", "NOTIFY_BILLING",
 ]

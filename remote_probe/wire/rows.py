@@ -55,12 +55,16 @@ PROC_FIELDS = (
     "cpu",  # % of one core, integer
     "rss",  # MiB
     "flags",  # PROC_* bits below; 0 = a compute process visible in this /proc
+    # Appended columns (a reader takes a shorter row, the missing ones as None):
+    "ppid",  # parent pid in this /proc (the tree view); None for host pids
 )
+# The columns every probe of protocol 1 has sent; a row has at least these.
+PROC_MIN_FIELDS = 6
 
 
 class ProcCol:
     """Index of each PROC_FIELDS column in a process row."""
-    PID, GPU, GPU_MEM, CPU, RSS, FLAGS = range(6)
+    PID, GPU, GPU_MEM, CPU, RSS, FLAGS, PPID = range(7)
 
 
 # Bits of a process row's "flags" column.
@@ -87,7 +91,7 @@ def proc_row(values: Dict[str, Any]) -> Row:
     flags |= PROC_GRAPHICS if kind == "G" else (PROC_FD_ONLY if kind == "?" else 0)
     cpu = values.get("cpu")
     return [values.get("pid"), values.get("gpu"), values.get("gpu_mem"),
-            None if cpu is None else int(round(cpu)), values.get("rss"), flags]
+            None if cpu is None else int(round(cpu)), values.get("rss"), flags, values.get("ppid")]
 
 
 def proc_dict(row: Sequence[Any]) -> Dict[str, Any]:

@@ -20,7 +20,7 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELET
                        NOTIFY_BILLING, NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
                        PROVE, PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
-from .rows import GPU_FIELDS, PROC_FIELDS, ProcCol
+from .rows import GPU_FIELDS, PROC_FIELDS, PROC_MIN_FIELDS, ProcCol
 
 if TYPE_CHECKING:
     Msg = typing.Dict[str, typing.Any]
@@ -67,7 +67,8 @@ def validate(msg: typing.Any) -> Msg:
         procs = msg.get("procs", [])
         _require(isinstance(procs, list), "sample procs not a list")
         for row in procs[:MAX_PROC_ROWS]:
-            _require(isinstance(row, list) and len(row) == len(PROC_FIELDS), "bad proc row")
+            # columns are appended over time: an older probe's row is shorter, a newer one's longer
+            _require(isinstance(row, list) and len(row) >= PROC_MIN_FIELDS, "bad proc row")
         _require(isinstance(msg.get("host", {}), dict), "bad host block")
     elif kind in (REPLY, ERROR):
         _require("id" in msg, "reply without id")
@@ -196,12 +197,20 @@ def List(item: Spec, max_items: int = MAX_ITEMS,
 
 
 def Row(columns: typing.Sequence[typing.Tuple[str, Spec]],
-        required: typing.Sequence[int] = ()) -> Spec:
-    """A fixed-length list (a columnar row); a required column that is None drops the row."""
+        required: typing.Sequence[int] = (), min_len: typing.Optional[int] = None) -> Spec:
+    """A columnar row; a required column that is None drops the row.
+
+    With `min_len` the row may be shorter (an older peer's: its missing columns become None,
+    so a cleaned row always has every column) or longer (a newer peer's columns, cut);
+    without it the length is fixed."""
+    shortest = len(columns) if min_len is None else min_len
+    longest = len(columns) if min_len is None else (1 << 30)
+
     def clean(value: typing.Any, path: typing.Any, report: Report) -> typing.Any:
-        if not isinstance(value, list) or len(value) != len(columns):
+        if not isinstance(value, list) or not shortest <= len(value) <= longest:
             report.note(path, "not a row of %d columns" % len(columns))
             return _DROP
+        value = value[:len(columns)] + [None] * (len(columns) - len(value))
         out = [spec(v, (path, name), report) for (name, spec), v in zip(columns, value)]
         for i in required:
             if out[i] is None:
@@ -289,8 +298,8 @@ GPU_ROW = Row(tuple(zip(GPU_FIELDS, (
     PCT, PCT, MIB, Num(-100, 250), Num(0, 100000), Num(0, 100000), Num(0, 100000),
     Num(0, 32, integer=True), Num(0, 200), Num(0, 1 << 64, integer=True), COUNT))))
 PROC_ROW = Row(tuple(zip(PROC_FIELDS, (
-    PID, Num(0, 4096, integer=True), MIB, Num(0, 1e6), MIB, Num(0, 255, integer=True)))),
-    required=(ProcCol.PID,))
+    PID, Num(0, 4096, integer=True), MIB, Num(0, 1e6), MIB, Num(0, 255, integer=True), PID))),
+    required=(ProcCol.PID,), min_len=PROC_MIN_FIELDS)
 PROC_META_ROW = Obj({"pid": PID, "user": NAME, "cmd": Str(4096), "start": EPOCH,
                      "host_pid": PID}, required=("pid",), drop_if_bad=True)
 DISK_ROW = Obj({"mount": PATH, "fstype": NAME, "total": MIB, "used": MIB, "free": MIB},

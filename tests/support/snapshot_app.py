@@ -78,6 +78,11 @@ def canned_app(gpus=2, language=None):
     return app
 
 
+def _canned_parent(i):
+    """The tree view's shape: rank 0 spawned the others, and rank 5 is a child of rank 1."""
+    return 1 if i == 0 else (4101 if i == 5 else 4100)
+
+
 def feed(app, gpus):
     listener = _AppListener(app)
     listener.on_inventory({"type": "inventory", "backend": "sim", "driver": "550.54.15",
@@ -87,7 +92,8 @@ def feed(app, gpus):
                            "host": {"ncpu": 32, "boot_id": "snap", "instance_start": NOW - 3723,
                                     "provider": {"env": {"AutoDLContainerUUID": "x"}}}})
     procs = [{"pid": 4100 + i, "gpu": i % gpus, "kind": "C", "gpu_mem": 20000 + 1000 * i,
-              "cpu": 95.0 - i, "rss": 4096 + i, "host_pid": None, "local": True} for i in range(gpus * 3)]
+              "cpu": 95.0 - i, "rss": 4096 + i, "host_pid": None, "local": True,
+              "ppid": _canned_parent(i)} for i in range(gpus * 3)]
     listener.on_proc_meta([{"pid": p["pid"], "user": "root", "start": NOW - 600 - 60 * i,
                             "cmd": "/opt/conda/bin/python train.py --model vit_l16 --bs 256 --rank %d" % i}
                            for i, p in enumerate(procs)])

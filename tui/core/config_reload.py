@@ -67,3 +67,29 @@ class ConfigWatcher:
             return None
         self.seen = stamp
         return Config.load(self.path)
+
+
+def reload_box(box: Any, fresh: HostConfig) -> List[str]:
+    """Apply a host's reloaded config to a box (its `cfg`, `billing`, `state`) -> the changes."""
+    from tui.core import providers
+    changes = host_changes(box.cfg, fresh)
+    if changes:
+        apply_host(box.cfg, fresh)
+        facts = (box.state.inventory or {}).get("host") or {}
+        box.billing.preset = providers.resolve(facts.get("provider") or {}, box.cfg)
+    return changes
+
+
+def fleet_reload_lines(reloaded: Config, boxes: Any, added: List[str]) -> List[str]:
+    """What a long-lived fleet (the exporter) says after a reload: its problems, each box's
+    changes, the boxes that joined. Applies the changes to `boxes` as it goes."""
+    lines = list(reloaded.problems)
+    for box in boxes:
+        if box.host in added:
+            continue
+        changes = reload_box(box, reloaded.host(box.host))
+        if changes:
+            lines.append(_("Config reloaded for %s: %s") % (box.host, "; ".join(changes)))
+    if added:
+        lines.append(_("Config reloaded: now also watching %s") % ", ".join(added))
+    return lines

@@ -53,6 +53,7 @@ PROC_GPU_MEM = wire.ProcCol.GPU_MEM
 PROC_CPU = wire.ProcCol.CPU
 PROC_RSS = wire.ProcCol.RSS
 PROC_FLAGS = wire.ProcCol.FLAGS
+PROC_PPID = wire.ProcCol.PPID
 
 
 # -- values of open fields ----------------------------------------------------------------
@@ -114,7 +115,8 @@ def proc_usage(row: Sequence[Any]) -> Optional[ProcUsage]:
     kind = "G" if flags & wire.PROC_GRAPHICS else ("?" if flags & wire.PROC_FD_ONLY else "C")
     return ProcUsage(pid=pid, gpu=_int(_cell(row, PROC_GPU)), gpu_mem=_num(_cell(row, PROC_GPU_MEM)),
                      cpu=_num(_cell(row, PROC_CPU)), rss=_num(_cell(row, PROC_RSS)),
-                     local=not flags & wire.PROC_HOST_PID, kind=kind)
+                     local=not flags & wire.PROC_HOST_PID, kind=kind,
+                     ppid=_int(_cell(row, PROC_PPID)))  # an older probe's row has none
 
 
 def proc_usages(rows: Iterable[Sequence[Any]]) -> Tuple[ProcUsage, ...]:

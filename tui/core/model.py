@@ -140,6 +140,7 @@ class ProcUsage:
     rss: Optional[float]  # MiB
     local: bool  # visible in this container's /proc
     kind: str  # "C" compute, "G" graphics, "?" found through an open /dev/nvidia*
+    ppid: Optional[int] = None  # parent in this /proc (the tree view); None: unknown
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,6 +170,8 @@ class ProcRow:
     user: Optional[str]
     cmd: str
     elapsed: Optional[float]
+    ppid: Optional[int] = None
+    tree: str = ""  # the tree view's branch drawn before the command ("├─ "), else ""
 
 
 # -- the host -----------------------------------------------------------------------------

@@ -21,7 +21,8 @@ def procs_from(sample: Dict[str, Any], meta: Optional[Sequence[Dict[str, Any]]])
     out = []
     for u in from_wire.proc_usages(sample.get("procs", [])):
         p = {"pid": u.pid, "gpu": u.gpu, "gpu_mem": u.gpu_mem, "cpu": u.cpu, "rss": u.rss,
-             "flags": from_wire.proc_flags(u), "local": 1 if u.local else 0, "kind": u.kind}
+             "flags": from_wire.proc_flags(u), "local": 1 if u.local else 0, "kind": u.kind,
+             "ppid": u.ppid}
         p.update({k: v for k, v in by_pid.get(u.pid, {}).items() if k != "pid"})
         out.append(p)
     return out

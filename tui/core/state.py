@@ -8,6 +8,7 @@ import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tui.core import from_wire
+from tui.core.proc_tree import tree_order
 from tui.core.i18n import N_, _
 from tui.core.model import (
     ConnState,
@@ -114,6 +115,7 @@ class DashboardState:
         self.sort_reverse = True
         self.notify_seen: Set[Tuple[Any, ...]] = set()  # notify_event keys already toasted
         self.proc_filter = ""  # `/`: show only processes matching this
+        self.proc_tree = False  # `T`: processes under their parents (tui/core/proc_tree.py)
 
     # -- updates from the session --------------------------------------------
     def set_inventory(self, inventory: Optional[dict]) -> None:
@@ -261,9 +263,10 @@ class DashboardState:
                 pid=p.pid, gpu=p.gpu, gpu_mem=p.gpu_mem, kind=p.kind or "?",
                 cpu=p.cpu, rss=p.rss, local=p.local, host_pid=host_pid,
                 unprotected=p.pid in unprotected, user=meta.user if meta else None, cmd=cmd,
-                elapsed=(now - start) if start else None,
+                elapsed=(now - start) if start else None, ppid=p.ppid,
             ))
-        return sort_procs(filter_procs(rows, self.proc_filter), self.sort_key, self.sort_reverse)
+        rows = sort_procs(filter_procs(rows, self.proc_filter), self.sort_key, self.sort_reverse)
+        return tree_order(rows) if self.proc_tree else rows
 
     def cycle_sort(self, visible: Sequence[str] = SORT_KEYS) -> None:
         self.sort_key = next_sort_key(self.sort_key, visible)

@@ -18,6 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
+from tui.core.config_reload import ConfigWatcher, fleet_reload_lines
 from tui.core.i18n import _, ngettext
 from tui.core.metrics import FleetCollector, export_view
 from tui.remote.fleet_pool import open_fleet
@@ -158,6 +159,22 @@ def start_server(addr, port, registry, auth):
     return server, thread
 
 
+def reload_config(fleet, watch, explicit=False, announce=sys.stderr):
+    """An edited config takes effect in the running exporter: host values now, and hosts added
+    to it (unless the boxes were named on the command line) are connected and exported."""
+    new = watch.poll()
+    if new is None:
+        return
+    if new.broken:  # keep what was read before; say why
+        lines = list(new.problems)
+    else:
+        added = [] if explicit else fleet.add_config_hosts(new)
+        fleet.config = new
+        lines = fleet_reload_lines(new, fleet.boxes, added)
+    for line in lines:
+        print("gputui exporter: %s" % line, file=announce, flush=True)
+
+
 async def serve(hosts, addr, port, ssh_config=None, remote_python=None, announce=sys.stderr,
                 auth=None):
     """Serve until SIGINT/SIGTERM; -> exit code."""
@@ -187,8 +204,10 @@ async def serve(hosts, addr, port, ssh_config=None, remote_python=None, announce
           % (addr if ":" not in addr else "[%s]" % addr, server.server_port, len(fleet.boxes)),
           file=announce, flush=True)
     fleet.start()
+    watch = ConfigWatcher(getattr(fleet.config, "path", None))
     try:
         while not stop.is_set():
+            reload_config(fleet, watch, explicit=bool(hosts), announce=announce)
             collector.publish([export_view(b) for b in fleet.boxes])
             fleet.persist()
             try:

@@ -54,27 +54,53 @@ class Fleet:
         self.sessions = {}
         self._tasks = []
         self._persist_from = 0
+        self._started = False
+        self._make = dict(ledger=ledger, ssh_config=ssh_config, ask_trust=ask_trust,
+                          remote_python=remote_python, on_change=on_change, clock=clock,
+                          asker_for=asker_for, make_box=make_box)
         for h in hosts:
-            cfg = config.host(h.host)
-            box = make_box(h, cfg, ledger, clock=clock, on_change=on_change)  # the UI's BoxContext
-            self.boxes.append(box)
-            if h.released:
-                continue
-            try:
-                target = ssh.Target.parse(h.host, ssh_config=ssh_config)
-            except (ssh.ConnectError, ValueError) as exc:  # DestinationError is a ValueError
-                box.on_state(ConnState.FAILED, str(exc))
-                continue
-            self.sessions[h.host] = FleetSession(
-                target, simulate=cfg.simulate, remote_dir=cfg.remote_dir, ask_trust=ask_trust,
-                remote_python=remote_python, gate=self.gate, box=box,
-                asker=asker_for(h.host) if asker_for else None,  # password dialogs, per box
-                notify_config=notify_config(getattr(config, "data", None), h.host)[0])
+            self._add(h)
+
+    def _add(self, h: FleetHost) -> FleetBox:
+        m, config = self._make, self.config
+        cfg = config.host(h.host)
+        box = m["make_box"](h, cfg, m["ledger"], clock=m["clock"], on_change=m["on_change"])  # the UI's BoxContext
+        self.boxes.append(box)
+        if h.released:
+            return box
+        try:
+            target = ssh.Target.parse(h.host, ssh_config=m["ssh_config"])
+        except (ssh.ConnectError, ValueError) as exc:  # DestinationError is a ValueError
+            box.on_state(ConnState.FAILED, str(exc))
+            return box
+        asker_for = m["asker_for"]
+        self.sessions[h.host] = FleetSession(
+            target, simulate=cfg.simulate, remote_dir=cfg.remote_dir, ask_trust=m["ask_trust"],
+            remote_python=m["remote_python"], gate=self.gate, box=box,
+            asker=asker_for(h.host) if asker_for else None,  # password dialogs, per box
+            notify_config=notify_config(getattr(config, "data", None), h.host)[0])
+        return box
+
+    def add_config_hosts(self, config) -> List[str]:
+        """Hosts `config` names that the fleet lacks join it (connecting now if the fleet runs):
+        a long-lived fleet (the exporter) sees boxes added to the config after it started."""
+        self.config = config
+        have = {b.host for b in self.boxes}
+        added = []
+        for name in (config.data.get("hosts") or {}):
+            if isinstance(name, str) and name not in have:
+                self._add(FleetHost(name, False, None))
+                have.add(name)
+                added.append(name)
+                if self._started and name in self.sessions:
+                    self._tasks.append(asyncio.ensure_future(self._run(name, self.sessions[name])))
+        return added
 
     def box(self, host) -> Optional[FleetBox]:
         return next((b for b in self.boxes if b.host == host), None)
 
     def start(self):
+        self._started = True
         for host, session in self.sessions.items():
             self._tasks.append(asyncio.ensure_future(self._run(host, session)))
 

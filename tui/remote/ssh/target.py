@@ -6,7 +6,13 @@ from typing import List, Optional, Tuple
 import asyncssh
 
 from tui.core.destination import Destination, parse_destination
-from tui.remote.ssh.resolve import resolve
+from tui.remote.ssh.errors import ConnectError
+from tui.remote.ssh.resolve import config_args, home_redirected, resolve
+
+
+def _ssh_word(path):
+    """A path as one word of an ssh option value (ssh splits values at blanks, honours "")."""
+    return '"%s"' % path if any(c.isspace() for c in path) else path
 
 
 @dataclasses.dataclass
@@ -39,8 +45,25 @@ class Target:
                            options=tuple(self.ssh_options), config=self.ssh_config)
 
     def ssh_args(self):
-        """These settings as `ssh` options, for `ssh -G` and the tmux hand-off."""
-        return self.destination().ssh_args()
+        """These settings as `ssh` options for the terminal hand-offs (tmux attach, nvitop):
+        the `ssh` they run reaches the box the way gputui did. With $HOME redirected (tests,
+        `sudo -E`, a throwaway HOME) ssh would read the passwd home's config, keys and
+        known_hosts: it gets the files gputui read instead (-F, IdentityFile,
+        UserKnownHostsFile), so the same box is reached with the same trust."""
+        dest = self.destination()
+        if not home_redirected():
+            return dest.ssh_args()
+        dest.config = None
+        argv = config_args(self) + dest.ssh_args()
+        try:
+            res = resolve(self)
+        except ConnectError:  # ssh refuses the config: the hand-off's ssh will say why
+            return argv
+        for path in res.identity_files:
+            argv += ["-o", "IdentityFile=%s" % _ssh_word(path)]
+        if res.user_known_hosts:
+            argv += ["-o", "UserKnownHostsFile=%s" % " ".join(_ssh_word(p) for p in res.user_known_hosts)]
+        return argv
 
     def options(self, **extra):
         """asyncssh options for where the TCP connection goes (used by the port watch)."""

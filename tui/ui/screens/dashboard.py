@@ -65,6 +65,9 @@ class DashboardScreen(Translated, Screen):
         # Quit before nvitop: at 80 columns the footer still says how to leave
         Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
+        # after Quit: at 80 columns q stays in the footer, T shows from ~100
+        Binding("T", "tree", N_("Tree"), id="tree",
+                tooltip=N_("Show processes under their parents (torchrun and its ranks); T again: a flat list")),
         Binding("N", "nvitop", "nvitop", id="nvitop",
                 tooltip=N_("nvitop on the box in this terminal (offers to install it into gputui's own folder)")),
         Binding("u", "push", N_("Push"), id="push",
@@ -228,6 +231,10 @@ class DashboardScreen(Translated, Screen):
         if answer is not None:
             self.box.state.proc_filter = answer
             self.refresh_view()
+
+    def action_tree(self) -> None:
+        self.box.state.proc_tree = not self.box.state.proc_tree
+        self.refresh_view()
 
     def action_reverse_sort(self) -> None:
         self.box.state.sort_reverse = not self.box.state.sort_reverse

@@ -52,6 +52,8 @@ def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None,
         "cmd": _box_cell(texts, r.cmd, "" if r.local else "dim italic",
                          400 if cmd_cols is None else cmd_cols),
     }
+    if r.tree:  # the tree view's branch (our own characters), then the box's text as data
+        cells["cmd"] = Text.assemble((r.tree, "dim"), cells["cmd"])
     return tuple(cells[k] for k, _ in columns)
 
 
@@ -59,7 +61,7 @@ def shown_key(r: ProcRow) -> tuple:
     """What a row shows: two rows with the same key draw the same cells (elapsed and CPU%
     as displayed, so 0.2 -> 0.4 % or a second inside '3h05m' changes nothing)."""
     return (r.pid, r.unprotected, r.local, r.user, r.gpu, r.gpu_mem, r.kind,
-            fmt.na(r.cpu, "%.0f"), r.rss, fmt.age(r.elapsed), r.cmd)
+            fmt.na(r.cpu, "%.0f"), r.rss, fmt.age(r.elapsed), r.cmd, r.tree)
 
 
 def sorted_title(title: str, width: int, reverse: bool) -> str:

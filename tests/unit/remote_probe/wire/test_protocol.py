@@ -55,8 +55,8 @@ def test_incompatible_protocol_is_explained():
 ])
 def test_process_rows_carry_kind_and_namespace_as_flags(kind, local, flags):
     row = wire.proc_row({"pid": 5, "gpu": 1, "gpu_mem": None, "kind": kind, "local": local,
-                         "cpu": 12.6, "rss": 40})
-    assert row == [5, 1, None, 13, 40, flags]
+                         "cpu": 12.6, "rss": 40, "ppid": 3})
+    assert row == [5, 1, None, 13, 40, flags, 3]
     back = wire.proc_dict(row)
     assert (back["kind"], back["local"]) == (kind, local)
 

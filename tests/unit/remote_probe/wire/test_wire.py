@@ -17,7 +17,7 @@ from tui.remote.probe_client import ProbeClient, boundary_notice
 def sample(**over):
     msg = {"type": "sample", "seq": 3, "t": 1700000000.0,
            "gpus": [[50, 20, 1024, 60, 250, 1410, 1593, 0, 30, 4, 0]],
-           "procs": [[100, 0, 512, 95, 2048, 0]], "host": {"cpu": 12.5, "load": [1.0, 0.5, 0.2]}}
+           "procs": [[100, 0, 512, 95, 2048, 0, 1]], "host": {"cpu": 12.5, "load": [1.0, 0.5, 0.2]}}
     msg.update(over)
     return msg
 
@@ -82,13 +82,13 @@ def test_values_of_the_wrong_type_or_range_are_cleared_and_counted():
     report = wire.Report()
     msg = wire.clean(sample(
         gpus=[[150, "x", -5, 60, 250, 1410, 1593, 3.5, 30, True, 0]],
-        procs=[[100, 0, 512, 95, 2048, 0], ["pid", 0, 1, 1, 1, 0], [7, 0, 1, 1, 1]],
+        procs=[[100, 0, 512, 95, 2048, 0, 1], ["pid", 0, 1, 1, 1, 0, 1], [7, 0, 1, 1, 1]],
         host={"cpu": -3, "load": [1.0, "high", None], "disks": [{"mount": 5, "total": 1e30}, "x"]},
         jobs={"tmux": {"sessions": [{"id": "$1", "name": ["not", "a", "name"], "windows": "no"}]},
               "unprotected": [{"pid": 9, "cmd": "x" * 10000}]},
         gpu_error={"nested": "object"}), report)
     assert msg["gpus"][0] == [None, None, None, 60, 250, 1410, 1593, None, 30, None, 0]
-    assert msg["procs"] == [[100, 0, 512, 95, 2048, 0]]  # no pid / wrong width: dropped
+    assert msg["procs"] == [[100, 0, 512, 95, 2048, 0, 1]]  # no pid / too narrow: dropped
     assert msg["host"]["cpu"] is None and msg["host"]["load"] == [1.0, None, None]
     assert msg["host"]["disks"] == [{"mount": None, "total": None}]
     session = msg["jobs"]["tmux"]["sessions"][0]

@@ -32,6 +32,16 @@ def test_dashboard(snap_compare, gpus, size):
     assert snap_compare(canned_app(gpus), terminal_size=size, run_before=_fed)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: "%dx%d" % s)
+def test_dashboard_tree(snap_compare, size):
+    """`T`: processes under their parents, drawn with box characters before the command."""
+    async def tree(pilot):
+        await _fed(pilot)
+        await pilot.press("T")
+        await pilot.pause(0.2)
+    assert snap_compare(canned_app(2), terminal_size=size, run_before=tree)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: "%dx%d" % s)
 def test_help(snap_compare, size):
     async def help_open(pilot):
