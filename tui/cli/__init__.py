@@ -2,7 +2,6 @@
 
 import argparse
 import asyncio
-import importlib
 import logging
 import os
 import sys
@@ -37,12 +36,29 @@ def add_box_options(p):
                    help=_("the python to run the probe with on the box (default: python3 on PATH)"))
 
 
-# The commands whose options live in their own module: (module, function adding the parser).
-OWN_PARSERS = {"fleet": ("tui.cli.fleet_commands", "add_fleet_parsers"),
-               "exporter": ("tui.cli.fleet_commands", "add_fleet_parsers"),
-               "push": ("tui.cli.push_cmd", "add_push_parser"),
-               "pull": ("tui.cli.pull_cmd", "add_pull_parser"),
-               "notify": ("tui.cli.notify_cmd", "add_parser")}
+def _fleet_parsers(sub):
+    from tui.cli.fleet_commands import add_fleet_parsers
+    add_fleet_parsers(sub)  # fleet and exporter
+
+
+def _push_parser(sub):
+    from tui.cli.push_cmd import add_push_parser
+    add_push_parser(sub)
+
+
+def _pull_parser(sub):
+    from tui.cli.pull_cmd import add_pull_parser
+    add_pull_parser(sub)
+
+
+def _notify_parser(sub):
+    from tui.cli.notify_cmd import add_parser
+    add_parser(sub)
+
+
+# The commands whose options live in their own module, and what adds them to the parser.
+OWN_PARSERS = {"fleet": _fleet_parsers, "exporter": _fleet_parsers, "push": _push_parser,
+               "pull": _pull_parser, "notify": _notify_parser}
 COMMANDS = ("connect", "status", "doctor", "checklist", "demo", "scenarios", "ledger") + tuple(OWN_PARSERS)
 
 
@@ -63,8 +79,8 @@ def command_word(argv):
 
 
 def build_parser(command=None):
-    """The whole command line, or with `command` only that command's options: argparse then
-    never loads the other commands' modules (`gputui --help`, a typo: the whole)."""
+    """The whole command line; with `command`, the commands in OWN_PARSERS other than it are
+    left out, so their modules are not loaded to parse it (`gputui --help`, a typo: the whole)."""
     parser = argparse.ArgumentParser(prog="gputui", description=_(__doc__))  # the docstring is in the catalog
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
     parser.add_argument("--log", metavar="FILE", help=_("write a debug log here"))
@@ -92,11 +108,11 @@ def build_parser(command=None):
     fmt_group = p.add_mutually_exclusive_group()
     fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
     fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
-    added = set()
-    for name, (module, function) in OWN_PARSERS.items():
-        if command in (None, name) and (module, function) not in added:
-            added.add((module, function))
-            getattr(importlib.import_module(module), function)(sub)
+    added = []
+    for name, add in OWN_PARSERS.items():
+        if command in (None, name) and add not in added:
+            added.append(add)
+            add(sub)
     return parser
 
 
