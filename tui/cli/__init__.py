@@ -422,6 +422,12 @@ def main(argv=None):
         return EXIT_OK
 
 
+def entry():
+    """The console script and `python -m tui`: main(), then a quick exit (process_exit)."""
+    from tui.cli.process_exit import exit_now
+    exit_now(main())
+
+
 def _fleet(args):
     from tui.cli.fleet_commands import cmd_fleet
     return cmd_fleet(args)
@@ -448,4 +454,4 @@ def _pull(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
