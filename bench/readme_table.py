@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import platform
+import re
 
 
 def machine():
@@ -27,6 +28,14 @@ def machine():
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return "%s, %d CPUs (%s), Linux %s, load average %.1f while generating" % (
         platform.node() or "?", os.cpu_count() or 0, model, platform.release(), load)
+
+
+def source(path):
+    """An input as the table names it: a saved run says its date (bench/results/NAME-DATE.out),
+    so rows not re-run with the others are not passed off as measured today."""
+    name = os.path.basename(path)
+    found = re.search(r"\d{4}-\d{2}-\d{2}", name)
+    return "`%s` (measured %s)" % (name, found.group(0)) if found else "`%s` (this run)" % name
 
 
 def results(paths):
@@ -78,7 +87,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outputs", nargs="+", help="files holding the benches' output")
     args = ap.parse_args()
-    print("Measured %s on %s." % (datetime.date.today().isoformat(), machine()))
+    print("Generated %s on %s." % (datetime.date.today().isoformat(), machine()))
+    print("From: %s." % ", ".join(source(path) for path in args.outputs))
     print()
     for line in rows(list(results(args.outputs))):
         print(line)

@@ -1,5 +1,3 @@
-import sys
+from tui.cli import entry
 
-from tui.cli import main
-
-sys.exit(main())
+entry()

@@ -8,19 +8,17 @@ import sys
 import time
 
 from tui import __version__
-from tui.cli import notify_cmd
 from tui.cli.contact import config_for, configured_python, host_settings, price_of, record_contact
-from tui.cli.fleet_commands import add_fleet_parsers, cmd_exporter, cmd_fleet
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
                             _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
                             open_session, target_of, warn)
-from tui.core import from_wire
 from tui.core.boxtext import visible
 from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, set_language
-from tui.core.layout import pad
 from tui.core.private import open_private
-from tui.core.notify_wire import notify_config
-from tui.core.report import doctor_request, jobs_json, procs_from, status_json, status_text
+
+# Each command imports what it needs when it runs (issue 26: `status` on a warm box is a few
+# round trips; loading the UI, the transfer code or the fleet for it would be most of its time).
+# tests/unit/tui/cli/test_cli_imports.py pins what `status` may load.
 
 
 def add_box_options(p):
@@ -38,7 +36,51 @@ def add_box_options(p):
                    help=_("the python to run the probe with on the box (default: python3 on PATH)"))
 
 
-def build_parser():
+def _fleet_parsers(sub):
+    from tui.cli.fleet_commands import add_fleet_parsers
+    add_fleet_parsers(sub)  # fleet and exporter
+
+
+def _push_parser(sub):
+    from tui.cli.push_cmd import add_push_parser
+    add_push_parser(sub)
+
+
+def _pull_parser(sub):
+    from tui.cli.pull_cmd import add_pull_parser
+    add_pull_parser(sub)
+
+
+def _notify_parser(sub):
+    from tui.cli.notify_cmd import add_parser
+    add_parser(sub)
+
+
+# The commands whose options live in their own module, and what adds them to the parser.
+OWN_PARSERS = {"fleet": _fleet_parsers, "exporter": _fleet_parsers, "push": _push_parser,
+               "pull": _pull_parser, "notify": _notify_parser}
+COMMANDS = ("connect", "status", "doctor", "checklist", "demo", "scenarios", "ledger") + tuple(OWN_PARSERS)
+
+
+def command_word(argv):
+    """The command `argv` runs (the first word that is not an option, --log's value skipped),
+    or None (none, `--help`, `--version`, a word that is not a command)."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+        if word in ("-h", "--help", "--version"):
+            return None
+        i += 2 if word == "--log" else 1
+    return None
+
+
+def build_parser(command=None):
+    """The whole command line; with `command`, the commands in OWN_PARSERS other than it are
+    left out, so their modules are not loaded to parse it (`gputui --help`, a typo: the whole)."""
     parser = argparse.ArgumentParser(prog="gputui", description=_(__doc__))  # the docstring is in the catalog
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
     parser.add_argument("--log", metavar="FILE", help=_("write a debug log here"))
@@ -66,12 +108,11 @@ def build_parser():
     fmt_group = p.add_mutually_exclusive_group()
     fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
     fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
-    add_fleet_parsers(sub)
-    from tui.cli.pull_cmd import add_pull_parser
-    from tui.cli.push_cmd import add_push_parser
-    add_push_parser(sub)
-    add_pull_parser(sub)
-    notify_cmd.add_parser(sub)
+    added = []
+    for name, add in OWN_PARSERS.items():
+        if command in (None, name) and add not in added:
+            added.append(add)
+            add(sub)
     return parser
 
 
@@ -118,6 +159,8 @@ def split_box_argv(argv):
 
 
 def cmd_status(args):
+    from tui.core.notify_wire import notify_config
+    from tui.core.report import jobs_json, status_json, status_text
     from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
     host_settings(args, host_cfg)
@@ -140,8 +183,11 @@ def cmd_status(args):
 
 
 def cmd_doctor(args):
+    from tui.core import from_wire
+    from tui.core.layout import pad
     from tui.core.preflight_verdicts import exit_code, run_checks, worst
     from tui.core.providers import resolve
+    from tui.core.report import doctor_request
     from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
     host_settings(args, host_cfg)
@@ -175,7 +221,9 @@ async def checklist_run(args, host_cfg):
     from tui.core.billing_clock import BillingClock
     from tui.core.ledger import Ledger, LedgerError
     from tui.core.providers import resolve
+    from tui.core import from_wire
     from tui.core.release_actions import Release
+    from tui.core.report import procs_from
     session = await open_session(args)
     try:
         snap = await session.fresh_snapshot()
@@ -203,6 +251,7 @@ async def checklist_run(args, host_cfg):
 
 def cmd_checklist(args):
     from tui.core.checklist_verdicts import exit_code, verdict
+    from tui.core.layout import pad
     _cfg, host_cfg = config_for(args.host)
     host_settings(args, host_cfg)
     t0 = time.time()
@@ -330,8 +379,9 @@ def main(argv=None):
     except LanguageError as exc:
         print("gputui: %s" % exc, file=sys.stderr)
         return EXIT_USAGE
-    parser = build_parser()
-    args = parser.parse_args(split_box_argv(with_default_command(argv)))
+    argv = split_box_argv(with_default_command(argv))
+    parser = build_parser(command_word(argv))
+    args = parser.parse_args(argv)
     if getattr(args, "json", False) or getattr(args, "csv", False):
         set_language("en")  # scripts read JSON and CSV: keys and values stay English
     if args.cmd in BOX_COMMANDS:
@@ -350,8 +400,8 @@ def main(argv=None):
                             format="%(asctime)s %(name)s %(levelname)s %(message)s")
     handlers = {"connect": cmd_connect, "status": cmd_status, "demo": cmd_demo,
                 "scenarios": cmd_scenarios, "ledger": cmd_ledger, "doctor": cmd_doctor,
-                "checklist": cmd_checklist, "fleet": cmd_fleet, "exporter": cmd_exporter,
-                "push": _push, "pull": _pull, "notify": notify_cmd.cmd_notify}
+                "checklist": cmd_checklist, "fleet": _fleet, "exporter": _exporter,
+                "push": _push, "pull": _pull, "notify": _notify}
     if args.cmd not in handlers:
         parser.print_help()
         return EXIT_USAGE
@@ -372,6 +422,27 @@ def main(argv=None):
         return EXIT_OK
 
 
+def entry():
+    """The console script and `python -m tui`: main(), then a quick exit (process_exit)."""
+    from tui.cli.process_exit import exit_now
+    exit_now(main())
+
+
+def _fleet(args):
+    from tui.cli.fleet_commands import cmd_fleet
+    return cmd_fleet(args)
+
+
+def _exporter(args):
+    from tui.cli.fleet_commands import cmd_exporter
+    return cmd_exporter(args)
+
+
+def _notify(args):
+    from tui.cli.notify_cmd import cmd_notify
+    return cmd_notify(args)
+
+
 def _push(args):
     from tui.cli.push_cmd import cmd_push
     return cmd_push(args)
@@ -383,4 +454,4 @@ def _pull(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,33 +1,62 @@
-"""asyncssh, imported without its slowest step (issue 26: start-up of headless commands).
+"""asyncssh, imported without its slowest steps (issue 26: start-up of headless commands).
 
-On import, asyncssh looks for liboqs (sntrup761 key exchange) with ctypes.util.find_library,
-which on Linux runs `ldconfig -p`, then gcc, then ld, twice ('oqs', 'liboqs'): about a third of
-asyncssh's import time where liboqs is not installed (the usual case). The same library is found
-here by looking in the linker's usual directories, so where it is installed it is still used."""
+On import, asyncssh looks for liboqs (sntrup761/ML-KEM key exchange) and Nettle (UMAC MACs)
+with ctypes.util.find_library, which on Linux runs `ldconfig -p`, then gcc, then ld, for each
+name it tries ('oqs', 'liboqs', 'nettle', ...): a third of asyncssh's import time where liboqs
+is not installed (the usual case), a subprocess even where Nettle is. The same libraries are
+found here by looking in the linker's usual directories, so where they are installed they are
+still used.
+
+asyncssh.crypto.x509 imports cryptography.x509 (~35 ms) and then pyOpenSSL; without pyOpenSSL
+(not a dependency of gputui, nor of asyncssh by default) that import fails and asyncssh goes
+on without X.509 certificates, which OpenSSH does not use anyway. Where pyOpenSSL is missing
+the module is skipped before it loads cryptography.x509: the same outcome, 35 ms sooner."""
 
 import ctypes.util
 import glob
+import importlib.util
 import os
+import sys
 
 LIB_DIRS = ("/usr/local/lib", "/usr/local/lib64", "/usr/lib", "/usr/lib64", "/lib", "/lib64",
             "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/opt/homebrew/lib")
+# The names asyncssh asks for (crypto/pq.py, crypto/umac.py); anything else goes to ctypes.
+FAST_NAMES = ("oqs", "liboqs", "nettle", "libnettle", "libnettle-6")
+X509_MODULE = "asyncssh.crypto.x509"
 _real_find_library = ctypes.util.find_library
 
 
-def find_oqs(name):
-    """find_library for liboqs only, from a directory listing; anything else as before."""
-    if name not in ("oqs", "liboqs"):
+def find_fast(name):
+    """find_library for asyncssh's optional libraries, from a directory listing (no
+    subprocess); any other name as before."""
+    if name not in FAST_NAMES:
         return _real_find_library(name)
+    base = name[3:] if name.startswith("lib") else name
     dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d] + list(LIB_DIRS)
     for d in dirs:
-        hits = sorted(glob.glob(os.path.join(d, "liboqs.so*")) + glob.glob(os.path.join(d, "liboqs*.dylib")))
+        hits = sorted(glob.glob(os.path.join(d, "lib%s.so*" % glob.escape(base))) +
+                      glob.glob(os.path.join(d, "lib%s.*dylib" % glob.escape(base))))
         if hits:
             return hits[0]
     return None
 
 
-ctypes.util.find_library = find_oqs
-try:
-    import asyncssh  # noqa: F401 - imported here once; everyone else gets it from sys.modules
-finally:
-    ctypes.util.find_library = _real_find_library
+def skip_x509():
+    """True when asyncssh's X.509 module would fail anyway (no pyOpenSSL)."""
+    return X509_MODULE not in sys.modules and importlib.util.find_spec("OpenSSL") is None
+
+
+def _import():
+    skipped = skip_x509()
+    if skipped:
+        sys.modules[X509_MODULE] = None  # type: ignore[assignment] # `import` raises ImportError
+    ctypes.util.find_library = find_fast
+    try:
+        import asyncssh  # noqa: F401 - imported here once; everyone else gets it from sys.modules
+    finally:
+        ctypes.util.find_library = _real_find_library
+        if skipped and sys.modules.get(X509_MODULE, 0) is None:
+            del sys.modules[X509_MODULE]  # a later import behaves as it would have
+
+
+_import()

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import logging
 import time
+from typing import NamedTuple
 
 from remote_probe import __version__, wire
 from tui.core.i18n import _, ngettext
@@ -176,7 +177,10 @@ class ProbeClient:
             self.pending.clear()
             self.closed.set()
 
-    async def request(self, kind, timeout=REQUEST_TIMEOUT, **params):
+    def send(self, kind, **params):
+        """Send a request now, its reply awaited later with `reply(sent)`: requests sent
+        together cost one round trip between them, not one each (issue 26). May be called
+        before start() (the reading loop settles them once it runs)."""
         if self.closed.is_set():
             raise ProbeError("connection to the probe was lost")
         msg = {"type": kind}
@@ -189,13 +193,26 @@ class ProbeClient:
         fut = asyncio.get_running_loop().create_future()
         self.pending[rid] = fut
         self._write(msg)
+        return Sent(kind, rid, fut)
+
+    async def reply(self, sent, timeout=REQUEST_TIMEOUT):
+        """The reply to a request made with send(); ProbeError when the box refused it."""
         try:
-            reply = await asyncio.wait_for(fut, timeout)
+            reply = await asyncio.wait_for(sent.future, timeout)
         finally:
-            self.pending.pop(rid, None)
+            self.pending.pop(sent.rid, None)
         if reply["type"] == wire.ERROR:
-            raise ProbeError(reply.get("error") or "request %s failed" % kind)
+            raise ProbeError(reply.get("error") or "request %s failed" % sent.kind)
         return reply
+
+    def drop(self, sent):
+        """Forget a request whose reply will not be used: no "exception never retrieved"
+        warning when the channel is lost before it came."""
+        self.pending.pop(sent.rid, None)
+        sent.future.cancel()  # also on a settled future: asyncio then logs nothing about it
+
+    async def request(self, kind, timeout=REQUEST_TIMEOUT, **params):
+        return await self.reply(self.send(kind, **params), timeout)
 
     async def close(self):
         if self._reader_task:
@@ -204,6 +221,14 @@ class ProbeClient:
             self.writer.write_eof()
         except Exception:  # already gone
             pass
+
+
+class Sent(NamedTuple):
+    """A request on its way (ProbeClient.send): what it asked, its id, its reply's future."""
+
+    kind: str
+    rid: int
+    future: "asyncio.Future[dict]"
 
 
 def _hashable(value):

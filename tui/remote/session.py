@@ -22,7 +22,6 @@ from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.core.model import ConnState
 from tui.remote import notify_push, probe_files, ssh, transports
-from tui.remote.probe_bundle import build_probe
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
 log = logging.getLogger("gputui.session")
@@ -248,6 +247,7 @@ class RemoteSession:
             for note in started.notes:
                 self._notice(note)
             return started.process, started.client
+        from tui.remote.probe_bundle import build_probe  # not needed where the socket answers
         data, sha = build_probe()
         plan = transports.Plan(data, sha, mode=mode, simulate=self.simulate,
                                remote_dir=self.remote_dir, remote_python=self.remote_python)
@@ -370,10 +370,11 @@ class RemoteSession:
             self.conn.close()
 
     # -- the loop ---------------------------------------------------------------
-    async def fresh_snapshot(self):
+    async def fresh_snapshot(self, sent=None):
         """A snapshot whose sample is complete. The daemon's first tick already carries a CPU
-        figure; an older daemon's may not, so look again briefly (up to 3 s)."""
-        reply = await self.client.request(wire.SNAPSHOT)
+        figure; an older daemon's may not, so look again briefly (up to 3 s). `sent`: a
+        snapshot request already on its way (ProbeClient.send)."""
+        reply = await (self.client.reply(sent) if sent else self.client.request(wire.SNAPSHOT))
         for _attempt in range(12):
             if (reply.get("sample") or {}).get("host", {}).get("cpu") is not None:
                 break
@@ -486,24 +487,33 @@ async def snapshot(target, simulate=None, remote_dir=None, ask_trust=None, remot
     session = RemoteSession(target, simulate=simulate, remote_dir=remote_dir, ask_trust=ask_trust,
                             remote_python=remote_python, asker=asker, notify_config=notify_config)
     session.conn = await session._connect_ssh()
+    price_sent = None
     try:
         session.process, session.client = await session._start_probe()
-        if notify_config is not None:
-            await notify_push.send_notify_config(session)
+        # Every request goes out before any reply is awaited: one round trip for all of
+        # them, not one each (issue 26). The daemon runs each as its own task.
         t0 = time.monotonic()
-        reply = await session.fresh_snapshot()
+        notify = (asyncio.ensure_future(notify_push.send_notify_config(session))
+                  if notify_config is not None else None)
+        snap_sent = session.client.send(wire.SNAPSHOT)
+        price_sent = session.client.send(wire.PROVIDER_PRICE) if price else None
+        reply = await session.fresh_snapshot(snap_sent)
         session._note_rtt(t0)
+        if notify is not None:
+            await notify  # its problems are notices of this reply
         reply["transport"] = session.transport_name
         reply["notices"] = list(session.notices)
-        if preflight is not None:
+        if preflight is not None:  # after the snapshot: the smoke test's load is not in it
             facts = await session.client.request(wire.PREFLIGHT, timeout=PREFLIGHT_TIMEOUT,
                                                  **preflight)
             reply["preflight"] = facts["facts"]
-        if price:  # the price is extra: a box that cannot say still gets its status
+        if price_sent is not None:  # the price is extra: a box that cannot say still gets its status
             try:
-                reply["price"] = (await session.client.request(wire.PROVIDER_PRICE, timeout=30)).get("price")
+                reply["price"] = (await session.client.reply(price_sent, timeout=30)).get("price")
             except (ProbeError, asyncio.TimeoutError) as exc:
                 reply["notices"].append(_("the provider's price was not read: %s") % exc)
         return reply
     finally:
+        if price_sent is not None:
+            session.client.drop(price_sent)  # a snapshot that failed leaves it unread
         await session.close()

@@ -64,12 +64,11 @@ class PtyOnly(Exception):
 # What PTY-only proxies answer to an exec request (RunPod: "Error: Your SSH client
 # doesn't support PTY"), in any wording that names the PTY as the missing part. A false
 # positive costs little: an ordinary sshd serves the terminal transport as well.
-PTY_REFUSAL = re.compile(
+PTY_REFUSAL = (
     rb"(doesn'?t|does not|do not|don'?t|not) (support|request(ed)?|have|allocate)[a-z ]{0,12}\b(a )?(pty|tty|terminal)\b"
     rb"|\b(pty|tty|terminal)\b[a-z ]{0,20}\b(required|is required|needed)\b"
     rb"|\brequires? (a |an )?(pty|tty|terminal)\b"
-    rb"|interactive (shell|session|terminal)s? only|only interactive",
-    re.IGNORECASE)
+    rb"|interactive (shell|session|terminal)s? only|only interactive")
 
 
 def looks_pty_only(exit_status, stdout, stderr):
@@ -77,7 +76,8 @@ def looks_pty_only(exit_status, stdout, stderr):
     if exit_status == 0:
         return False
     text = (stdout or b"") + b"\n" + (stderr or b"")
-    return bool(PTY_REFUSAL.search(text))
+    # compiled on first use (re caches it): a few ms of every start-up otherwise (issue 26)
+    return bool(re.search(PTY_REFUSAL, text, re.IGNORECASE))
 
 
 def printable(data, limit=300):

@@ -4,6 +4,8 @@ box, and without the ldconfig/gcc/ld runs of its liboqs lookup."""
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import REPO
 from tui.remote import asyncssh_import
 
@@ -11,20 +13,49 @@ from tui.remote import asyncssh_import
 def test_liboqs_found_from_the_directory_listing(tmp_path, monkeypatch):
     (tmp_path / "liboqs.so.5").write_bytes(b"")
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
-    assert asyncssh_import.find_oqs("oqs") == str(tmp_path / "liboqs.so.5")
-    assert asyncssh_import.find_oqs("liboqs") == str(tmp_path / "liboqs.so.5")
+    assert asyncssh_import.find_fast("oqs") == str(tmp_path / "liboqs.so.5")
+    assert asyncssh_import.find_fast("liboqs") == str(tmp_path / "liboqs.so.5")
 
 
 def test_no_liboqs_no_subprocess(tmp_path, monkeypatch):
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
     monkeypatch.setattr(asyncssh_import, "LIB_DIRS", ())
     monkeypatch.setattr(subprocess, "Popen", None)  # any ldconfig/gcc run would fail here
-    assert asyncssh_import.find_oqs("oqs") is None
+    assert asyncssh_import.find_fast("oqs") is None
+
+
+def test_nettle_found_from_the_directory_listing(tmp_path, monkeypatch):
+    (tmp_path / "libnettle.so.8").write_bytes(b"")
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path))
+    monkeypatch.setattr(subprocess, "Popen", None)
+    assert asyncssh_import.find_fast("nettle") == str(tmp_path / "libnettle.so.8")
+    assert asyncssh_import.find_fast("libnettle") == str(tmp_path / "libnettle.so.8")
+
+
+def test_x509_skipped_only_where_it_would_fail(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "OpenSSL" else real(name))
+    monkeypatch.delitem(sys.modules, asyncssh_import.X509_MODULE, raising=False)
+    assert asyncssh_import.skip_x509()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # pyOpenSSL installed
+    assert not asyncssh_import.skip_x509()
+
+
+def test_asyncssh_without_pyopenssl_is_loaded_without_cryptography_x509():
+    code = ("import importlib.util, sys\nif importlib.util.find_spec('OpenSSL'): sys.exit(3)\n"
+            "import tui.remote, asyncssh\nprint(sorted(m for m in sys.modules if 'x509' in m),"
+            " asyncssh.SSHClientConnection.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, timeout=60)
+    if out.returncode == 3:
+        pytest.skip("pyOpenSSL is installed here: asyncssh's X.509 support loads as it should")
+    assert out.stdout.split() == ["[]", "SSHClientConnection"], out.stdout + out.stderr
 
 
 def test_other_libraries_looked_up_as_before(monkeypatch):
     monkeypatch.setattr(asyncssh_import, "_real_find_library", lambda name: "lib%s.so" % name)
-    assert asyncssh_import.find_oqs("c") == "libc.so"
+    assert asyncssh_import.find_fast("c") == "libc.so"
 
 
 def test_find_library_is_restored_after_the_import():

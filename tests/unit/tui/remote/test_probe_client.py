@@ -74,3 +74,39 @@ async def test_probe_error_reply_becomes_probe_error():
     feed(reader, {"type": "error", "id": writer.lines[-1]["id"], "error": "can't find session: $9"})
     with pytest.raises(ProbeError, match="can't find session"):
         await asyncio.wait_for(task, 2)
+
+
+async def test_requests_sent_together_all_leave_before_any_reply():
+    """`status` asks for the snapshot and the price at once: one round trip, not two
+    (issue 26); each reply still finds its request, in whatever order the box answers."""
+    reader, writer = asyncio.StreamReader(), Writer()
+    client = ProbeClient(reader, writer)
+    feed(reader, wire.hello("probe", "0.1.0", []))
+    await client.start()
+    snap, price = client.send(wire.SNAPSHOT), client.send(wire.PROVIDER_PRICE)
+    assert [m["type"] for m in writer.lines[1:]] == [wire.SNAPSHOT, wire.PROVIDER_PRICE]
+    feed(reader, {"type": "error", "id": price.rid, "error": "no provider here"},
+         {"type": "reply", "id": snap.rid, "inventory": {}})
+    assert (await client.reply(snap, timeout=2))["inventory"] == {}
+    with pytest.raises(ProbeError, match="no provider here"):
+        await client.reply(price, timeout=2)
+    assert client.pending == {}
+
+
+async def test_a_dropped_request_leaves_no_unread_error_when_the_channel_goes():
+    loop = asyncio.get_running_loop()
+    seen = []
+    loop.set_exception_handler(lambda _loop, ctx: seen.append(ctx))
+    reader, writer = asyncio.StreamReader(), Writer()
+    client = ProbeClient(reader, writer)
+    feed(reader, wire.hello("probe", "0.1.0", []))
+    await client.start()
+    sent = client.send(wire.PROVIDER_PRICE)
+    reader.feed_eof()
+    await asyncio.wait_for(client.closed.wait(), 2)
+    client.drop(sent)
+    del sent
+    import gc
+    gc.collect()
+    await asyncio.sleep(0)
+    assert not [c for c in seen if "never retrieved" in c.get("message", "")], seen
