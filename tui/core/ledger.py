@@ -8,6 +8,7 @@ a clear message, never dropped. A ledger another process holds locked is waited 
 (`timeout` seconds) and then reported with who holds it; it is never moved aside.
 """
 
+import atexit
 import contextlib
 import csv
 import datetime
@@ -16,6 +17,7 @@ import json
 import os
 import sqlite3
 import time
+import weakref
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from tui.core import config
@@ -168,6 +170,21 @@ def _cmdline(pid: int) -> str:
     return visible(b" ".join(argv), limit=80)
 
 
+_OPEN: "weakref.WeakSet[Ledger]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_ledgers() -> None:
+    """The CLI's quick exit (tui/cli/process_exit.py) skips the interpreter's teardown, where
+    SQLite would checkpoint and remove the -wal file: closed here, the ledger on disk is one
+    file again, as after any ordinary exit."""
+    for ledger in list(_OPEN):
+        try:
+            ledger.close()
+        except sqlite3.Error:
+            pass
+
+
 class Ledger:
     def __init__(self, path: Optional[str] = None, timeout: float = 15.0) -> None:
         self.path = path or ledger_path()
@@ -187,6 +204,7 @@ class Ledger:
                 raise LedgerError(self._explain("cannot open", exc2))
         except sqlite3.Error as exc:
             raise LedgerError(self._explain("cannot open", exc))
+        _OPEN.add(self)
 
     def _create_private(self) -> None:
         """Create the file 0600 before SQLite does (it would use 0644 under a normal umask);
@@ -263,6 +281,17 @@ class Ledger:
 
     def close(self) -> None:
         self.db.close()
+        _OPEN.discard(self)
+
+    def __del__(self) -> None:
+        # A ledger dropped without close(): the connection's own teardown leaves its cached
+        # statements to the interpreter's, which the quick exit skips (the -wal file stays)
+        db = getattr(self, "db", None)
+        if db is not None:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
 
     # -- writes --------------------------------------------------------------------
     def open_session(self, host: str, boot_id: Optional[str], start: Optional[float], gpu_model: Optional[str] = None,

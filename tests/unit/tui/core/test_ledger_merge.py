@@ -73,3 +73,14 @@ def test_ledger_files_are_private_whatever_the_umask(tmp_path):
     for name in ("l.db", "l.db-wal", "l.db-shm"):
         assert os.stat(tmp_path / "state" / name).st_mode & 0o777 == 0o600, name
     assert os.stat(tmp_path / "state").st_mode & 0o777 == 0o700
+
+
+def test_the_cli_leaves_the_ledger_one_file_after_its_quick_exit(isolated_dirs):
+    """The quick exit (tui/cli/process_exit.py) skips the interpreter's teardown: the ledger
+    is still closed, so SQLite folds its -wal back in (an overwritten main file then reads
+    as corrupt, as above, instead of an empty ledger from the leftover -wal)."""
+    from tui.core.config import state_dir
+    r = subprocess.run([sys.executable, "-m", "tui", "ledger"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert r.returncode == 0, r.stderr
+    assert sorted(n for n in os.listdir(state_dir()) if n.startswith("ledger")) == ["ledger.sqlite3"]
