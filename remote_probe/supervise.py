@@ -142,14 +142,19 @@ def stop_supervisor(state_dir, signal_number=15):
             time.sleep(0.05)
 
 
-def watcher_pid_is_ours(pid, lock_file, comm=None):
-    """Whether `pid` (read from the watcher's lock file) is still the watcher. Its name in
-    /proc says so where there is one; without /proc (macOS runs the demo's probe) the lock
-    does: the watcher holds it while it runs, and wrote its pid after taking it."""
-    if comm is None:
-        comm = procfs.read_text("%s/%d/comm" % (procfs.PROC, pid), None)
+def watcher_pid_is_ours(pid, lock_file):
+    """Whether `pid` (read from the watcher's lock file) is still the watcher."""
+    comm = procfs.read_text("%s/%d/comm" % (procfs.PROC, pid), None)
+    return still_the_watcher(comm, procfs.proc_available(),
+                             lambda: procfs.pid_alive(pid) and lock_held(lock_file))
+
+
+def still_the_watcher(comm, proc_available, alive_and_locked):
+    """Its name in /proc says so where there is one; without /proc (macOS runs the demo's
+    probe) the lock does: the watcher holds it while it runs and wrote its pid after taking
+    it. alive_and_locked: asked only then. Plain function, table-tested."""
     if comm is not None:
         return comm.strip() in ("gputui-watch", os.path.basename(sys.executable))
-    if procfs.proc_available():
+    if proc_available:
         return False  # /proc is there and has no such process: it is gone
-    return procfs.pid_alive(pid) and lock_held(lock_file)
+    return bool(alive_and_locked())
