@@ -57,3 +57,8 @@ def test_jobs_block_no_proc_flag(block, no_proc):
     assert from_wire.jobs(block).no_proc is no_proc
     notice = no_proc_notice(from_wire.jobs(block).no_proc)
     assert (notice is not None and "No /proc" in notice) is no_proc
+
+
+def test_the_no_proc_cause_reads_as_words():
+    from tui.core.job_lines import cause_text
+    assert "without /proc" in cause_text("no_proc")
