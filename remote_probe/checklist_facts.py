@@ -14,6 +14,8 @@ import stat
 import subprocess
 import time
 
+from . import procfs
+
 ARTIFACT_GLOBS = ("*.pt", "*.pth", "*.ckpt", "*.safetensors", "*.bin", "*.onnx",
                   "events.out.tfevents.*", "*.log")
 ARTIFACT_DIRS = ("wandb", "lightning_logs", "runs", "outputs", "checkpoints")
@@ -307,11 +309,11 @@ def delete(paths, allowed_prefixes):
 
 
 def _proc_argv0_and_path(pid):
-    with open("/proc/%d/cmdline" % pid, "rb") as f:
+    with open("%s/%d/cmdline" % (procfs.PROC, pid), "rb") as f:
         argv0 = f.read().split(b"\0")[0].decode("utf-8", "replace")
     path = None
     try:
-        with open("/proc/%d/environ" % pid, "rb") as f:
+        with open("%s/%d/environ" % (procfs.PROC, pid), "rb") as f:
             for item in f.read().split(b"\0"):
                 if item.startswith(b"PATH="):
                     path = item[5:].decode("utf-8", "replace")
@@ -327,7 +329,7 @@ def job_interpreter(pids):
     for pid in pids:
         try:
             argv0, path = _proc_argv0_and_path(pid)
-            exe = os.readlink("/proc/%d/exe" % pid)
+            exe = os.readlink("%s/%d/exe" % (procfs.PROC, pid))
         except (OSError, ValueError):
             continue
         if not os.path.basename(exe).startswith("python"):
@@ -336,7 +338,8 @@ def job_interpreter(pids):
         if "/" in argv0:
             if not os.path.isabs(argv0):
                 try:
-                    argv0 = os.path.normpath(os.path.join(os.readlink("/proc/%d/cwd" % pid), argv0))
+                    argv0 = os.path.normpath(os.path.join(
+                        os.readlink("%s/%d/cwd" % (procfs.PROC, pid)), argv0))
                 except OSError:
                     argv0 = ""
             candidate = argv0
@@ -349,6 +352,14 @@ def job_interpreter(pids):
     return None, None
 
 
+def interpreter_unknown_source(proc_available):
+    """python_source when no running job's interpreter was found: with /proc, none of the
+    jobs runs python ("default": the box's python3 is the right one); without /proc (macOS
+    runs the demo's probe) the jobs' interpreters cannot be read, and the reply says so
+    ("no_proc") instead of claiming no job uses python."""
+    return None if proc_available else "no_proc"
+
+
 def env_capture(python=None, pids=()):
     """pip freeze (and conda env export when conda is there) of the training environment:
     `python` when the user named one, else the interpreter of a running job (`pids`), else
@@ -357,7 +368,7 @@ def env_capture(python=None, pids=()):
     job_pid = None
     if not python and pids:
         python, job_pid = job_interpreter(pids)
-        source = "job" if python else None
+        source = "job" if python else interpreter_unknown_source(procfs.proc_available())
     python = python or shutil.which("python3") or "python3"
     out = {"python": python, "python_source": source or "default", "python_pid": job_pid}
     try:

@@ -167,11 +167,14 @@ class Daemon:
         with self._scan_lock:
             scan = procfs.ProcScan(index=self.proc_index)
             panes = tmux.status(scan)
-            return {"tmux": panes, "loaders": self.loaders.scan(scan),
+            jobs = {"tmux": panes, "loaders": self.loaders.scan(scan),
                     "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids,
                                                                scan),
                     "reptyr": shutil.which("reptyr") is not None,
                     "watch": self.watch.on_scan(panes, scan, self.sampler.own_pids)}
+            if not procfs.proc_available():
+                jobs["no_proc"] = True  # the laptop says what cannot be seen (wire.JOBS_BLOCK)
+            return jobs
 
     def rescan_jobs(self):
         """After a tmux change (off the loop): scan now, and put it in the next sample."""
@@ -247,9 +250,8 @@ def terminate(state_dir, timeout=5.0):
             return
         os.kill(pid, signal.SIGTERM)
         for _ in range(int(timeout / 0.05)):
-            with open("/proc/%d/stat" % pid) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
+            if procfs.pid_gone(pid):  # signal 0 and /proc's zombie state: works without /proc
+                return
             time.sleep(0.05)
     except (OSError, ValueError, AttributeError):
         return  # no lock, no daemon, or it is gone

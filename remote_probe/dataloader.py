@@ -19,7 +19,7 @@ def dl_dir(state_dir):
 def read_hook_stats(directory, now=None, alive=None):
     """Stats files written by the hook, fresh ones only; files of dead pids are removed."""
     now = time.time() if now is None else now
-    alive = alive or (lambda pid: os.path.exists("/proc/%d" % pid))
+    alive = alive or procfs.pid_alive  # signal 0: works without /proc (the demo on macOS)
     out = []
     try:
         names = os.listdir(directory)

@@ -13,6 +13,8 @@ import os
 import re
 import stat
 
+from .procfs.reader import PROC
+
 # ---- thresholds (seconds, percent, fractions) -------------------------------------
 HUNG_AFTER_S = 600.0          # a hang signature must hold this long (configurable)
 HUNG_UTIL_PINNED = 95.0       # "util pinned": every sample at or above this...
@@ -262,7 +264,7 @@ def memory_oom_kills(paths=("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memo
     return None
 
 
-def proc_chars_written(pid, proc="/proc"):
+def proc_chars_written(pid, proc=PROC):
     """Bytes a process has written so far (wchar in /proc/PID/io: files, pipes and the
     terminal alike), or None where it cannot be read. A count that stops rising is "no
     output and no file written" without scanning the disk."""

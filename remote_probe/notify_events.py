@@ -48,6 +48,7 @@ CAUSES = {
     "exited": "exit status unknown",
     "nccl_spin": "GPU busy at idle power (stuck in a collective)",
     "stalled": "VRAM held, GPU idle, no output",
+    "no_proc": "tmux shows it running; without /proc a hang cannot be seen",  # watch_loop
 }
 FIELD_CHARS = 300
 EVIDENCE_CHARS = 1500

@@ -238,7 +238,7 @@ def collect(python=None, smoke=True, urls=DEFAULT_URLS, data_dirs=()):
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "filesystems": path_filesystems(
             [("home", os.path.expanduser("~")), ("cwd", os.getcwd())]
-            + [("data", p) for p in tuple(data_dirs) + DATA_DIRS], procfs.read_text("/proc/mounts")),
+            + [("data", p) for p in tuple(data_dirs) + DATA_DIRS], procfs.read_text(procfs.PROC + "/mounts")),
         "network_files": [p for p in ("/etc/network_turbo",) if os.path.isfile(p)],
         "pip_index": os.environ.get("PIP_INDEX_URL") or _pip_config_index(),
     }

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 
 from . import provider_facts
+from .procfs.reader import PROC
 
 # GraphQL endpoint: https://docs.runpod.io/sdks/graphql/manage-pods (api.runpod.io/graphql). Sending the key
 # as a Bearer header instead of ?api_key= keeps it out of URLs: that RunPod's GraphQL accepts the header is
@@ -127,7 +128,7 @@ def read_vast(instance_id, key, timeout=TIMEOUT):
             "source": "Vast.ai API", "reason": None, "fallback": None if rate is not None else "typed rate"}
 
 
-def read(proc="/proc", timeout=TIMEOUT):
+def read(proc=PROC, timeout=TIMEOUT):
     """The price and balance for this box, from whichever provider's key PID 1 carries."""
     env = provider_facts.pid1_environ(proc)
     env.update(os.environ)

@@ -8,6 +8,8 @@ box: a key variable is reported as present ("set"), never with its value.
 import os
 import socket
 
+from .procfs.reader import PROC
+
 # variables whose value is sent to the laptop (identifiers, not secrets)
 PROVIDER_ENV = ("RUNPOD_POD_ID", "RUNPOD_GPU_COUNT", "RUNPOD_DC_ID", "CONTAINER_ID", "VAST_CONTAINERLABEL",
                 "VAST_TCP_PORT_22", "AutoDLContainerUUID", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")
@@ -36,17 +38,17 @@ def parse_environ(raw):
     return out
 
 
-def pid1_environ(proc="/proc"):
+def pid1_environ(proc=PROC):
     """PID 1's environment (readable as root or as its owner), else {}."""
     return parse_environ(_read(proc + "/1/environ"))
 
 
-def secret(name, proc="/proc"):
+def secret(name, proc=PROC):
     """A key variable's value for use ON the box (provider_api), from PID 1 then our own environment."""
     return pid1_environ(proc).get(name) or os.environ.get(name) or None
 
 
-def gather(proc="/proc", sys="/sys", root="", own_env=None, hostname=None):
+def gather(proc=PROC, sys="/sys", root="", own_env=None, hostname=None):
     """The `provider` facts. `proc`, `sys`, `root` (a prefix for marker paths) for tests."""
     env = pid1_environ(proc)
     env.update(os.environ if own_env is None else own_env)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+from . import procfs
 from .autostop import STATE_FILE
 from .paths import lock_path, self_command
 
@@ -34,8 +35,14 @@ def next_step(armed, daemon_alive, owner_gone=False):
 
 def daemon_alive(state_dir):
     """The daemon holds its lock while it runs: if we can take it, nobody runs."""
+    return lock_held(lock_path(state_dir))
+
+
+def lock_held(path):
+    """Whether a process holds the flock on `path` (the daemon's, the watcher's): the
+    liveness test that needs no /proc and cannot be fooled by a reused pid."""
     try:
-        fd = os.open(lock_path(state_dir), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return False
     try:
@@ -122,19 +129,32 @@ def stop_supervisor(state_dir, signal_number=15):
     except (OSError, ValueError):
         return
     if isinstance(pid, int) and pid > 1:
+        if not watcher_pid_is_ours(pid, os.path.join(state_dir, SUPERVISE_LOCK)):
+            return  # gone, or the pid was reused by something else
         try:
-            with open("/proc/%d/comm" % pid) as f:
-                if f.read().strip() not in ("gputui-watch", os.path.basename(sys.executable)):
-                    return  # the pid was reused by something else
             os.kill(pid, signal_number)
         except OSError:
             return
         # gone before the caller stops the daemon: a watcher still in its loop would start it again
         for _ in range(40):
-            try:
-                with open("/proc/%d/stat" % pid) as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                        return
-            except (OSError, IndexError):
+            if procfs.pid_gone(pid):
                 return
             time.sleep(0.05)
+
+
+def watcher_pid_is_ours(pid, lock_file):
+    """Whether `pid` (read from the watcher's lock file) is still the watcher."""
+    comm = procfs.read_text("%s/%d/comm" % (procfs.PROC, pid), None)
+    return still_the_watcher(comm, procfs.proc_available(),
+                             lambda: procfs.pid_alive(pid) and lock_held(lock_file))
+
+
+def still_the_watcher(comm, proc_available, alive_and_locked):
+    """Its name in /proc says so where there is one; without /proc (macOS runs the demo's
+    probe) the lock does: the watcher holds it while it runs and wrote its pid after taking
+    it. alive_and_locked: asked only then. Plain function, table-tested."""
+    if comm is not None:
+        return comm.strip() in ("gputui-watch", os.path.basename(sys.executable))
+    if proc_available:
+        return False  # /proc is there and has no such process: it is gone
+    return bool(alive_and_locked())

@@ -210,13 +210,28 @@ def children_map(stats):
     return children, comm
 
 
-def _judge_panes(sessions, scan, gpu_pids=()):
-    """Start times (epoch, "how long it has run") and the tree's verdict on each pane."""
+def running_without_tree(pane):
+    """A pane's "running" where no process tree can be read (no /proc: macOS runs the demo's
+    probe): tmux's own foreground command says a program runs (True); a shell in front may
+    still run a script below it, which only the tree would show: unknown (None), never
+    "idle". A dead pane runs nothing."""
+    if pane.get("dead"):
+        return False
+    return True if pane.get("running") else None
+
+
+def _judge_panes(sessions, scan, gpu_pids=(), tree_known=True):
+    """Start times (epoch, "how long it has run") and the tree's verdict on each pane
+    (tmux's own view of it when there is no tree to read: tree_known False)."""
     children, comm = children_map(scan.stats)
     for s in sessions:
         for w in s["windows"]:
             for p in w["panes"]:
                 p["started"] = scan.start(p["pid"])
+                if not tree_known:
+                    p["running"] = running_without_tree(p)
+                    p["gpu_pids"] = []
+                    continue
                 if p["dead"] or not p["pid"]:
                     continue
                 if p["pid"] not in comm and scan.comm(p["pid"]):  # a pane newer than the listing
@@ -237,10 +252,10 @@ def status(scan=None, gpu_pids=()):
     try:
         sessions = list_sessions()
         if sessions:
+            from . import procfs
             if scan is None:
-                from . import procfs
                 scan = procfs.ProcScan()
-            _judge_panes(sessions, scan, gpu_pids)
+            _judge_panes(sessions, scan, gpu_pids, tree_known=procfs.proc_available())
         return {"sessions": sessions, "error": None}
     except TmuxMissing as exc:
         return {"sessions": [], "error": str(exc), "missing": True, "install": exc.install}

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 
-from . import jobwatch, progress as progress_mod, protection, tmux_control as tmux
+from . import jobwatch, procfs, progress as progress_mod, protection, tmux_control as tmux
 from .watch_facts import (_count, _has_ancestor_in, _tree, gpu_inputs, new_lines,  # noqa: F401
                           pane_name, runtime_text)
 from .wire import MAX_WATCH_JOBS, GpuCol, ProcCol, proc_flags
@@ -38,6 +38,11 @@ ALIVE = (jobwatch.RUNNING, jobwatch.HUNG, jobwatch.WAITING)
 ENDED = (jobwatch.FINISHED, jobwatch.CRASHED)
 # Python processes of gputui itself (the attach bridge, the daemon) are not jobs.
 OWN_MARKERS = ("remote_probe", "gputui/probe-", "probe-", ".pyz")
+# Where there is no /proc (macOS runs the demo's probe) a pane's job is judged from tmux's own
+# pane state only: alive while tmux shows a program in front, ended with tmux's exit status.
+NO_PROC_CAUSE = "no_proc"
+NO_PROC_EVIDENCE = ("no /proc on this machine: judged from tmux's pane state only "
+                    "(no process tree, GPU use or writes to watch; hangs cannot be seen)")
 
 
 class Tracked:
@@ -89,7 +94,9 @@ class Tracked:
 
 class JobWatch:
     def __init__(self, hung_after=jobwatch.HUNG_AFTER_S, stale_after=jobwatch.CHECKPOINT_STALE_S,
-                 clock=time.time):
+                 clock=time.time, proc_known=None):
+        # proc_known False: no process facts (no /proc), so no process jobs, no tree, no hang
+        self.proc_known = procfs.proc_available() if proc_known is None else proc_known
         self.hung_after = hung_after
         self.stale_after = stale_after
         self.clock = clock
@@ -197,14 +204,17 @@ class JobWatch:
                     pane_trees.update(tree)
                     # /proc is listed only every few seconds on a busy box: a job that
                     # died since is still in the listing; its /proc entry is not
-                    for pid in [x for x in tree if not os.path.exists("/proc/%d" % x)]:
+                    for pid in [x for x in tree if not procfs.pid_alive(x)]:
                         tree.discard(pid)
                         comm.pop(pid, None)
                     seen.add(job_id)
                     events += self._pane(job_id, s, w, p, tree, children, comm, scan, gpu_procs,
                                          hist, oom, now)
-        candidates = set(pid for pid in gpu_procs if pid not in own_pids)
-        candidates |= set(protection.python_jobs(scan=scan, now=now))
+        # without /proc nothing tells a job from the daemon's own children or says its
+        # command: no process jobs are judged (never a false "finished" for each)
+        candidates = set(pid for pid in gpu_procs if pid not in own_pids) if self.proc_known else set()
+        if self.proc_known:
+            candidates |= set(protection.python_jobs(scan=scan, now=now))
         candidates -= pane_trees
         candidates -= set(own_pids)
         candidates.discard(os.getpid())
@@ -246,7 +256,12 @@ class JobWatch:
 
     def _pane(self, job_id, s, w, p, tree, children, comm, scan, gpu_procs, hist, oom, now):
         dead = bool(p.get("dead"))
-        job_pid = None if dead else tmux.pane_job(p.get("pid"), children, comm, gpu_procs)
+        if dead:
+            job_pid = None
+        elif not self.proc_known:  # tmux's view: a program in front (tmux_control's "running")
+            job_pid = p.get("pid") if p.get("running") else None
+        else:
+            job_pid = tmux.pane_job(p.get("pid"), children, comm, gpu_procs)
         with self.lock:
             old = self.jobs.get(job_id)
         if dead:
@@ -281,7 +296,7 @@ class JobWatch:
                 # An idle shell, or a job already judged; a job that started and died
                 # between two scans shows only as new lines with a crash in them.
                 return self._short_lived(job_id, s, w, p, old, now)
-            if not os.path.exists("/proc/%d" % p.get("pid", 0)):
+            if not procfs.pid_alive(p.get("pid", 0)):
                 return []  # the pane's own process ended: tmux reports its status next scan
             if old.settle < 1:
                 old.settle += 1  # its last words may still be in the pty: judge next scan
@@ -297,7 +312,7 @@ class JobWatch:
                            oom, now)
 
     def _short_lived(self, job_id, s, w, p, old, now):
-        if not os.path.exists("/proc/%d" % p.get("pid", 0)):
+        if not procfs.pid_alive(p.get("pid", 0)):
             return []  # the pane itself is dying: judged with its exit status next scan
         if len(self.idle_text) > MAX_IDLE_PANES and job_id not in self.idle_text:
             return []
@@ -333,7 +348,7 @@ class JobWatch:
         j.seen_alive = True
         if j.cwd is None:
             try:
-                j.cwd = os.readlink("/proc/%d/cwd" % pid)
+                j.cwd = os.readlink("%s/%d/cwd" % (procfs.PROC, pid))
             except OSError:
                 pass
         return self._judge(j, True, None, None, None, _tree(pid, children), gpu_procs, hist,
@@ -387,7 +402,7 @@ class JobWatch:
             j.tree = set(tree or (j.pid,))
             if j.oom_at_start is None:
                 j.oom_at_start = oom
-            counts = {pid: jobwatch.proc_chars_written(pid) for pid in list(tree)[:MAX_TREE]}
+            counts = {pid: jobwatch.proc_chars_written(pid, procfs.PROC) for pid in list(tree)[:MAX_TREE]}
             last_write = j.writes.observe(now, counts)
         else:
             last_write = None
@@ -406,6 +421,8 @@ class JobWatch:
             last_write_t=last_write, started_t=j.started_t or j.first_seen,
             uses_gpu=bool(j.gpus), oom_kills=oom_kills)
         verdict = jobwatch.classify(facts, self.hung_after)
+        if alive and not self.proc_known:
+            verdict = no_proc_verdict(lines)  # "waiting"/"hung" would be guesses here
         if not alive and verdict.state not in ENDED:
             verdict.state = jobwatch.FINISHED
         before = j.state
@@ -461,3 +478,10 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
+
+
+def no_proc_verdict(lines):
+    """A live pane's verdict with no process facts: running, because tmux shows a program in
+    front of it; the evidence says what cannot be judged."""
+    return jobwatch.Verdict(jobwatch.RUNNING, NO_PROC_CAUSE,
+                            "\n".join([NO_PROC_EVIDENCE] + jobwatch.tail(lines)))

@@ -34,3 +34,36 @@ def read_text(path, default=""):
     finally:
         os.close(fd)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+def pid_alive(pid):
+    """Whether a process with this pid exists (a zombie counts), without /proc: signal 0
+    asks the kernel (EPERM: it exists, it is another user's). For the liveness checks that
+    must also work where there is no /proc (macOS runs the demo's probe)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def pid_state(pid):
+    """The one-letter state /proc gives a process ("R", "S", "Z"...), or None where /proc
+    cannot say (gone, or no /proc at all)."""
+    text = read_text("%s/%d/stat" % (PROC, pid), None)
+    if not text or ")" not in text:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return fields[0] if fields else None
+
+
+def pid_gone(pid):
+    """Gone, or a zombie (exited, not reaped by an init that does not reap: as good as
+    gone). Without /proc a zombie cannot be told from a live process and reads as alive."""
+    return not pid_alive(pid) or pid_state(pid) == "Z"

@@ -326,6 +326,7 @@ WATCH_JOB = Obj({
     "checkpoint": CHECKPOINT_BLOCK}, required=("id", "state"), drop_if_bad=True)
 JOBS_BLOCK = Obj({
     "watch": List(WATCH_JOB, MAX_WATCH_JOBS),
+    "no_proc": Bool(),  # the box has no /proc (the demo on macOS): no process facts at all
     "tmux": Obj({"sessions": List(Obj({
         "id": NAME, "name": NAME, "attached": COUNT, "created": EPOCH,
         "windows": List(Obj({"id": NAME, "index": COUNT, "name": NAME, "panes": List(Obj({

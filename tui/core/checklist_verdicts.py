@@ -65,6 +65,18 @@ def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[st
                 if pane.get("running"):
                     running.append(_("tmux '%s' pane %s: %s") % (visible(s["name"], limit=40), visible(pane["id"]),
                                                               visible(pane["command"], limit=60)))
+    # without /proc (the demo's probe on macOS) a pane with a shell in front may still run a
+    # script below it: the probe says unknown (None), and that is no pass
+    unknown = [_("tmux '%s' pane %s: %s") % (visible(s["name"], limit=40), visible(pane["id"]),
+                                           visible(pane["command"], limit=60))
+               for s in tmux_sessions for w in s["windows"] for pane in w["panes"]
+               if "running" in pane and pane["running"] is None and not pane.get("dead")]
+    if not running and unknown:
+        return Item("jobs", _("Jobs finished"), WARN, ngettext(
+            "cannot check here: %d tmux pane shows a shell, and without /proc what runs below it "
+            "cannot be seen", "cannot check here: %d tmux panes show a shell, and without /proc what "
+            "runs below them cannot be seen", len(unknown)) % len(unknown), unknown,
+            _("t: tmux panel (look at the pane yourself)"))
     if not running:
         return Item("jobs", _("Jobs finished"), PASS, _("no GPU compute process, no job running in tmux"))
     return Item("jobs", _("Jobs finished"), FAIL, _("%d still running") % len(running), running,
@@ -221,6 +233,8 @@ def env_frozen_text(reply: Mapping[str, Any]) -> str:
         why = _("the running job's interpreter (PID %s)") % pid
     elif source == "config":
         why = _("the python set for this host in the config")
+    elif source == "no_proc":
+        why = _("the box's python3: without /proc the running job's interpreter cannot be read")
     else:
         why = _("the box's python3: no running job uses python")
     return _("froze %s, %s") % (python, why)

@@ -233,7 +233,7 @@ def jobs(d: Any) -> Jobs:
                         for u in _dicts(d.get("unprotected")) if _int(u.get("pid")) is not None)
     tmux = d.get("tmux") if isinstance(d.get("tmux"), dict) else {}
     return Jobs(loaders=loaders, unprotected=unprotected, tmux_error=_text(tmux.get("error")),
-                watch=job_watches(d.get("watch")))
+                watch=job_watches(d.get("watch")), no_proc=_bool(d.get("no_proc")) is True)
 
 
 # -- watched jobs ---------------------------------------------------------------------------

@@ -24,11 +24,14 @@ def pane_rows(sessions: Sequence[Dict[str, Any]], now: float) -> List[Dict[str, 
                     continue
                 started = p.get("started")
                 running = bool(p.get("running"))
+                # None: the box has no /proc to see what runs below the pane's shell
+                note = _(" (cannot tell: no /proc)") if "running" in p and p["running"] is None \
+                    and not p.get("dead") else _(" (idle shell)")
                 rows.append({
                     "key": p["id"], "session_id": s.get("id"), "session": s.get("name") or "?",
                     "window": "%s:%s" % ("?" if w.get("index") is None else w["index"], w.get("name") or ""),
                     "pane": p["id"],
-                    "command": (p.get("command") or "?") + ("" if running else " (idle shell)"),
+                    "command": (p.get("command") or "?") + ("" if running else note),
                     "running": running,
                     "elapsed": fmt.duration(now - started) if started else "n/a",
                     "attached": "●" if s.get("attached") else "",
@@ -46,6 +49,15 @@ def attach_argv(target: SshTarget, session_id: str, ssh_binary: str = "ssh") -> 
     argv += ["--", target.host]
     argv.append("tmux attach-session -t %s" % shlex.quote(session_id))
     return argv
+
+
+def no_proc_notice(no_proc: bool) -> Optional[str]:
+    """The dashboard's line for a box without /proc (the demo's probe on macOS): what the
+    probe cannot see there, so an empty list is not read as "nothing to worry about"."""
+    if not no_proc:
+        return None
+    return _("No /proc on this machine: jobs outside tmux, their SSH protection and DataLoader "
+             "workers cannot be seen; tmux panes are judged from tmux's own state")
 
 
 def unprotected_advice(job: Dict[str, Any]) -> str:

@@ -270,6 +270,9 @@ class Jobs:
     unprotected: Tuple[UnprotectedJob, ...] = ()
     tmux_error: Optional[str] = None
     watch: Tuple["JobWatch", ...] = ()  # the daemon's watched jobs (issue 21)
+    # the box has no /proc (the demo's probe on macOS): jobs outside tmux, their protection
+    # and dataloader workers cannot be seen; tmux panes are judged from tmux's state only
+    no_proc: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -48,4 +48,6 @@ def causes() -> dict[str, str]:
         "exited": _("exit status unknown"),
         "nccl_spin": _("GPU busy at idle power (stuck in a collective)"),
         "stalled": _("VRAM held, GPU idle, no output"),
+        # a box without /proc (the demo's probe on macOS): alive on tmux's word only
+        "no_proc": _("tmux shows it running; without /proc a hang cannot be seen"),
     }

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Static
 from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.job_lines import lines_for
-from tui.core.jobs import unprotected_advice
+from tui.core.jobs import no_proc_notice, unprotected_advice
 from tui.core.layout import MAX_PROC_ROWS, compact_loaders, gpu_plan, panel_width, right_column
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
@@ -180,6 +180,8 @@ class DashboardScreen(Translated, Screen):
             kind = "error"
         elif st.no_gpu_reason():
             text, kind = _("No GPU data: ") + st.no_gpu_reason(), "warn"
+        elif no_proc_notice(st.job_model.no_proc):
+            text, kind = no_proc_notice(st.job_model.no_proc), "warn"
         notice.set_class(text is not None, "shown")
         notice.set_class(kind == "error", "error")
         notice.set_class(kind == "warn", "warn")
