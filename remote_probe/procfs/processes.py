@@ -2,7 +2,6 @@
 ProcScan) and the holders of /dev/nvidiaN (the GPU users a container's driver cannot name)."""
 
 import os
-import pwd
 import re
 import time
 
@@ -44,6 +43,9 @@ def user_name(uid):
     if uid is None:
         return None
     if uid not in _user_cache:
+        # imported here: a Windows laptop imports the simulator (the demo's scenario list)
+        # through this package, and has no pwd
+        import pwd
         try:
             _user_cache[uid] = pwd.getpwuid(uid).pw_name
         except KeyError:
