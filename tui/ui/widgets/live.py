@@ -22,6 +22,8 @@ except ImportError:  # another Textual: the general path
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from tui.ui.widgets.line_strips import LineDrawer
+
 NEWLINE = Text("\n")
 
 
@@ -59,6 +61,7 @@ class LinePanel(Widget):
         self._width = 0
         self._style = None
         self._joined: Optional[Text] = None
+        self._drawer: Optional[LineDrawer] = None
 
     # -- what tests and screens read ---------------------------------------------------
     @property
@@ -106,7 +109,7 @@ class LinePanel(Widget):
         elif self.text_selection is not None:
             self.refresh()
         else:
-            for y, height in dirty:
+            for y, height in _runs(dirty):
                 self.refresh(Region(0, y, width, height))
         return True
 
@@ -130,10 +133,19 @@ class LinePanel(Widget):
         console = self.app.console
 
         short_cut = not rules["no_wrap"] and not rules["line_pad"] and _FormattedLine is not None
+        drawer = self._drawer
+        # the link style changes only segments whose meta has an @click: the drawer makes none
+        fast = short_cut and rules["align"] in ("left", "start")
+        if fast and (drawer is None or drawer.base is not style or drawer.width != width):
+            drawer = self._drawer = LineDrawer(self, style, width)  # its caches last while these do
 
         def render(line: Text, index: int) -> List[Strip]:
             if not width:
                 return []
+            if fast:
+                strip = drawer.draw(line, index)
+                if strip is not None:
+                    return [strip]
             content = Content.from_rich_text(line, console=console)
             if short_cut and content.cell_length <= width and "\t" not in content.plain:
                 # what _wrap_and_format makes of a line that fits: itself, one line, no cuts
@@ -185,6 +197,18 @@ class LinePanel(Widget):
 
     def get_selection(self, selection):
         return selection.extract(str(self.render())), "\n"
+
+
+def _runs(dirty):
+    """(y, height) spans with the adjacent ones joined: one region per run of changed lines
+    (each region is a message, a dirty rectangle and a cut in the compositor's chops)."""
+    runs: List[List[int]] = []
+    for y, height in dirty:
+        if runs and runs[-1][0] + runs[-1][1] == y:
+            runs[-1][1] += height
+        else:
+            runs.append([y, height])
+    return [(y, height) for y, height in runs]
 
 
 def wrapped_rows(plain, width):
