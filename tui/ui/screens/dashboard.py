@@ -116,9 +116,10 @@ class DashboardScreen(Translated, Screen):
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
         self.refresh_jobs()
-        self.refresh_gpus()  # after the dataloader panel: the GPU plan counts its rows
+        rows = st.proc_rows()  # joined and sorted once per refresh: the GPU plan counts them too
+        self.refresh_gpus(rows)  # after the dataloader panel: the GPU plan counts its rows
         procs = self.query_one("#procs", ProcessTable)
-        procs.show(st.proc_rows(), st.sort_key, st.sort_reverse, more=st.procs_more())
+        procs.show(rows, st.sort_key, st.sort_reverse, more=st.procs_more())
         procs.border_title = _("GPU processes") + (
             _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
@@ -180,7 +181,7 @@ class DashboardScreen(Translated, Screen):
         notice.set_class(kind == "warn", "warn")
         update_text(notice, box_text(text or ""))  # argv, errors from the box: text, not markup
 
-    def refresh_gpus(self):
+    def refresh_gpus(self, rows=None):
         st = self.box.state
         panel = self.query_one("#gpus", GpuPanel)
         count = len(st.gpus)
@@ -188,7 +189,7 @@ class DashboardScreen(Translated, Screen):
         if not count:
             return
         plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows(),
-                        procs=min(len(st.proc_rows()), MAX_PROC_ROWS))
+                        procs=min(len(st.proc_rows() if rows is None else rows), MAX_PROC_ROWS))
         panel.show(st.gpu_cards(), st.gpu_histories(), plan)
 
     def fixed_rows(self):

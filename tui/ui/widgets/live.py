@@ -41,6 +41,18 @@ def split_lines(text) -> List[Text]:
     return list(text.split("\n", allow_blank=True))
 
 
+def rstripped(lines: List[Text]) -> List[Text]:
+    """`lines` as `split_lines` would give them back after the joined text's `rstrip()`:
+    trailing blank lines dropped, the last line's trailing spaces cut (the lines are the
+    caller's own, built for this call)."""
+    while lines and not lines[-1].plain.rstrip():
+        lines.pop()
+    if not lines:
+        return [Text()]
+    lines[-1].rstrip()
+    return lines
+
+
 class LinePanel(Widget):
     """Lines of text; a changed line repaints that line only.
 
