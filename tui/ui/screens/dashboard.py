@@ -120,8 +120,10 @@ class DashboardScreen(Translated, Screen):
         self.refresh_gpus(rows)  # after the dataloader panel: the GPU plan counts its rows
         procs = self.query_one("#procs", ProcessTable)
         procs.show(rows, st.sort_key, st.sort_reverse, more=st.procs_more())
-        procs.border_title = _("GPU processes") + (
+        title = _("GPU processes") + (
             _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
+        if procs.border_title != title:  # setting it repaints the whole table, even unchanged
+            procs.border_title = title
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
 

@@ -121,7 +121,7 @@ class LinePanel(Widget):
         elif self.text_selection is not None:
             self.refresh()
         else:
-            for y, height in _runs(dirty):
+            for y, height in runs(dirty):
                 self.refresh(Region(0, y, width, height))
         return True
 
@@ -211,16 +211,16 @@ class LinePanel(Widget):
         return selection.extract(str(self.render())), "\n"
 
 
-def _runs(dirty):
+def runs(dirty):
     """(y, height) spans with the adjacent ones joined: one region per run of changed lines
     (each region is a message, a dirty rectangle and a cut in the compositor's chops)."""
-    runs: List[List[int]] = []
+    joined: List[List[int]] = []
     for y, height in dirty:
-        if runs and runs[-1][0] + runs[-1][1] == y:
-            runs[-1][1] += height
+        if joined and joined[-1][0] + joined[-1][1] == y:
+            joined[-1][1] += height
         else:
-            runs.append([y, height])
-    return [(y, height) for y, height in runs]
+            joined.append([y, height])
+    return [(y, height) for y, height in joined]
 
 
 def wrapped_rows(plain, width):
