@@ -60,6 +60,19 @@ def worst(checks: Iterable[Check]) -> str:
     return max((c.verdict for c in checks), key=ORDER.__getitem__, default=PASS)
 
 
+PRESS_D = N_(" — press d")
+
+
+def summary(checks) -> str:
+    """The one line a toast and the doctor's head show for these checks."""
+    fails = sum(c.verdict == "fail" for c in checks)
+    warns = sum(c.verdict == "warn" for c in checks)
+    if not fails and not warns:
+        return _("Preflight: all %d checks pass") % len(checks)
+    return ngettext("Preflight: %d failed, %d warning", "Preflight: %d failed, %d warnings",
+                    warns) % (fails, warns) + _(PRESS_D)
+
+
 def exit_code(checks: Iterable[Check]) -> int:
     return ORDER[worst(checks)]
 

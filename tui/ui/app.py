@@ -8,6 +8,7 @@ background work, the terminal hand-off."""
 
 import gc
 import logging
+import sys
 import time
 from typing import Any, Callable, Iterable, List, Optional, Set, cast
 
@@ -35,7 +36,6 @@ from tui.ui.box_context import BoxContext, single_box
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.palette import ActionsProvider
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
-from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
 
@@ -256,7 +256,8 @@ class CockpitApp(Translated, App):
         if dashboard is not None and dashboard.ready:
             dashboard.refresh_view()
         screen = self.screen
-        if isinstance(screen, TmuxScreen) and screen.box is event.box:
+        tmux = sys.modules.get("tui.ui.screens.tmux_screen")  # imported on `t`: until then no such screen
+        if tmux is not None and isinstance(screen, tmux.TmuxScreen) and screen.box is event.box:
             screen.jobs_changed()
 
     def screen_keys(self, screen: Optional[Screen] = None) -> List[tuple]:
@@ -391,7 +392,7 @@ class GputuiApp(CockpitApp):
     @background("Preflight")
     async def quick_preflight(self) -> None:
         from tui.core.preflight_verdicts import worst
-        from tui.ui.screens.doctor import summary
+        from tui.core.preflight_verdicts import summary  # not the doctor screen: it pulls DataTable
         checks = await flows.run_preflight(self.box, smoke=False)
         verdict = worst(checks)
         self.notify(summary(checks), severity={"pass": "information", "warn": "warning",

@@ -23,9 +23,6 @@ from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext_rich import box_text
-from tui.ui.screens.doctor import DoctorScreen
-from tui.ui.screens.release_screen import ReleaseScreen
-from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.widgets.billing_panel import (
     BillingPanel,
     clock_text,
@@ -205,13 +202,18 @@ class DashboardScreen(Translated, Screen):
         return rows
 
     # -- actions -----------------------------------------------------------------
+    # the other screens are imported on their key: the dashboard in front does not carry
+    # their widgets (DataTable, Input, OptionList...) in memory (issue 25)
     def action_release(self) -> None:
+        from tui.ui.screens.release_screen import ReleaseScreen
         self.app.push_screen(ReleaseScreen(self.box))
 
     def action_doctor(self) -> None:
+        from tui.ui.screens.doctor import DoctorScreen
         self.app.push_screen(DoctorScreen(self.box))
 
     def action_tmux(self) -> None:
+        from tui.ui.screens.tmux_screen import TmuxScreen
         self.app.push_screen(TmuxScreen(self.box))
 
     def action_cycle_sort(self) -> None:
