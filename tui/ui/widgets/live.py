@@ -74,6 +74,8 @@ class LinePanel(Widget):
         self._style = None
         self._joined: Optional[Text] = None
         self._drawer: Optional[LineDrawer] = None
+        self._render_key = None  # (width, style, selecting) self._render was made for
+        self._render = None
 
     # -- what tests and screens read ---------------------------------------------------
     @property
@@ -132,6 +134,13 @@ class LinePanel(Widget):
         and the same (x, line) offsets in the styles' meta that mouse selection reads. What
         that looks up per call (styles, rules, link style) is looked up once here."""
         style = self.visual_style
+        key = (width, style, self.screen._selecting)
+        if self._render_key == key:  # what it looks up is the same until one of these changes
+            return self._render
+        self._render_key, self._render = key, self._make_renderer(width, style)
+        return self._render
+
+    def _make_renderer(self, width: int, style):
         wrap = getattr(Content, "_wrap_and_format", None)
         if self.styles.content_align != ("left", "top") or wrap is None:  # not for these panels
             return lambda line, index: Visual.to_strips(self, visualize(self, line, markup=False),
