@@ -30,8 +30,6 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
-import tomlkit
-import tomlkit.exceptions
 
 from tui.core.i18n import _
 from tui.core.private import write_private_file
@@ -301,6 +299,8 @@ class Config:
             text = ""
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(_("cannot read %s: %s") % (self.path, getattr(exc, "strerror", None) or exc))
+        import tomlkit  # round-trip editing only: reading is tomllib (tomlkit is 11 modules, ~1 MB)
+        import tomlkit.exceptions
         try:
             doc = tomlkit.parse(text)
         except tomlkit.exceptions.TOMLKitError as exc:  # changed on disk since it was loaded
@@ -326,6 +326,7 @@ class Config:
 def host_table_for_edit(doc: Any, name: str, path: Optional[str]) -> Any:
     """The tomlkit table of [hosts.NAME] in `doc`, created when missing; ConfigError (saying
     which key and what it holds) when [hosts] or hosts.NAME is there but is not a table."""
+    import tomlkit
     hosts = doc.get("hosts")
     if hosts is None:
         hosts = tomlkit.table(is_super_table=True)

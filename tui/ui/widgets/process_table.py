@@ -221,7 +221,9 @@ class ProcessTable(ScrollView, can_focus=True):
         cached = self._strips.get(key)
         if cached and cached[0] == cells and cached[1] == width and cached[3] == base:
             return cached[2]
-        strip = Strip(self._line(key, cells).render(self.app.console)).crop_extend(0, width, base)
+        strip = Strip(self._line(key, cells).render(self.app.console))
+        if strip.cell_length != width:  # a strip that fits would cache itself: a cycle only the GC frees
+            strip = strip.crop_extend(0, width, base)
         self._strips[key] = (cells, width, strip, base)
         return strip
 
