@@ -6,7 +6,7 @@ Each check gives pass / warn / fail and one line. The facts come from the probe
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from tui.core.i18n import N_, _, ngettext
 
@@ -63,7 +63,7 @@ def worst(checks: Iterable[Check]) -> str:
 PRESS_D = N_(" — press d")
 
 
-def summary(checks) -> str:
+def summary(checks: Sequence[Check]) -> str:
     """The one line a toast and the doctor's head show for these checks."""
     fails = sum(c.verdict == "fail" for c in checks)
     warns = sum(c.verdict == "warn" for c in checks)
