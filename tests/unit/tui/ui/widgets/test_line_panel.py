@@ -43,7 +43,8 @@ def _overlapping():
 
 
 TEXTS += [_overlapping(), Text("only its own style", style="bold magenta"),
-          styled(("100% ", "dim"), ("▁▂▃▄▅▆▇█", "green"), ("  last 1:00", "dim"))]
+          styled(("100% ", "dim"), ("▁▂▃▄▅▆▇█", "green"), ("  last 1:00", "dim")),
+          styled(("显存 ", "bold"), ("60.3/80.0G", "magenta"), (" 温度", ""))]  # double width, fits
 
 
 class Pair(App):
