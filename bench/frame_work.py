@@ -14,7 +14,7 @@ at a time, with the clocks stepped one second per sample. For each sample it cou
   wraps      Content._wrap_and_format (a Static's text, or a panel line too long for
              one row, wrapped again)
   formatted  text lines turned into strips again (a Static: all its lines; a LinePanel:
-             the changed ones)
+             the changed ones, through Textual's Content or tui.ui.widgets.line_strips)
   bytes      what the frame would write to the terminal
   cpu ms     process CPU time under the profiler (noisy; for orientation only)
 
@@ -33,13 +33,13 @@ import pstats
 import subprocess
 import sys
 import time
-import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-T0 = 1_764_500_000.0  # the box's wall clock at the first sample
+T0 = 1_764_500_000.0  # the box's wall clock at the first sample (snapshot_app.NOW; not imported
+# here: the memory child imports this module for the peer too)
 
 
 # -- the box -------------------------------------------------------------------------
@@ -93,31 +93,6 @@ def scenario_box(gpus):
     return inventory, metas, sample
 
 
-class _Session:
-    """A session that never connects: the bench hands data to the app's own listener."""
-    state = "live"
-    next_attempt_at = None
-    attempt = 0
-    transport_name = transport_label = "exec"
-    notices = ()
-    client = None
-
-    def __init__(self, target):
-        self.target = target
-
-    async def run(self):
-        return None
-
-    async def close(self, stop_daemon=False):
-        return None
-
-    def retry_now(self):
-        pass
-
-    async def request(self, kind, **params):
-        raise RuntimeError("not connected (bench)")
-
-
 class Clock:
     def __init__(self):
         self.now = T0
@@ -127,18 +102,13 @@ class Clock:
 
 
 def gputui_app(gpus):
-    """The real app, fed through the listener a live session feeds. Returns (app, feed(seq))."""
-    from tui.core.config import Config
-    from tui.ui.app import GputuiApp, _AppListener
-    target = types.SimpleNamespace(host="benchbox", key="benchbox")
-    config = Config({"hosts": {"benchbox": {"rate": 11.96, "currency": "CNY", "provider": "autodl",
-                                            "budget_session": 50.0}}})
-    app = GputuiApp(target, host_label="benchbox", config=config, ledger=None,
-                    session=_Session(target))
-    app._preflight_started = True
+    """The real app, built as the snapshot tests build it (tests/support/snapshot_app.py:
+    a session that never connects, the same config) and fed through the listener a live
+    session feeds, with this bench's moving box. Returns (app, feed(seq))."""
+    from tests.support.snapshot_app import canned_app
+    from tui.ui.app import _AppListener
     clock = Clock()
-    app.box.billing.clock = clock
-    app.box.state.clock = clock
+    app = canned_app(gpus, clock=clock)
     # The 1 s tick repaints nothing while samples arrive each second (it checks last_refresh
     # against the monotonic clock); off, so what is counted depends on the data alone.
     app.tick = lambda: None
@@ -211,7 +181,10 @@ class Counters:
             self._wrap(cls, "apply", "filtered")
         self._wrap(Content, "_wrap_and_format", "wraps")
         from textual.content import _FormattedLine
+
+        from tui.ui.widgets.line_strips import LineDrawer
         self._wrap(_FormattedLine, "to_strip", "formatted")
+        self._wrap(LineDrawer, "draw", "formatted")  # the panels' lines that fit, drawn directly
         self.install_output(app, self.n)
 
     @staticmethod

@@ -65,15 +65,17 @@ class FakeSession:
         raise ProbeError("not connected to the box (snapshot)")
 
 
-def canned_app(gpus=2, language=None):
+def canned_app(gpus=2, language=None, clock=None):
+    """The real app on a session that never connects, with a frozen clock (or `clock`, the
+    bench's stepped one); `app.feed()` hands it the canned box. bench/frame_work.py builds
+    its app here too and feeds its own, moving box."""
     target = ssh.Target.parse("snapbox")
     config = Config({"hosts": {"snapbox": {"rate": 11.96, "currency": "CNY", "provider": "autodl",
                                            "budget_session": 50.0}}})
     app = GputuiApp(target, host_label="snapbox", config=config, ledger=None,
                     session=FakeSession(target))
     app._preflight_started = True  # no background preflight toast in the picture
-    app.box.billing.clock = lambda: NOW
-    app.box.state.clock = lambda: NOW
+    app.box.billing.clock = app.box.state.clock = clock or (lambda: NOW)
     app.feed = lambda: feed(app, gpus)
     return app
 

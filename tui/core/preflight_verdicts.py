@@ -6,7 +6,7 @@ Each check gives pass / warn / fail and one line. The facts come from the probe
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from tui.core.i18n import N_, _, ngettext
 
@@ -58,6 +58,19 @@ def spec_for(name: Optional[str]) -> Optional[Dict[str, int]]:
 
 def worst(checks: Iterable[Check]) -> str:
     return max((c.verdict for c in checks), key=ORDER.__getitem__, default=PASS)
+
+
+PRESS_D = N_(" — press d")
+
+
+def summary(checks: Sequence[Check]) -> str:
+    """The one line a toast and the doctor's head show for these checks."""
+    fails = sum(c.verdict == "fail" for c in checks)
+    warns = sum(c.verdict == "warn" for c in checks)
+    if not fails and not warns:
+        return _("Preflight: all %d checks pass") % len(checks)
+    return ngettext("Preflight: %d failed, %d warning", "Preflight: %d failed, %d warnings",
+                    warns) % (fails, warns) + _(PRESS_D)
 
 
 def exit_code(checks: Iterable[Check]) -> int:

@@ -8,6 +8,7 @@ background work, the terminal hand-off."""
 
 import gc
 import logging
+import sys
 import time
 from typing import Any, Callable, Iterable, List, Optional, Set, cast
 
@@ -36,7 +37,6 @@ from tui.ui.box_context import BoxContext, single_box
 from tui.ui.screens.dashboard import DashboardScreen
 from tui.ui.palette import ActionsProvider
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
-from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
 
@@ -51,10 +51,13 @@ ABOUT = N_("gputui %s — a cockpit for rented GPU boxes. Data comes from a smal
 def settle_gc():
     """Everything imported and composed at start lives for the whole run: move it out of the
     collector's way and collect the young generation less often (GC pauses were the
-    sample->frame p95 spikes: 8 GPUs p95 63-142 ms -> 27-35 ms, issue 12)."""
+    sample->frame p95 spikes: 8 GPUs p95 63-142 ms -> 27-35 ms, issue 12). 5000, not 20000:
+    what Textual's strips leave in reference cycles each frame waits for the collector, and
+    20000 young objects of it held ~1.2 MB more RSS (issue 25); a young collection of 5000
+    takes well under a millisecond."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(20000, 20, 20)
+    gc.set_threshold(5000, 20, 20)
 
 
 class StateChanged(Message):
@@ -260,7 +263,8 @@ class CockpitApp(Translated, App):
         if dashboard is not None and dashboard.ready:
             dashboard.refresh_view()
         screen = self.screen
-        if isinstance(screen, TmuxScreen) and screen.box is event.box:
+        tmux = sys.modules.get("tui.ui.screens.tmux_screen")  # imported on `t`: until then no such screen
+        if tmux is not None and isinstance(screen, tmux.TmuxScreen) and screen.box is event.box:
             screen.jobs_changed()
 
     def screen_keys(self, screen: Optional[Screen] = None) -> List[tuple]:
@@ -395,7 +399,7 @@ class GputuiApp(CockpitApp):
     @background("Preflight")
     async def quick_preflight(self) -> None:
         from tui.core.preflight_verdicts import worst
-        from tui.ui.screens.doctor import summary
+        from tui.core.preflight_verdicts import summary  # not the doctor screen: it pulls DataTable
         checks = await flows.run_preflight(self.box, smoke=False)
         verdict = worst(checks)
         self.notify(summary(checks), severity={"pass": "information", "warn": "warning",

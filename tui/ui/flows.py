@@ -16,7 +16,6 @@ from tui.core import billing, nvitop_commands as nvitop, providers, release_acti
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.i18n import _
-from tui.remote import autodl_wallet
 from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
@@ -139,6 +138,7 @@ async def read_provider_price(app: CockpitApp, box: BoxContext, fresh: bool = Fa
         price = {"ok": False, "reason": str(exc) or type(exc).__name__, "fallback": "typed",
                  "provider": preset.key if getattr(preset, "known", False) else None}
     if box.billing.preset.key == "autodl":  # the wallet, with the token in the laptop's config
+        from tui.remote import autodl_wallet  # urllib.request and http.client: only for AutoDL boxes
         price = await asyncio.get_running_loop().run_in_executor(
             None, autodl_wallet.price_with_wallet, price, app.config, box.cfg)
     box.billing.set_provider_price(price)

@@ -23,9 +23,6 @@ from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.boxtext_rich import box_text
-from tui.ui.screens.doctor import DoctorScreen
-from tui.ui.screens.release_screen import ReleaseScreen
-from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.widgets.billing_panel import (
     BillingPanel,
     clock_text,
@@ -121,11 +118,14 @@ class DashboardScreen(Translated, Screen):
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
         self.refresh_jobs()
-        self.refresh_gpus()  # after the dataloader panel: the GPU plan counts its rows
+        rows = st.proc_rows()  # joined and sorted once per refresh: the GPU plan counts them too
+        self.refresh_gpus(rows)  # after the dataloader panel: the GPU plan counts its rows
         procs = self.query_one("#procs", ProcessTable)
-        procs.show(st.proc_rows(), st.sort_key, st.sort_reverse, more=st.procs_more())
-        procs.border_title = _("GPU processes") + (
+        procs.show(rows, st.sort_key, st.sort_reverse, more=st.procs_more())
+        title = _("GPU processes") + (
             _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
+        if procs.border_title != title:  # setting it repaints the whole table, even unchanged
+            procs.border_title = title
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
 
@@ -187,7 +187,7 @@ class DashboardScreen(Translated, Screen):
         notice.set_class(kind == "warn", "warn")
         update_text(notice, box_text(text or ""))  # argv, errors from the box: text, not markup
 
-    def refresh_gpus(self):
+    def refresh_gpus(self, rows=None):
         st = self.box.state
         panel = self.query_one("#gpus", GpuPanel)
         count = len(st.gpus)
@@ -195,7 +195,7 @@ class DashboardScreen(Translated, Screen):
         if not count:
             return
         plan = gpu_plan(count, self.size.width or 120, self.size.height or 40, self.fixed_rows(),
-                        procs=min(len(st.proc_rows()), MAX_PROC_ROWS))
+                        procs=min(len(st.proc_rows() if rows is None else rows), MAX_PROC_ROWS))
         panel.show(st.gpu_cards(), st.gpu_histories(), plan)
 
     def fixed_rows(self):
@@ -209,13 +209,18 @@ class DashboardScreen(Translated, Screen):
         return rows
 
     # -- actions -----------------------------------------------------------------
+    # the other screens are imported on their key: the dashboard in front does not carry
+    # their widgets (DataTable, Input, OptionList...) in memory (issue 25)
     def action_release(self) -> None:
+        from tui.ui.screens.release_screen import ReleaseScreen
         self.app.push_screen(ReleaseScreen(self.box))
 
     def action_doctor(self) -> None:
+        from tui.ui.screens.doctor import DoctorScreen
         self.app.push_screen(DoctorScreen(self.box))
 
     def action_tmux(self) -> None:
+        from tui.ui.screens.tmux_screen import TmuxScreen
         self.app.push_screen(TmuxScreen(self.box))
 
     def action_push(self) -> None:

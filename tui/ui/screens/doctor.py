@@ -7,26 +7,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, LoadingIndicator, Static
 
-from tui.core.i18n import N_, _, ngettext
+from tui.core.i18n import N_, _
 from tui.core.layout import clip
-from tui.core.preflight_verdicts import worst
+from tui.core.preflight_verdicts import PRESS_D, summary, worst
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.translate import Translated
 from tui.ui.boxtext_rich import box_text, join
 
-PRESS_D = N_(" — press d")
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
-
-
-def summary(checks):
-    fails = sum(c.verdict == "fail" for c in checks)
-    warns = sum(c.verdict == "warn" for c in checks)
-    if not fails and not warns:
-        return _("Preflight: all %d checks pass") % len(checks)
-    return ngettext("Preflight: %d failed, %d warning", "Preflight: %d failed, %d warnings",
-                    warns) % (fails, warns) + _(PRESS_D)
 
 
 class DoctorScreen(Translated, Screen):

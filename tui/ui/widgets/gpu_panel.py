@@ -12,7 +12,7 @@ from tui.core.i18n import _, ngettext
 from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
 from tui.core.model import Gpu
 from tui.ui.widgets.graph import ScrollingGraph
-from tui.ui.widgets.live import LinePanel, update_text
+from tui.ui.widgets.live import NEWLINE, LinePanel, rstripped
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
 
@@ -129,38 +129,43 @@ def grid_cell(gpu: Gpu) -> Text:
     return t
 
 
-def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: int,
-                plan: GpuPlan, graphs: Optional[Dict[int, ScrollingGraph]] = None) -> Text:
-    """The panel's text for all GPUs: a plain function, so tests read it without a terminal."""
-    t = Text()
+def gpu_lines(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: int,
+              plan: GpuPlan, graphs: Optional[Dict[int, ScrollingGraph]] = None) -> List[Text]:
+    """The panel's lines for all GPUs (the panel compares them line by line)."""
+    lines: List[Text] = []
     if plan.grid:
         cells = [grid_cell(g) for g in gpus]
         for start in range(0, len(cells), plan.per_line):
+            t = Text()
             for j, cell in enumerate(cells[start:start + plan.per_line]):
                 if j:
                     t.append(" " * max(1, GRID_CELL - cell.cell_len - 0))
                 t.append_text(cell)
-            t.append("\n")
-        t.rstrip()
-        return t
+            lines.append(t)
+        return rstripped(lines)
     for gpu, history in zip(gpus, histories):
-        t.append_text(summary_line(gpu, width))
-        t.append("\n")
+        lines.append(summary_line(gpu, width))
         if plan.lines >= 2:
             height = plan.graph_height
             graph = None if graphs is None else graphs.setdefault(gpu.index, ScrollingGraph())
             rows, last = graph_lines(history, width - 2, height, graph)
+            style = util_style(gpu.live.util)
             for k, (label, row) in enumerate(rows):
+                t = Text()
                 t.append(label, style="dim")
-                t.append(row, style=util_style(gpu.live.util))
+                t.append(row, style=style)
                 if k == len(rows) - 1:
                     t.append(last, style="dim")
-                t.append("\n")
+                lines.append(t)
         if plan.lines == 3 or plan.lines >= 5:
-            t.append_text(detail_line(gpu))
-            t.append("\n")
-    t.rstrip()
-    return t
+            lines.append(detail_line(gpu))
+    return rstripped(lines)
+
+
+def render_gpus(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: int,
+                plan: GpuPlan, graphs: Optional[Dict[int, ScrollingGraph]] = None) -> Text:
+    """The panel's text for all GPUs: a plain function, so tests read it without a terminal."""
+    return NEWLINE.join(gpu_lines(gpus, histories, width, plan, graphs))
 
 
 class GpuPanel(LinePanel):
@@ -175,9 +180,9 @@ class GpuPanel(LinePanel):
 
     def show(self, gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], plan: GpuPlan) -> None:
         width = max(20, self.size.width - 4) if self.size.width else 76
-        text = render_gpus(gpus, histories, width, plan, self._graphs)
+        lines = gpu_lines(gpus, histories, width, plan, self._graphs)
         n = len(gpus)
         subtitle = (ngettext("%d GPU", "%d GPUs", n) % n) if n > 1 else ""
         if subtitle != self._subtitle:  # setting it repaints the whole panel, even unchanged
             self._subtitle = self.border_subtitle = subtitle
-        update_text(self, text)  # only the lines that changed are repainted
+        self.show_lines(lines)  # only the lines that changed are repainted

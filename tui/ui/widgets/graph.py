@@ -9,9 +9,9 @@ from tui.core import format as fmt
 class ScrollingGraph:
     """What `fmt.graph(history, width, height)` returns, kept between calls.
 
-    When the newest `width` values are the previous ones moved left by one (one sample
-    appended), the rows shift by one column; anything else (first call, resize, a gap)
-    draws them all again."""
+    When the newest `width` values are the previous ones and one more (one sample appended,
+    the oldest dropped once the graph is full), the rows shift by one column; anything else
+    (first call, resize, a gap) draws them all again."""
 
     def __init__(self, lo: float = 0.0, hi: float = 100.0) -> None:
         self.lo, self.hi = lo, hi
@@ -32,8 +32,11 @@ class ScrollingGraph:
         values = list(history)[-width:] if width > 0 else []
         shape = (width, height)
         old = self._values
-        if (shape == self._shape and len(values) == width and len(old) == width and width
-                and values[:-1] == old[1:]):
+        n = len(values)
+        # a full graph drops its oldest value; a growing one (the first minutes) keeps them all
+        # and loses one column of its left padding: either way each row shifts by one
+        if (shape == self._shape and n and len(old) in (n - 1, n) and (len(old) == n - 1 or n == width)
+                and values[:-1] == old[len(old) - n + 1:]):
             for row, ch in zip(self._rows, self._column(values[-1], height)):
                 del row[0]
                 row.append(ch)

@@ -22,6 +22,8 @@ except ImportError:  # another Textual: the general path
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from tui.ui.widgets.line_strips import LineDrawer
+
 NEWLINE = Text("\n")
 
 
@@ -37,6 +39,18 @@ def split_lines(text) -> List[Text]:
     if "\n" not in text.plain:
         return [text]
     return list(text.split("\n", allow_blank=True))
+
+
+def rstripped(lines: List[Text]) -> List[Text]:
+    """`lines` as `split_lines` would give them back after the joined text's `rstrip()`:
+    trailing blank lines dropped, the last line's trailing spaces cut (the lines are the
+    caller's own, built for this call)."""
+    while lines and not lines[-1].plain.rstrip():
+        lines.pop()
+    if not lines:
+        return [Text()]
+    lines[-1].rstrip()
+    return lines
 
 
 class LinePanel(Widget):
@@ -59,6 +73,9 @@ class LinePanel(Widget):
         self._width = 0
         self._style = None
         self._joined: Optional[Text] = None
+        self._drawer: Optional[LineDrawer] = None
+        self._render_key = None  # (width, style, selecting) self._render was made for
+        self._render = None
 
     # -- what tests and screens read ---------------------------------------------------
     @property
@@ -106,7 +123,7 @@ class LinePanel(Widget):
         elif self.text_selection is not None:
             self.refresh()
         else:
-            for y, height in dirty:
+            for y, height in runs(dirty):
                 self.refresh(Region(0, y, width, height))
         return True
 
@@ -117,6 +134,13 @@ class LinePanel(Widget):
         and the same (x, line) offsets in the styles' meta that mouse selection reads. What
         that looks up per call (styles, rules, link style) is looked up once here."""
         style = self.visual_style
+        key = (width, style, self.screen._selecting)
+        if self._render_key == key:  # what it looks up is the same until one of these changes
+            return self._render
+        self._render_key, self._render = key, self._make_renderer(width, style)
+        return self._render
+
+    def _make_renderer(self, width: int, style):
         wrap = getattr(Content, "_wrap_and_format", None)
         if self.styles.content_align != ("left", "top") or wrap is None:  # not for these panels
             return lambda line, index: Visual.to_strips(self, visualize(self, line, markup=False),
@@ -130,10 +154,19 @@ class LinePanel(Widget):
         console = self.app.console
 
         short_cut = not rules["no_wrap"] and not rules["line_pad"] and _FormattedLine is not None
+        drawer = self._drawer
+        # the link style changes only segments whose meta has an @click: the drawer makes none
+        fast = short_cut and rules["align"] in ("left", "start")
+        if fast and (drawer is None or drawer.base is not style or drawer.width != width):
+            drawer = self._drawer = LineDrawer(self, style, width)  # its caches last while these do
 
         def render(line: Text, index: int) -> List[Strip]:
             if not width:
                 return []
+            if fast:
+                strip = drawer.draw(line, index)
+                if strip is not None:
+                    return [strip]
             content = Content.from_rich_text(line, console=console)
             if short_cut and content.cell_length <= width and "\t" not in content.plain:
                 # what _wrap_and_format makes of a line that fits: itself, one line, no cuts
@@ -185,6 +218,18 @@ class LinePanel(Widget):
 
     def get_selection(self, selection):
         return selection.extract(str(self.render())), "\n"
+
+
+def runs(dirty):
+    """(y, height) spans with the adjacent ones joined: one region per run of changed lines
+    (each region is a message, a dirty rectangle and a cut in the compositor's chops)."""
+    joined: List[List[int]] = []
+    for y, height in dirty:
+        if joined and joined[-1][0] + joined[-1][1] == y:
+            joined[-1][1] += height
+        else:
+            joined.append([y, height])
+    return [(y, height) for y, height in joined]
 
 
 def wrapped_rows(plain, width):

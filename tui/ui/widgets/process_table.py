@@ -21,6 +21,7 @@ from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, clip, cmd_width, proc_co
 from tui.core.model import ProcRow
 from tui.core.state import PROC_COLUMNS
 from tui.ui.boxtext_rich import box_text
+from tui.ui.widgets.live import runs
 
 
 def _box_cell(cache: Optional[dict], value, style, limit) -> Text:
@@ -113,6 +114,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self._fit = {}         # row key -> (column widths, cells, cells cut to them)
         self._layout = None    # (columns, width) the rows were rendered for
         self._sort = None
+        self._frame_styles = None  # _line_styles() while a frame renders
         self.cursor_row = 0
 
     # -- the table's surface, as tests and screens read it --------------------------
@@ -189,10 +191,9 @@ class ProcessTable(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         width = self.scrollable_content_region.width
         index = {k: i for i, k in enumerate(self._order)}
-        for key in keys:
-            y = index[key] - top + 1  # line 0 is the header
-            if 1 <= y < height:
-                self.refresh(Region(0, y, width, 1))
+        lines = sorted(y for y in (index[key] - top + 1 for key in keys) if 1 <= y < height)  # 0: header
+        for y, rows in runs((y, 1) for y in lines):  # adjacent rows: one region
+            self.refresh(Region(0, y, width, rows))
 
     # -- rendering -------------------------------------------------------------------
     def _line(self, key, cells):
@@ -222,12 +223,30 @@ class ProcessTable(ScrollView, can_focus=True):
         cached = self._strips.get(key)
         if cached and cached[0] == cells and cached[1] == width and cached[3] == base:
             return cached[2]
-        strip = Strip(self._line(key, cells).render(self.app.console)).crop_extend(0, width, base)
+        strip = Strip(self._line(key, cells).render(self.app.console))
+        if strip.cell_length != width:  # a strip that fits would cache itself: a cycle only the GC frees
+            strip = strip.crop_extend(0, width, base)
         self._strips[key] = (cells, width, strip, base)
         return strip
 
+    def _line_styles(self):
+        """(width, base, header, cursor, even): what every line of one frame looks up. The
+        base style walks the ancestors (opacity: the dimmed, stale dashboard)."""
+        base = self.rich_style
+        return (self.scrollable_content_region.width, base,
+                self.get_component_rich_style("process-table--header"),
+                base + self.get_component_rich_style("process-table--cursor"),
+                base + self.get_component_rich_style("process-table--even"))
+
+    def render_lines(self, crop):
+        self._frame_styles = self._line_styles()  # once per frame, not once per line
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_styles = None
+
     def render_line(self, y):
-        width = self.scrollable_content_region.width
+        width, base, header_style, cursor_style, even_style = self._frame_styles or self._line_styles()
         if y == 0:  # the header stays put while the rows scroll
             header = Text(no_wrap=True)
             for col in self.columns.values():
@@ -235,18 +254,17 @@ class ProcessTable(ScrollView, can_focus=True):
                 label.truncate(col.width, pad=True)
                 header.append_text(label)
                 header.append(" ")
-            style = self.get_component_rich_style("process-table--header")
+            style = header_style
             return Strip(header.render(self.app.console)).crop_extend(0, width, style).apply_style(style)
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self._order):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         # every segment gets a real style: opacity (the dimmed, stale dashboard) needs one
-        base = self.rich_style  # walks the ancestors: once per line
         strip = self._row_strip(self._order[index], width, base)
         if index == self.cursor_row and self.has_focus:
-            return strip.apply_style(base + self.get_component_rich_style("process-table--cursor"))
+            return strip.apply_style(cursor_style)
         if index % 2:
-            return strip.apply_style(base + self.get_component_rich_style("process-table--even"))
+            return strip.apply_style(even_style)
         return strip.apply_style(base)
 
     # -- input -----------------------------------------------------------------------

@@ -33,6 +33,20 @@ TEXTS = [
 ]
 
 
+def _overlapping():
+    t = Text("base, spans over, inside", style="dim")  # fits the panel's 26 columns
+    t.stylize("bold", 0, 10)
+    t.stylize("red", 5, 20)
+    t.stylize("italic", 12, 12)  # empty
+    t.stylize("on blue", 18)
+    return t
+
+
+TEXTS += [_overlapping(), Text("only its own style", style="bold magenta"),
+          styled(("100% ", "dim"), ("▁▂▃▄▅▆▇█", "green"), ("  last 1:00", "dim")),
+          styled(("显存 ", "bold"), ("60.3/80.0G", "magenta"), (" 温度", ""))]  # double width, fits
+
+
 class Pair(App):
     CSS = CSS
 
@@ -57,6 +71,20 @@ async def test_draws_what_a_static_draws(index):
         await pilot.pause()
         same_drawing(app)
         assert str(app.query_one("#panel").render()) == TEXTS[index].plain
+
+
+async def test_lines_that_fit_are_drawn_straight_to_strips():
+    """The cached path (line_strips.LineDrawer) draws the lines that fit; the rest (wrapped,
+    control codes shown by box_text are fine) go through Textual's Content."""
+    app = Pair()
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = app.query_one("#panel", LinePanel)
+        update_text(panel, _overlapping())
+        await pilot.pause()
+        drawer = panel._drawer
+        assert drawer is not None and drawer._offset  # the segments' offset styles came from it
+        assert drawer.draw(Text("x" * 200), 0) is None  # wider than the panel: wrapped by Textual
+        assert drawer.draw(Text("a\tb"), 0) is None
 
 
 async def test_changed_line_repaints_only_that_line():

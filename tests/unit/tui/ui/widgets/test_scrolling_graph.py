@@ -28,3 +28,28 @@ def test_resize_and_gap_draw_again():
     assert graph.rows(history, 12, 1) == fmt.graph(history, 12, 1)  # resized
     history = history[:10]  # a reconnect that started a fresh history
     assert graph.rows(history, 12, 1) == fmt.graph(history, 12, 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(values, max_size=60), st.integers(1, 30), st.integers(1, 30), st.integers(1, 2))
+def test_same_as_fmt_graph_with_a_ring_that_drops_its_oldest(stream, ring, width, height):
+    graph = ScrollingGraph()
+    history = []
+    for v in stream:
+        history = (history + [v])[-ring:]
+        assert graph.rows(history, width, height) == fmt.graph(history, width, height)
+
+
+def test_a_growing_graph_draws_one_column_per_sample(monkeypatch):
+    """The first minutes, before the history fills the graph: one new column per sample, not
+    the whole history again (the dashboard's graphs are this wide for 2-3 minutes)."""
+    graph = ScrollingGraph()
+    history = [10.0, 20.0]
+    graph.rows(history, 40, 2)
+    drawn = []
+    column = graph._column
+    monkeypatch.setattr(graph, "_column", lambda v, h: drawn.append(v) or column(v, h))
+    for i in range(50):
+        history.append(float(i))
+        assert graph.rows(history, 40, 2) == fmt.graph(history, 40, 2)
+    assert len(drawn) == 50
