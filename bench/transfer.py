@@ -53,8 +53,10 @@ def make_tree(root, mb):
 
 
 def session_for(box, alias):
-    return session_mod.RemoteSession(ssh.Target.parse(alias, ssh_config=box.ssh_config),
-                                     simulate="idle", remote_dir=box.remote_dir)
+    s = session_mod.RemoteSession(ssh.Target.parse(alias, ssh_config=box.ssh_config),
+                                  simulate="idle", remote_dir=box.remote_dir)
+    s.files_early = True  # as `gputui push`/`pull` open it
+    return s
 
 
 async def our_push(box, alias, data, dest, cut_at=None):

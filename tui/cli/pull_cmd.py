@@ -36,7 +36,7 @@ async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int,
 
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
     from tui.remote.pull import pull_files, walk_sftp
-    session = await open_session(args)
+    session = await open_session(args, files=True)
     failed = 0
     try:
         async with session.file_client() as sftp:

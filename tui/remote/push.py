@@ -188,6 +188,12 @@ class SftpBox:
                 self._seen[path] = await self._lstat(path)
         await asyncio.gather(*(one(p) for p in paths if p not in self._seen))
 
+    async def prepare(self, dest: str, rels: Iterable[str]) -> None:
+        """make_root and prefetch in the same round trip (DEST's own lstat among the others)."""
+        root, _seen = await asyncio.gather(self._lstat(dest), self.prefetch(dest, rels))
+        if _kind(root) != "dir":
+            await self.make_root(dest)
+
     async def _check_chain(self, dest: str, rel: str) -> None:
         here = dest
         for part in rel.split("/")[:-1]:
@@ -331,37 +337,49 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
 async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry], dest: str,
                progress: Optional[Callable[[str, int], None]] = None) -> List[FileResult]:
     """Every entry under DEST (absolute, see box.resolve); one result each, in the entries'
-    order. What the box holds is asked for all names at once (prefetch); folders are made a
-    level at a time (a folder before what is in it, a level's folders together), then the
-    links; then the files: small ones SMALL_IN_FLIGHT at a time (each costs a few round trips
+    order. What the box holds is asked for all names at once (prepare); each folder, link and
+    file waits only for its own folder's mkdir, not for the others; the files: small ones SMALL_IN_FLIGHT at a time (each costs a few round trips
     of its own: on a 300 ms link a code folder would take minutes one by one) beside the big
     ones, one big file at a time with all its writes in flight. Raises on a dropped link (the
     parts stay for the next push)."""
     results: List[Optional[FileResult]] = [None] * len(entries)
-    await box.make_root(dest)
-    await box.prefetch(dest, [e.rel for e in entries if e.kind in ("file", "dir", "symlink")])
-    levels: Dict[int, List[int]] = {}
-    for i, e in enumerate(entries):
-        if e.kind == "unusual":
-            results[i] = FileResult(e.rel, "unusual", detail=e.why)
-        elif e.kind == "dir":
-            levels.setdefault(e.rel.count("/"), []).append(i)
-    for depth in sorted(levels):
-        await asyncio.gather(*(box.mkdir(dest, entries[i].rel) for i in levels[depth]))
-        for i in levels[depth]:
-            results[i] = FileResult(entries[i].rel, "dir")
-    links = [i for i, e in enumerate(entries) if e.kind == "symlink"]
-    await asyncio.gather(*(box.symlink(dest, entries[i].rel, entries[i].link) for i in links))
-    for i in links:
-        results[i] = FileResult(entries[i].rel, "link", detail=entries[i].link)
+    await box.prepare(dest, [e.rel for e in entries if e.kind in ("file", "dir", "symlink")])
+    made: "Dict[str, asyncio.Future[None]]" = {}  # a folder's rel -> its mkdir
+
+    async def parent_made(rel: str) -> None:
+        parent = made.get(posixpath.dirname(rel))
+        if parent is not None:
+            await parent
+
+    async def folder(i: int, e: LocalEntry) -> None:
+        await parent_made(e.rel)
+        await box.mkdir(dest, e.rel)
+        results[i] = FileResult(e.rel, "dir")
+
+    async def link(i: int, e: LocalEntry) -> None:
+        await parent_made(e.rel)
+        await box.symlink(dest, e.rel, e.link)
+        results[i] = FileResult(e.rel, "link", detail=e.link)
     gate = asyncio.Semaphore(SMALL_IN_FLIGHT)
     big = asyncio.Lock()
 
     async def one(i: int, e: LocalEntry) -> None:
+        await parent_made(e.rel)
         async with (gate if e.size < SMALL_FILE else big):
             results[i] = await push_file(box, box_sha, e, dest,
                                          (lambda n, r=e.rel: progress(r, n)) if progress else None)
-    tasks = [asyncio.ensure_future(one(i, e)) for i, e in enumerate(entries) if e.kind == "file"]
+    tasks: "List[asyncio.Future[None]]" = []
+    for i, e in enumerate(entries):  # every folder's task exists before any task runs
+        if e.kind == "dir":
+            made[e.rel] = asyncio.ensure_future(folder(i, e))
+            tasks.append(made[e.rel])
+        elif e.kind == "unusual":
+            results[i] = FileResult(e.rel, "unusual", detail=e.why)
+    for i, e in enumerate(entries):
+        if e.kind == "symlink":
+            tasks.append(asyncio.ensure_future(link(i, e)))
+        elif e.kind == "file":
+            tasks.append(asyncio.ensure_future(one(i, e)))
     try:
         await asyncio.gather(*tasks)
     finally:

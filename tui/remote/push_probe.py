@@ -69,6 +69,11 @@ class ProbeBox:
             if isinstance(entries, dict):
                 self._facts.update({k: v for k, v in entries.items() if isinstance(v, dict)})
 
+    async def prepare(self, dest: str, rels: Iterable[str]) -> None:
+        """DEST made first, then what the box holds under it (the order push had before)."""
+        await self.make_root(dest)
+        await self.prefetch(dest, rels)
+
     async def have(self, dest: str, rel: str) -> Have:
         facts = self._facts.pop(rel, None)
         if facts is None:
