@@ -34,9 +34,8 @@ sys.path.insert(0, HERE)
 from bench_box import start_bench_box  # noqa: E402
 from bench_scope import guarded  # noqa: E402
 
-from tui.core import transfer  # noqa: E402
 from tui.core.upload_plan import PART_SUFFIX, scan_local  # noqa: E402
-from tui.remote import push as pusher, session as session_mod, ssh  # noqa: E402
+from tui.remote import pull as puller, push as pusher, session as session_mod, ssh  # noqa: E402
 from tui.remote.push_probe import box_files  # noqa: E402
 
 SMALL = 20  # small files beside the big one (a code folder's worth)
@@ -54,8 +53,10 @@ def make_tree(root, mb):
 
 
 def session_for(box, alias):
-    return session_mod.RemoteSession(ssh.Target.parse(alias, ssh_config=box.ssh_config),
-                                     simulate="idle", remote_dir=box.remote_dir)
+    s = session_mod.RemoteSession(ssh.Target.parse(alias, ssh_config=box.ssh_config),
+                                  simulate="idle", remote_dir=box.remote_dir)
+    s.files_early = True  # as `gputui push`/`pull` open it
+    return s
 
 
 async def our_push(box, alias, data, dest, cut_at=None):
@@ -88,24 +89,18 @@ async def our_push(box, alias, data, dest, cut_at=None):
 
 
 async def our_pull(box, alias, data, local):
+    """Connect .. every file verified and in place, as `gputui pull` does it (the walk, then
+    tui.remote.pull.pull_files: many files at once, the box's sha256 while bytes flow)."""
     t0 = time.perf_counter()
     s = session_for(box, alias)
     await s.open()
     try:
-        parent = str(data.parent)
         async with s.file_client() as sftp:
+            files, _skipped = await puller.walk_sftp(sftp, str(data))
+            parent = str(data.parent)
             await sftp.chdir(parent)
-            for path in sorted(data.rglob("*")):
-                if not path.is_file():
-                    continue
-                full, rel = str(path), str(path.relative_to(parent))
-
-                async def box_sha(full=full):
-                    reply = await s.request("sha256", timeout=600, paths=[full])
-                    return (reply.get("sha256") or {}).get(full)
-                st = path.stat()
-                r = await transfer.download(sftp, rel, str(local), st.st_size, st.st_mtime, expected_sha=box_sha)
-                assert r.status == "downloaded", r
+            results = await puller.pull_files(sftp, s, files, parent, str(local))
+        assert len(results) == SMALL + 1 and all(r.status == "downloaded" for r in results), results
         return time.perf_counter() - t0
     finally:
         await s.close()

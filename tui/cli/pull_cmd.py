@@ -1,10 +1,10 @@
 """`gputui pull HOST:PATH... LOCAL`: files and folders from the box, through the same
 download engine the checklist's `g` uses (tui.core.transfer.download: .part resumed, the
 box's sha256 computed while bytes flow and checked before anything is replaced, a newer
-local copy never overwritten, remote names never trusted as local paths)."""
+local copy never overwritten, remote names never trusted as local paths), many files at once
+(tui/remote/pull.py)."""
 
 import posixpath
-import stat
 import sys
 from typing import Any, List, Tuple
 
@@ -24,27 +24,6 @@ def add_pull_parser(sub: Any) -> None:
     add_box_flags(p)
 
 
-async def _walk(sftp: Any, top: str) -> Tuple[List[Tuple[str, int, float]], List[str]]:
-    """(files as (path relative to top's parent, size, mtime), skipped entries) under top."""
-    parent = posixpath.dirname(top.rstrip("/")) or "/"
-    files, skipped = [], []
-    todo = [top.rstrip("/") or "/"]
-    while todo:
-        path = todo.pop()
-        attrs = await sftp.lstat(path)
-        mode = attrs.permissions or 0
-        rel = posixpath.relpath(path, parent)
-        if stat.S_ISDIR(mode):
-            for name in sorted(await sftp.listdir(path), reverse=True):
-                if name not in (".", ".."):
-                    todo.append(posixpath.join(path, name))
-        elif stat.S_ISREG(mode):
-            files.append((rel, attrs.size or 0, attrs.mtime or 0))
-        else:
-            skipped.append(rel)
-    return files, skipped
-
-
 async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int, float]], List[str]]:
     """(top as the box's absolute path, files, skipped) through the probe's file_list (no SFTP)."""
     from remote_probe import wire
@@ -56,9 +35,8 @@ async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int,
 
 
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
-    from remote_probe import wire
-    from tui.core.transfer import download
-    session = await open_session(args)
+    from tui.remote.pull import pull_files, walk_sftp
+    session = await open_session(args, files=True)
     failed = 0
     try:
         async with session.file_client() as sftp:
@@ -67,7 +45,7 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
             for spec in specs:
                 top = spec if spec.startswith("/") else posixpath.join(home, spec.lstrip("~/"))
                 if is_sftp:
-                    files, skipped = await _walk(sftp, top)
+                    files, skipped = await walk_sftp(sftp, top)
                 else:  # the probe channel reads absolute paths: the files' names come relative
                     top, files, skipped = await _walk_probe(session, top)
                     sftp.base = posixpath.dirname(top.rstrip("/")) or "/"
@@ -77,24 +55,16 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                 if is_sftp:  # names below are relative: they land under LOCAL as they are
                     await sftp.chdir(parent)
                 bar = Progress(sum(s for _r, s, _m in files))
-                for rel, size, mtime in files:
-                    full = posixpath.join(parent, rel)
 
-                    async def box_sha(full: str = full) -> Any:
-                        reply = await session.request(wire.SHA256, timeout=600, paths=[full])
-                        return (reply.get("sha256") or {}).get(full)
-                    seen = [0]
-
-                    def on_progress(done: int, _size: int, rel: str = rel, seen: List[int] = seen) -> None:
-                        bar.add(rel, done - seen[0])
-                        seen[0] = done
-                    r = await download(sftp, rel, local, size, mtime, expected_sha=box_sha,
-                                       progress=on_progress)
+                def said(r: Any) -> None:
+                    nonlocal failed
                     if r.status in ("failed", "corrupt", "refused", "no space"):
                         failed += 1
-                        print(_("\n  %s: %s %s") % (visible(rel), _(r.status), visible(r.detail)), file=sys.stderr)
+                        print(_("\n  %s: %s %s") % (visible(r.remote), _(r.status), visible(r.detail)),
+                              file=sys.stderr)
                     else:
-                        print(_("\n  %s: %s") % (visible(rel), _(r.status)), file=sys.stderr)
+                        print(_("\n  %s: %s") % (visible(r.remote), _(r.status)), file=sys.stderr)
+                await pull_files(sftp, session, files, parent, local, bar.add, said)
         return 1 if failed else 0
     finally:
         await session.close()

@@ -56,7 +56,7 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
     for e in entries:
         if e.kind == "unusual":
             print(_("  not sent: %s (%s)") % (visible(e.rel), e.why), file=sys.stderr)
-    session = await open_session(args)
+    session = await open_session(args, files=True)
     try:
         snap = await session.fresh_snapshot()
         preset = resolve(((snap.get("inventory") or {}).get("host") or {}).get("provider") or {}, host_cfg)

@@ -49,13 +49,15 @@ async def _terminal_trust(exc):
     return answer.strip().lower() in ("y", "yes", _("yes"))
 
 
-async def open_session(args):
+async def open_session(args, files=False):
     """A live session to the command's box, opened the way every box command opens it: the
-    terminal's host-key prompt and password asker, the session's notices printed."""
+    terminal's host-key prompt and password asker, the session's notices printed. files:
+    the command moves files (SFTP is started beside the probe)."""
     from tui.remote.session import RemoteSession
     session = RemoteSession(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
                             ask_trust=_terminal_trust, remote_python=args.remote_python,
                             asker=asker_of(args))
+    session.files_early = files
     await session.open()
     print_notices(session.notices)
     return session

@@ -19,7 +19,7 @@ import hashlib
 import posixpath
 import stat
 import time
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import asyncssh
 
@@ -27,11 +27,16 @@ from remote_probe import wire
 from tui.core.i18n import N_
 from tui.core.upload_plan import PART_SUFFIX, LocalEntry, RemoteStat, decide, remote_path_for
 
-BLOCK = 256 << 10  # bytes per SFTP write: OpenSSH's sftp-server accepts 256 KiB
+BLOCK = 256 << 10  # bytes per SFTP write at most (the server's stated limit when lower)
 IN_FLIGHT = 64  # writes outstanding: 16 MiB in flight fills a 100 MB/s x 150 ms link;
 # memory bound: IN_FLIGHT x BLOCK = 16 MiB of buffers per file being sent
 SMALL_FILE = 1 << 20  # files under this go several at a time
-SMALL_IN_FLIGHT = 8  # small files being sent at once (memory: 8 x 1 MiB at most)
+# small files being sent at once: each costs ~4 round trips of its own (open, writes, close with
+# the box's sha256 and the times, rename), so a code folder on a 300 ms link goes in a few waves
+# instead of one file after another. Memory: 32 x 1 MiB of writes in flight at most.
+SMALL_IN_FLIGHT = 32
+LSTAT_IN_FLIGHT = 256  # lstat requests outstanding while looking at what the box holds
+STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no write limit
 
 Progress = Optional[Callable[[int], None]]
 
@@ -57,12 +62,46 @@ class Have:
     part: Optional[int] = None
 
 
-def sha256_local(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+class HashingReader:
+    """The local file read once: the bytes for the box and their sha256 come from the same
+    reads (a second pass over a 100 GB dataset would cost as long as a fast link's send).
+    The part the box already holds (a resume from `offset`) is hashed first, from disk."""
+
+    def __init__(self, path: str, offset: int) -> None:
+        self._f = open(path, "rb")
+        self._digest = hashlib.sha256()
+        left = offset
+        while left > 0:
+            chunk = self._f.read(min(1 << 20, left))
+            if not chunk:
+                break
+            self._digest.update(chunk)
+            left -= len(chunk)
+
+    def read(self, n: int) -> bytes:
+        data = self._f.read(n)
+        self._digest.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+    def __enter__(self) -> "HashingReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._f.close()
+
+
+def write_block(sftp: Any) -> "tuple[int, int]":
+    """(bytes per write call, block_size for asyncssh's open). Where the server states its
+    write limit (limits@openssh.com: OpenSSH's is 256 KiB - 1 KiB), each call is one request
+    of at most that size, sent as it is (block_size 0: no splitting). A 256 KiB call above the
+    limit became two requests, the second 1 KiB: twice the requests, half of them tiny."""
+    limit = getattr(getattr(sftp, "limits", None), "max_write_len", 0) or 0
+    if limit > STATED_LIMIT_MIN:
+        return min(BLOCK, limit), 0
+    return BLOCK, -1  # no stated limit: asyncssh splits to what any server takes
 
 
 def _no_such(exc: Exception) -> bool:
@@ -86,6 +125,11 @@ class SftpBox:
     def __init__(self, sftp: Any) -> None:
         self.sftp = sftp
         self.via = N_("SFTP")
+        # lstat results from prefetch (and the folders this push made): asked for all names at
+        # once, not one round trip after another. A folder's entry is kept for the whole push
+        # (the chain check of every file under it); a file's is used once.
+        self._seen: Dict[str, Optional[Any]] = {}
+        self._closing: Dict[str, "asyncio.Future[Any]"] = {}  # part -> its close, still in flight
 
     async def _lstat(self, path: str) -> Optional[Any]:
         try:
@@ -94,6 +138,18 @@ class SftpBox:
             if _no_such(exc):
                 return None
             raise
+
+    async def _lstat_once(self, path: str) -> Optional[Any]:
+        """A prefetched answer (used up), else the box asked now."""
+        if path in self._seen:
+            return self._seen.pop(path)
+        return await self._lstat(path)
+
+    async def _lstat_dir(self, path: str) -> Optional[Any]:
+        """For the chain check: the prefetched or earlier answer is kept."""
+        if path not in self._seen:
+            self._seen[path] = await self._lstat(path)
+        return self._seen[path]
 
     async def resolve(self, dest: str) -> str:
         if dest.startswith("~"):
@@ -110,78 +166,141 @@ class SftpBox:
             return None
 
     async def prefetch(self, dest: str, rels: Iterable[str]) -> None:
-        """Nothing: SFTP asks per name (its requests are pipelined by asyncssh)."""
+        """lstat every name, its part and the folders above it at once (LSTAT_IN_FLIGHT
+        outstanding on the one SFTP channel): a 300 ms link pays one round trip, not three
+        per file. A name push would refuse is left for have() to refuse."""
+        paths: Dict[str, None] = {}
+        for rel in rels:
+            try:
+                remote = remote_path_for(dest, rel)
+            except ValueError:
+                continue
+            here = dest
+            for part in rel.split("/")[:-1]:
+                here = posixpath.join(here, part)
+                paths[here] = None
+            paths[remote] = None
+            paths[remote + PART_SUFFIX] = None
+        gate = asyncio.Semaphore(LSTAT_IN_FLIGHT)
+
+        async def one(path: str) -> None:
+            async with gate:
+                self._seen[path] = await self._lstat(path)
+        await asyncio.gather(*(one(p) for p in paths if p not in self._seen))
+
+    async def prepare(self, dest: str, rels: Iterable[str]) -> None:
+        """make_root and prefetch in the same round trip (DEST's own lstat among the others)."""
+        root, _seen = await asyncio.gather(self._lstat(dest), self.prefetch(dest, rels))
+        if _kind(root) != "dir":
+            await self.make_root(dest)
 
     async def _check_chain(self, dest: str, rel: str) -> None:
         here = dest
         for part in rel.split("/")[:-1]:
             here = posixpath.join(here, part)
-            if _kind(await self._lstat(here)) == "link":
+            if _kind(await self._lstat_dir(here)) == "link":
                 raise PushRefused("%s is a symlink on the box: not writing through it" % here)
 
     async def have(self, dest: str, rel: str) -> Have:
         remote = remote_path_for(dest, rel)
         await self._check_chain(dest, rel)
-        final, part = await self._lstat(remote), await self._lstat(remote + PART_SUFFIX)
+        final, part = await asyncio.gather(self._lstat_once(remote), self._lstat_once(remote + PART_SUFFIX))
+        if part is not None and _kind(part) != "file":  # opening it would follow a symlink
+            raise PushRefused("%s%s on the box is not a regular file: not writing through it"
+                              % (remote, PART_SUFFIX))
         kind = _kind(final)
         stat_ = None if final is None else RemoteStat(final.size or 0, final.mtime or 0, kind == "file")
         return Have(kind, stat_, None if part is None else (part.size or 0))
 
     async def make_root(self, dest: str) -> None:
-        await self.sftp.makedirs(dest, exist_ok=True)
+        if _kind(await self._lstat(dest)) != "dir":  # makedirs asks once per path component
+            await self.sftp.makedirs(dest, exist_ok=True)
 
     async def mkdir(self, dest: str, rel: str) -> None:
         remote = remote_path_for(dest, rel)
         await self._check_chain(dest, rel)
-        kind = _kind(await self._lstat(remote))
+        kind = _kind(await self._lstat_dir(remote))
         if kind == "none":
             await self.sftp.mkdir(remote)
+            self._seen[remote] = _MADE_DIR
         elif kind != "dir":
             raise PushRefused("%s exists on the box and is not a folder" % remote)
 
     async def symlink(self, dest: str, rel: str, target: str) -> None:
         remote = remote_path_for(dest, rel)
         await self._check_chain(dest, rel)
-        if await self._lstat(remote) is None:
+        if await self._lstat_once(remote) is None:
             await self.sftp.symlink(target, remote)
 
-    async def write_part(self, dest: str, rel: str, entry: LocalEntry, offset: int,
+    async def write_part(self, dest: str, rel: str, src: HashingReader, offset: int,
                          progress: Progress) -> int:
-        """entry's bytes from `offset` into the part, IN_FLIGHT writes at a time."""
+        """src's bytes from `offset` into the part, IN_FLIGHT writes at a time. Returns once
+        the box has answered every write (sftp-server has written them: the box's sha256 can
+        start); the close goes on meanwhile and settle() waits for it."""
         part = remote_path_for(dest, rel) + PART_SUFFIX
+        block, split = write_block(self.sftp)
         sent = 0
-        async with self.sftp.open(part, "r+b" if offset else "wb") as rf:
-            with open(entry.path, "rb") as lf:
-                lf.seek(offset)
-                pending: "set[asyncio.Future[Any]]" = set()
-                pos = offset
-                while True:
-                    data = lf.read(BLOCK)
-                    if not data:
-                        break
-                    fut = asyncio.ensure_future(rf.write(data, pos))
-                    if progress:  # counted when the box has it: what a cut loses is what was shown
-                        fut.add_done_callback(_counted(progress, len(data)))
-                    pending.add(fut)
-                    pos += len(data)
-                    sent += len(data)
-                    if len(pending) >= IN_FLIGHT:
-                        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                        for d in done:
-                            d.result()
-                if pending:
-                    await asyncio.gather(*pending)
+        rf = await self.sftp.open(part, "r+b" if offset else "wb", block_size=split)
+        pending: "set[asyncio.Future[Any]]" = set()
+        try:
+            pos = offset
+            while True:
+                data = src.read(block)
+                if not data:
+                    break
+                fut = asyncio.ensure_future(rf.write(data, pos))
+                if progress:  # counted when the box has it: what a cut loses is what was shown
+                    fut.add_done_callback(_counted(progress, len(data)))
+                pending.add(fut)
+                pos += len(data)
+                sent += len(data)
+                if len(pending) >= IN_FLIGHT:
+                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    for d in done:
+                        d.result()
+            if pending:
+                await asyncio.gather(*pending)
+                pending = set()
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            try:
+                await rf.close()
+            except (asyncssh.Error, OSError):
+                pass
+            raise
+        self._closing[part] = asyncio.ensure_future(rf.close())
         return sent
 
+    async def _closed(self, part: str) -> None:
+        closing = self._closing.pop(part, None)
+        if closing is not None:
+            await closing
+
+    async def settle(self, dest: str, rel: str, entry: LocalEntry) -> None:
+        """The part closed and given entry's times and mode (kept writable by its owner until
+        commit, so a cut right here still resumes), while the box computes its sha256."""
+        part = remote_path_for(dest, rel) + PART_SUFFIX
+        attrs = asyncssh.SFTPAttrs(permissions=entry.mode | stat.S_IWUSR, atime=int(time.time()),
+                                   mtime=int(entry.mtime))
+        await asyncio.gather(self._closed(part), self.sftp.setstat(part, attrs))
+
     async def discard(self, dest: str, rel: str) -> None:
-        await self.sftp.remove(remote_path_for(dest, rel) + PART_SUFFIX)
+        part = remote_path_for(dest, rel) + PART_SUFFIX
+        await self._closed(part)
+        await self.sftp.remove(part)
 
     async def commit(self, dest: str, rel: str, entry: LocalEntry) -> None:
         remote = remote_path_for(dest, rel)
         part = remote + PART_SUFFIX
-        await self.sftp.chmod(part, entry.mode)
-        await self.sftp.utime(part, (time.time(), entry.mtime))
+        await self._closed(part)
+        if not entry.mode & stat.S_IWUSR:  # settle kept it writable
+            await self.sftp.chmod(part, entry.mode)
         await self.sftp.posix_rename(part, remote)
+
+
+_MADE_DIR = asyncssh.SFTPAttrs(permissions=stat.S_IFDIR | 0o700)  # a folder this push made
 
 
 def _counted(progress: Callable[[int], None], n: int) -> Callable[["asyncio.Future[Any]"], None]:
@@ -201,9 +320,12 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
         return FileResult(entry.rel, "up to date")
     if progress and offset:
         progress(offset)
-    sent = await box.write_part(dest, entry.rel, entry, offset, progress)
-    want = sha256_local(entry.path)
-    got = await box_sha(remote_path_for(dest, entry.rel) + PART_SUFFIX)
+    with HashingReader(entry.path, offset) as src:
+        sent = await box.write_part(dest, entry.rel, src, offset, progress)
+        want = src.hexdigest()
+    # the box hashes while the part is closed and given its times: one round trip, not three
+    got, _settled = await asyncio.gather(box_sha(remote_path_for(dest, entry.rel) + PART_SUFFIX),
+                                         box.settle(dest, entry.rel, entry))
     if got != want:
         await box.discard(dest, entry.rel)  # a resumed part that does not match: send it whole next time
         return FileResult(entry.rel, "failed", sent,
@@ -215,46 +337,55 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
 async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry], dest: str,
                progress: Optional[Callable[[str, int], None]] = None) -> List[FileResult]:
     """Every entry under DEST (absolute, see box.resolve); one result each, in the entries'
-    order. Folders are made as they come (scan_local lists a folder before what is in it);
-    small files go SMALL_IN_FLIGHT at a time (each costs a few round trips of its own: on a
-    300 ms link a code folder would take minutes one by one), a big file alone with all its
-    writes in flight. Raises on a dropped link (the parts stay for the next push)."""
+    order. What the box holds is asked for all names at once (prepare); each folder, link and
+    file waits only for its own folder's mkdir, not for the others; the files: small ones SMALL_IN_FLIGHT at a time (each costs a few round trips
+    of its own: on a 300 ms link a code folder would take minutes one by one) beside the big
+    ones, one big file at a time with all its writes in flight. Raises on a dropped link (the
+    parts stay for the next push)."""
     results: List[Optional[FileResult]] = [None] * len(entries)
-    await box.make_root(dest)
-    await box.prefetch(dest, [e.rel for e in entries if e.kind == "file"])
+    await box.prepare(dest, [e.rel for e in entries if e.kind in ("file", "dir", "symlink")])
+    made: "Dict[str, asyncio.Future[None]]" = {}  # a folder's rel -> its mkdir
+
+    async def parent_made(rel: str) -> None:
+        parent = made.get(posixpath.dirname(rel))
+        if parent is not None:
+            await parent
+
+    async def folder(i: int, e: LocalEntry) -> None:
+        await parent_made(e.rel)
+        await box.mkdir(dest, e.rel)
+        results[i] = FileResult(e.rel, "dir")
+
+    async def link(i: int, e: LocalEntry) -> None:
+        await parent_made(e.rel)
+        await box.symlink(dest, e.rel, e.link)
+        results[i] = FileResult(e.rel, "link", detail=e.link)
     gate = asyncio.Semaphore(SMALL_IN_FLIGHT)
-    tasks: "List[asyncio.Future[None]]" = []
+    big = asyncio.Lock()
 
     async def one(i: int, e: LocalEntry) -> None:
-        async with gate:
+        await parent_made(e.rel)
+        async with (gate if e.size < SMALL_FILE else big):
             results[i] = await push_file(box, box_sha, e, dest,
                                          (lambda n, r=e.rel: progress(r, n)) if progress else None)
-
-    async def drain() -> None:
-        if tasks:
-            await asyncio.gather(*tasks)
-            tasks.clear()
+    tasks: "List[asyncio.Future[None]]" = []
+    for i, e in enumerate(entries):  # every folder's task exists before any task runs
+        if e.kind == "dir":
+            made[e.rel] = asyncio.ensure_future(folder(i, e))
+            tasks.append(made[e.rel])
+        elif e.kind == "unusual":
+            results[i] = FileResult(e.rel, "unusual", detail=e.why)
+    for i, e in enumerate(entries):
+        if e.kind == "symlink":
+            tasks.append(asyncio.ensure_future(link(i, e)))
+        elif e.kind == "file":
+            tasks.append(asyncio.ensure_future(one(i, e)))
     try:
-        for i, e in enumerate(entries):
-            if e.kind == "unusual":
-                results[i] = FileResult(e.rel, "unusual", detail=e.why)
-            elif e.kind == "dir":
-                await box.mkdir(dest, e.rel)
-                results[i] = FileResult(e.rel, "dir")
-            elif e.kind == "symlink":
-                await box.symlink(dest, e.rel, e.link)
-                results[i] = FileResult(e.rel, "link", detail=e.link)
-            elif e.size < SMALL_FILE:
-                tasks.append(asyncio.ensure_future(one(i, e)))
-            else:
-                await drain()
-                await one(i, e)
-        await drain()
+        await asyncio.gather(*tasks)
     finally:
         for t in tasks:
             t.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
     return [r for r in results if r is not None]
 
 

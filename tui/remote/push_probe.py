@@ -17,7 +17,7 @@ from remote_probe import wire
 from tui.core.i18n import N_
 from tui.core.upload_plan import PART_SUFFIX, LocalEntry, RemoteStat, remote_path_for
 from tui.remote.probe_client import ProbeError
-from tui.remote.push import Have, Progress, PushRefused, SftpBox
+from tui.remote.push import HashingReader, Have, Progress, PushRefused, SftpBox
 
 CHUNK = 256 << 10  # bytes per file_write: base64 ~350 KB, a third of wire.MAX_LINE
 CHUNKS_IN_FLIGHT = 32  # 8 MiB outstanding: fills 50 MB/s x 150 ms; memory bound ~11 MB of lines
@@ -69,6 +69,11 @@ class ProbeBox:
             if isinstance(entries, dict):
                 self._facts.update({k: v for k, v in entries.items() if isinstance(v, dict)})
 
+    async def prepare(self, dest: str, rels: Iterable[str]) -> None:
+        """DEST made first, then what the box holds under it (the order push had before)."""
+        await self.make_root(dest)
+        await self.prefetch(dest, rels)
+
     async def have(self, dest: str, rel: str) -> Have:
         facts = self._facts.pop(rel, None)
         if facts is None:
@@ -87,7 +92,7 @@ class ProbeBox:
         remote_path_for(dest, rel)
         await self._ask(wire.FILE_LINK, root=dest, path=rel, target=target)
 
-    async def write_part(self, dest: str, rel: str, entry: LocalEntry, offset: int,
+    async def write_part(self, dest: str, rel: str, src: HashingReader, offset: int,
                          progress: Progress) -> int:
         remote_path_for(dest, rel)
         part = rel + PART_SUFFIX
@@ -101,34 +106,35 @@ class ProbeBox:
                 progress(len(data))
             return len(data)
 
-        with open(entry.path, "rb") as lf:
-            lf.seek(offset)
-            pos = offset
-            data = lf.read(CHUNK)
-            sent += await one(data, pos, True)  # alone: it cuts a stale part to `offset`
-            pos += len(data)
-            pending: "set[asyncio.Future[int]]" = set()
-            try:
-                while True:
-                    data = lf.read(CHUNK)
-                    if not data:
-                        break
-                    pending.add(asyncio.ensure_future(one(data, pos, False)))
-                    pos += len(data)
-                    if len(pending) >= CHUNKS_IN_FLIGHT:
-                        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                        for d in done:
-                            sent += d.result()
-                if pending:
-                    for n in await asyncio.gather(*pending):
-                        sent += n
-                    pending = set()
-            finally:
-                for fut in pending:
-                    fut.cancel()
-                if pending:
-                    await asyncio.gather(*pending, return_exceptions=True)
+        pos = offset
+        data = src.read(CHUNK)
+        sent += await one(data, pos, True)  # alone: it cuts a stale part to `offset`
+        pos += len(data)
+        pending: "set[asyncio.Future[int]]" = set()
+        try:
+            while True:
+                data = src.read(CHUNK)
+                if not data:
+                    break
+                pending.add(asyncio.ensure_future(one(data, pos, False)))
+                pos += len(data)
+                if len(pending) >= CHUNKS_IN_FLIGHT:
+                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    for d in done:
+                        sent += d.result()
+            if pending:
+                for n in await asyncio.gather(*pending):
+                    sent += n
+                pending = set()
+        finally:
+            for fut in pending:
+                fut.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
         return sent
+
+    async def settle(self, dest: str, rel: str, entry: LocalEntry) -> None:
+        """Nothing: file_commit sets the times and mode as it renames."""
 
     async def discard(self, dest: str, rel: str) -> None:
         await self._ask(wire.FILE_COMMIT, root=dest, path=rel + PART_SUFFIX, to=rel, discard=True)
