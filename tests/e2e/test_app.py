@@ -219,7 +219,7 @@ async def test_arming_autostop_shows_the_command_and_fires_on_the_box(demo_box, 
         await pilot.click("#arm")
         await wait_for(pilot, lambda: (app.box.autostop or {}).get("armed") is not None)
         assert "autostop armed" in str(app.query_one("#billing").render())
-        await wait_for(pilot, lambda: marker.exists(), timeout=15)
+        await wait_for(pilot, lambda: marker.exists(), timeout=40)  # 3 s idle + 1 s grace; loaded CI
         await wait_for(pilot, lambda: any("Autostop ran" in n.message for n in app._notifications))
         await pilot.press("q")
 
