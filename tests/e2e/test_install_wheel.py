@@ -20,7 +20,7 @@ def sh(argv, **kw):
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """-> (the installed `gputui` launcher, env): pipx when it works offline, else venv + pip."""
+    """-> (launcher, env, tmp, site-packages, "pipx" or "venv", pipx's output)."""
     tmp = tmp_path_factory.mktemp("wheel")
     built = sh([sys.executable, "-m", "pip", "wheel", REPO, "--no-deps", "--no-build-isolation",
                 "-w", str(tmp / "dist")])
@@ -30,40 +30,48 @@ def installed(tmp_path_factory):
                PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", HOME=str(tmp / "home"))
     os.makedirs(env["HOME"])
     env.pop("PYTHONPATH", None)
-    # The dependencies (textual, asyncssh, ...) come from this test's environment: the box this
-    # runs on may have no index. They are added as a path, not installed; gputui itself is not
-    # importable from there (it is an editable install, whose hook a plain path does not run).
-    deps = sysconfig.get_paths()["purelib"]
-    # pipx refreshes its shared pip from the index (the only download: gputui is --no-deps)
+    # As a user installs it: pipx resolves gputui's dependencies from the package index (CI
+    # and this box have one). Where pipx cannot, venv + pip with the dependencies taken from
+    # this test's environment as a path (gputui itself is not importable from there: it is an
+    # editable install, whose hook a plain path does not run).
     pipx_env = {k: v for k, v in env.items() if k != "PIP_NO_INDEX"}
-    done = sh([sys.executable, "-m", "pipx", "install", "--pip-args=--no-deps", wheel], env=pipx_env,
-              cwd=str(tmp))
+    done = sh([sys.executable, "-m", "pipx", "install", wheel], env=pipx_env, cwd=str(tmp))
     if done.returncode == 0:
         how, venv = "pipx", glob.glob(str(tmp / "pipx" / "venvs" / "gputui"))[0]
         launcher = str(tmp / "bin" / "gputui")
-    else:  # pipx could not work here (e.g. it wanted the index for its shared pip)
+        (site,) = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
+    else:
         how, venv = "venv", str(tmp / "venv")
         assert sh([sys.executable, "-m", "venv", venv]).returncode == 0
         got = sh([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--no-deps", wheel],
                  env=env)
         assert got.returncode == 0, got.stdout
         launcher = os.path.join(venv, "bin", "gputui")
-    (site,) = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
-    with open(os.path.join(site, "zz_test_deps.pth"), "w") as f:
-        f.write(deps + "\n")
+        (site,) = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
+        with open(os.path.join(site, "zz_test_deps.pth"), "w") as f:
+            f.write(sysconfig.get_paths()["purelib"] + "\n")
     print("installed with", how, done.stdout[-500:])
-    return launcher, env, tmp, site, how
+    return launcher, env, tmp, site, how, done.stdout
+
+
+def test_pipx_installs_the_wheel_with_its_dependencies(installed):
+    """The README's user install line: pipx, dependencies from the index (not this venv's)."""
+    pytest.importorskip("pipx")  # in the test extra; without it the venv route above is all
+    _, _, _, site, how, said = installed
+    assert how == "pipx", said[-2000:]
+    assert not os.path.exists(os.path.join(site, "zz_test_deps.pth"))
+    assert glob.glob(os.path.join(site, "textual")) and glob.glob(os.path.join(site, "asyncssh"))
 
 
 def test_the_wheel_carries_its_package_data(installed):
-    _, _, _, site, _ = installed
+    _, _, _, site, _, _ = installed
     for rel in ("remote_probe/scenarios/a100x2.json", "remote_probe/dlhook_site/sitecustomize.py",
                 "tui/locale/zh_CN/LC_MESSAGES/gputui.po", "tui/ui/app.tcss"):
         assert os.path.exists(os.path.join(site, rel)), rel
 
 
 def test_installed_gputui_runs_from_its_own_environment(installed):
-    launcher, env, tmp, site, _ = installed
+    launcher, env, tmp, site, _, _ = installed
     where = sh([os.path.join(os.path.dirname(os.path.realpath(launcher)), "python"), "-c",
                 "import tui, remote_probe; print(tui.__file__); print(remote_probe.__file__)"],
                env=env, cwd=str(tmp))
@@ -76,7 +84,7 @@ def test_installed_gputui_runs_from_its_own_environment(installed):
 
 def test_installed_demo_shows_a_sample(installed):
     pexpect = pytest.importorskip("pexpect")
-    launcher, env, tmp, _, _ = installed
+    launcher, env, tmp, _, _, _ = installed
     child = pexpect.spawn(launcher, ["demo"], env=dict(env, TERM="xterm-256color"), cwd=str(tmp),
                           timeout=90, encoding="utf-8", dimensions=(40, 140))
     try:
