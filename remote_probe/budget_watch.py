@@ -11,6 +11,12 @@ its own clock the daemon then decides, each tick:
 - budget_80 / budget_100: the charge that takes this session's bill to 80 % / 100 % of the
   budget has been made (wire.money.budget_levels_due, the laptop's own function); each once
   per session (its start) and budget; both due at one moment are one message, the highest.
+- the same kinds for the daily budget (``budget_day``): today's spend, counted from the
+  laptop's local midnight (``day_start``) with the laptop's function (wire.money.cost_today),
+  plus what the ledger's other sessions cost since (``day_other_cost``), reaches 80 % / 100 %
+  of it; each once per day and budget, whatever the session. Past that day the box counts
+  on from its own clock, whole days after the laptop's midnight (a DST change shifts it by
+  an hour), with only this session's spend.
 - balance_low: the balance, counted down from when it was read at the spend per hour, covers
   less than ``balance_low_hours`` (default BALANCE_LOW_HOURS) of spend, or is gone. Once per
   session, again only after a fresh reading showed it topped up.
@@ -33,7 +39,9 @@ NOTIFY_LEVELS = (0.8, 1.0)
 LEVEL_KINDS = {0.8: "budget_80", 1.0: "budget_100"}
 BALANCE_LOW_HOURS = 2.0  # a night's warning: time to top up before the provider stops the box
 FIELDS = ("rate_per_hour", "currency", "granularity", "start", "budget", "balance",
-          "balance_read_at", "spend_per_hour", "balance_low_hours")
+          "balance_read_at", "spend_per_hour", "balance_low_hours",
+          "budget_day", "day_start", "day_other_cost")
+DAY = 86400.0
 
 
 # ---- decisions: plain functions of (facts, now, what was told) ----------------------------
@@ -98,12 +106,33 @@ def balance_is_low(facts, now):
     return bool(spend) and left < spend * hours
 
 
+def day_of(facts, now):
+    """-> (the midnight today's spend counts from, what other sessions cost since), or None
+    without a daily budget or the laptop's midnight. After the laptop's day, whole days on."""
+    start = facts.get("day_start")
+    if not facts.get("budget_day") or start is None:
+        return None
+    if now < start + DAY:
+        return start, facts.get("day_other_cost") or 0.0
+    return start + (now - start) // DAY * DAY, 0.0
+
+
+def day_cost(facts, now):
+    """Today's spend as the laptop counts it (wire.money.cost_today); None unknown."""
+    day = day_of(facts, now)
+    if day is None:
+        return None
+    return money.cost_today(facts.get("start"), now, facts.get("rate_per_hour"), day[0], day[1])
+
+
 def told_for(told, facts):
-    """What was told of this session and budget (a new session or budget starts afresh)."""
+    """What was told of this session and budget (a new session or budget starts afresh;
+    the daily budget's levels are the day's, kept across sessions)."""
     told = dict(told or {})
     key = session_key(facts)
     if "session" not in told or told["session"] != key:
-        return {"session": key, "budget": facts.get("budget"), "levels": [], "balance_low": None}
+        return {"session": key, "budget": facts.get("budget"), "levels": [], "balance_low": None,
+                "day": told.get("day"), "day_levels": list(told.get("day_levels") or [])}
     if told.get("budget") != facts.get("budget"):
         told.update(budget=facts.get("budget"), levels=[])
     return told
@@ -124,6 +153,20 @@ def decide(facts, now, told):
                 "cost": money.format_money(cost_now(facts, now), currency),
                 "budget": money.format_money(facts.get("budget"), currency)},
                 "%s@%s" % (key, facts.get("budget"))))
+    day = day_of(facts, now)
+    if day is not None:
+        day_key = "%d@%s" % (day[0], facts.get("budget_day"))
+        if told.get("day") != day_key:  # a new day, or a new daily budget
+            told["day"], told["day_levels"] = day_key, []
+        cost = day_cost(facts, now)
+        due = money.budget_levels_crossed(cost, facts.get("budget_day"),
+                                          told.get("day_levels") or [], NOTIFY_LEVELS)
+        if due:
+            told["day_levels"] = sorted(set(told.get("day_levels") or []) | set(due))
+            events.append((LEVEL_KINDS[max(due)], {
+                "cost": money.format_money(cost, currency),
+                "budget": money.format_money(facts.get("budget_day"), currency),
+                "variant": "day"}, "day:" + day_key))
     if told.get("balance_low") is None and balance_is_low(facts, now):
         told["balance_low"] = now
         events.append(("balance_low",
@@ -183,6 +226,9 @@ class BudgetWatch:
             return {"cost": cost_now(facts, now), "budget": facts.get("budget"),
                     "told": [LEVEL_KINDS[lvl] for lvl in told.get("levels") or ()
                              if lvl in LEVEL_KINDS]
-                    + (["balance_low"] if told.get("balance_low") is not None else []),
+                    + (["balance_low"] if told.get("balance_low") is not None else [])
+                    + [LEVEL_KINDS[lvl] + "_day" for lvl in told.get("day_levels") or ()
+                       if lvl in LEVEL_KINDS],
+                    "day_cost": day_cost(facts, now), "budget_day": facts.get("budget_day"),
                     "balance_left": None if left is None else round(left, 4),
                     "balance_low": balance_is_low(facts, now)}

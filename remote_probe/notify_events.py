@@ -26,11 +26,17 @@ TEMPLATES = {
     "autostop_done": ("%(box)s was released by autostop", "Autostop ran the release command: %(reason)s."),
     "budget_80": ("%(box)s has used 80%% of its budget", "Spent %(cost)s of %(budget)s."),
     "budget_100": ("%(box)s has used its whole budget", "Spent %(cost)s of %(budget)s. The box is still billing."),
+    # the daily budget's wording of the same kinds (an event's "variant": "day")
+    "budget_80_day": ("%(box)s has used 80%% of today's budget", "Spent %(cost)s of %(budget)s today."),
+    "budget_100_day": ("%(box)s has used today's whole budget",
+                       "Spent %(cost)s of %(budget)s today. The box is still billing."),
     "checkpoint_stale": ("No new checkpoint from %(job)s on %(box)s",
                          "The newest checkpoint is %(age)s old: %(path)s"),
     "balance_low": ("Provider balance low for %(box)s", "Balance left: %(balance)s."),
     "test": ("gputui test message from %(box)s", "If you can read this, %(channel)s works."),
 }
+# Templates that word a kind differently (an event's fields say "variant"); not kinds.
+VARIANTS = ("budget_80_day", "budget_100_day")
 # What a verdict's cause means (remote_probe/jobwatch.py), in words.
 CAUSES = {
     "cuda_oom": "CUDA out of memory",
@@ -99,6 +105,8 @@ def render(kind, fields, templates=None, causes=None):
     if isinstance(code, str) and code in CAUSES:
         words = (causes or {}).get(code)
         fields["cause"] = words if isinstance(words, str) and words else CAUSES[code]
+    variant = "%s_%s" % (kind, fields.get("variant"))
+    kind = variant if variant in VARIANTS else kind
     default = TEMPLATES.get(kind) or TEMPLATES["test"]
     needed = fields_of(default[0]) | fields_of(default[1])
     chosen = default

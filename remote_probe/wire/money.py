@@ -76,6 +76,25 @@ def budget_levels_due(start: Optional[float], now: float, rate_per_hour: Optiona
     return due, (max(due) if due else None)
 
 
+def budget_levels_crossed(cost: Optional[float], budget: Optional[float],
+                          already: Collection[float] = (),
+                          levels: Sequence[float] = BUDGET_LEVELS) -> List[float]:
+    """Budget levels reached by `cost` and not yet warned about (the daily budget)."""
+    if not budget or cost is None:
+        return []
+    return [lvl for lvl in levels if cost >= lvl * budget and lvl not in already]
+
+
+def cost_today(start: Optional[float], now: float, rate_per_hour: Optional[float],
+               day_start: float, other_sessions_today: float = 0.0) -> Optional[float]:
+    """Spend since `day_start` (the local midnight the daily budget counts from): this
+    session's share plus other sessions' costs since then."""
+    if rate_per_hour is None or start is None:
+        return None
+    since = max(start, day_start)
+    return other_sessions_today + max(0.0, now - since) / 3600.0 * rate_per_hour
+
+
 def format_money(amount: Optional[float], currency: Optional[str] = "CNY") -> str:
     """'¥12.40', '$3.20', '€0.05', '¥1,234' for JPY, '12.40 XYZ' for unknown codes."""
     if amount is None:

@@ -455,4 +455,5 @@ def clean(msg: Msg, report: typing.Optional["Report"] = None) -> Msg:
 REQUEST_SCHEMAS[NOTIFY_BILLING] = Obj({
     "rate_per_hour": Num(0, 1e6), "currency": Str(16), "granularity": Str(10), "start": EPOCH,
     "budget": Num(0, 1e9), "balance": Num(-1e9, 1e12), "balance_read_at": EPOCH,
-    "spend_per_hour": Num(0, 1e6), "balance_low_hours": Num(0, 1e4)})
+    "spend_per_hour": Num(0, 1e6), "balance_low_hours": Num(0, 1e4),
+    "budget_day": Num(0, 1e9), "day_start": EPOCH, "day_other_cost": Num(0, 1e9)})

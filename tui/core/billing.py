@@ -3,14 +3,14 @@
 import collections
 import datetime
 import time
-from typing import Collection, Deque, List, Optional, Sequence, Tuple
+from typing import Deque, Optional, Sequence, Tuple
 
-from remote_probe.wire import all_idle
+from remote_probe.wire import all_idle, money
 # The money math is the probe's, so the box's budget notifications (remote_probe/budget_watch.py)
 # and the app's figures and warnings come from the same functions.
 from remote_probe.wire.money import (BUDGET_LEVELS, CURRENCY_SYMBOLS, GRANULARITY_SECONDS,  # noqa: F401
-                                     NO_DECIMALS, billable_seconds, budget_levels_due, charged_at,
-                                     cost_for, format_money)
+                                     NO_DECIMALS, billable_seconds, budget_levels_crossed,
+                                     budget_levels_due, charged_at, cost_for, format_money)
 from tui.core.i18n import _
 
 
@@ -69,14 +69,6 @@ class IdleMeter:
     def idle_since(self, t0: float) -> float:
         """Idle seconds counted after time t0 (for "in the last 2 h")."""
         return sum(dt for t, dt in self.recent if t > t0)
-
-
-def budget_levels_crossed(cost: Optional[float], budget: Optional[float],
-                          already: Collection[float] = ()) -> List[float]:
-    """Budget levels (0.5, 0.8, 1.0) reached by `cost` and not yet warned about."""
-    if not budget or cost is None:
-        return []
-    return [lvl for lvl in BUDGET_LEVELS if cost >= lvl * budget and lvl not in already]
 
 
 def budget_runs_out_at(start: Optional[float], now: float, rate_per_hour: Optional[float],
@@ -157,11 +149,9 @@ def local_midnight(now: float) -> float:
 
 def cost_today(start: Optional[float], now: float, rate_per_hour: Optional[float],
                other_sessions_today: float = 0.0) -> Optional[float]:
-    """Spend since local midnight: this session's share plus other sessions' costs today."""
-    if rate_per_hour is None or start is None:
-        return None
-    since = max(start, local_midnight(now))
-    return other_sessions_today + max(0.0, now - since) / 3600.0 * rate_per_hour
+    """Spend since local midnight: this session's share plus other sessions' costs today
+    (the box's daily budget watch counts with the same function)."""
+    return money.cost_today(start, now, rate_per_hour, local_midnight(now), other_sessions_today)
 
 
 def cost_to_finish(eta_seconds: Optional[float], rate_per_hour: Optional[float],

@@ -206,6 +206,12 @@ class BillingClock:
                                                           cfg.granularity),
         )
 
+    def day_facts(self, now: Optional[float] = None) -> Tuple[float, float]:
+        """(local midnight, what the ledger's other sessions cost since): how the box's
+        daemon counts the daily budget with the laptop closed, as figures() does."""
+        now = self.clock() if now is None else now
+        return billing.local_midnight(now), self._other_sessions_today(now)
+
     def _other_sessions_today(self, now: float) -> float:
         """Today's cost of the ledger's other sessions; read at most every 30 s, since
         figures() runs on every redraw and the ledger changes slowly."""

@@ -77,6 +77,7 @@ class HostConfig:
     idle_threshold: float = 5.0  # % GPU utilization under which a GPU is idle
     budget_session: Optional[float] = None
     budget_day: Optional[float] = None
+    balance_low_hours: float = 2.0  # the box tells "balance low" when it covers less spend than this
     provider: Optional[str] = None
     release_command: Optional[str] = None
     release_action: Optional[str] = None  # which of the provider's actions releases it (stop, terminate, ...)
@@ -116,6 +117,7 @@ class HostConfig:
 _TYPES = {
     "rate": (int, float), "currency": str, "granularity": str, "idle_threshold": (int, float),
     "budget_session": (int, float), "budget_day": (int, float), "provider": str,
+    "balance_low_hours": (int, float),
     "release_command": str, "release_action": str, "expect": str, "persistent_paths": list, "ephemeral_paths": list,
     "artifact_paths": list, "storage_gb": (int, float), "storage_price_gb_month": (int, float),
     "start": str, "gpus": int, "python": str, "net_check_urls": list,
@@ -136,7 +138,7 @@ _AUTOSTOP_TYPES = {
 # None: open). A value outside is reported and the default is used.
 _RANGES = {
     "rate": (0, 1e6), "idle_threshold": (0, 100), "budget_session": (0, 1e9),
-    "budget_day": (0, 1e9), "storage_gb": (0, 1e7), "storage_price_gb_month": (0, 1e6),
+    "budget_day": (0, 1e9), "balance_low_hours": (0, 1e4), "storage_gb": (0, 1e7), "storage_price_gb_month": (0, 1e6),
     "gpus": (0, 4096), "min_cores_per_gpu": (0, 4096), "min_ram_gb_per_gpu": (0, 1e6),
 }
 _AUTOSTOP_RANGES = {

@@ -124,6 +124,7 @@ class BoxRow:
     progress: str = ""  # watched jobs, short: "42% 1h56m", or a crashed/hung job's state
     progress_alarm: bool = False  # a watched job crashed or hangs
     cost_to_finish: Optional[float] = None  # of the job that ends last (money)
+    no_proc: bool = False  # the box has no /proc: jobs outside tmux cannot be seen
 
 
 def idle_burning(state: str, idle_for: Optional[float], threshold_s: float) -> bool:
@@ -316,10 +317,15 @@ def table_line(cells: Sequence[Any], widths: Sequence[int] = TABLE_WIDTHS) -> st
         "  " + str(cells[-1])
 
 
+def no_proc_note(row: BoxRow) -> str:
+    """A live box without /proc says so: its job count alone would read as "that is all"."""
+    return _("no /proc: jobs outside tmux not seen") if row.no_proc else ""
+
+
 def finish_note(row: BoxRow) -> str:
     """A live box's note: its watched job's progress and what finishing it costs."""
     if row.cost_to_finish is None:
-        return row.progress
+        return row.progress or no_proc_note(row)
     return (row.progress + "  " if row.progress else "") + _("%s to finish") % format_money(
         row.cost_to_finish, row.currency)
 
@@ -448,6 +454,7 @@ class FleetBox:
         idle_for = self.streak.seconds() if has_data else None
         lines = self.job_lines(now) if state == LIVE else []
         progress, kind = job_lines.fleet_cell(lines)
+        no_proc = state == LIVE and st.job_model.no_proc
         last = job_lines.last_to_finish(lines)
         return BoxRow(
             self.host, state, reason=(self.reason or self.detail) if state != LIVE else "",
@@ -461,7 +468,7 @@ class FleetBox:
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
             burning=idle_burning(state, idle_for, self.threshold_s()),
             progress=progress, progress_alarm=kind == "alarm",
-            cost_to_finish=last.cost_to_finish if last is not None else None)
+            cost_to_finish=last.cost_to_finish if last is not None else None, no_proc=no_proc)
 
     def on_notify_event(self, event: Dict[str, Any]) -> None:
         """A notification the daemon sent: kept once (the one-box app toasts it)."""

@@ -70,16 +70,22 @@ def billing_params(clock: "BillingClock") -> Optional[Dict[str, Any]]:
     """The "notify_billing" request: what the box costs, so its daemon can tell budget 80 % /
     100 % and a low provider balance with the laptop closed (remote_probe/budget_watch.py,
     with the same money math as `clock`). The price in use (the provider's, else the typed
-    rate), the session's start and budget, and the provider balance with when it was read.
+    rate), the session's start and budget, the daily budget with the laptop's local midnight
+    and what the ledger's other sessions cost since, the provider balance with when it was
+    read, and how many hours of spend count as a low balance.
     None until the session's start is known. No secret in it."""
     if clock.start is None:
         return None
     price = clock.price()
+    day_start, day_other_cost = clock.day_facts()
     api = clock.provider_price or {}
     balance = api.get("balance") if api.get("ok") else None
     return {"rate_per_hour": price.rate, "currency": price.currency,
             "granularity": clock.cfg.granularity, "start": clock.start,
             "budget": clock.cfg.budget_session, "balance": balance,
+            "budget_day": clock.cfg.budget_day, "day_start": day_start,
+            "day_other_cost": round(day_other_cost, 2),
+            "balance_low_hours": clock.cfg.balance_low_hours,
             "balance_read_at": api.get("read_at") if balance is not None else None,
             # the account's spend (all its pods) when the provider said it; else the box's rate
             "spend_per_hour": api.get("spend_per_hour") if balance is not None else None}

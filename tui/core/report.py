@@ -11,6 +11,7 @@ from tui.core import from_wire, job_lines
 from tui.core.billing import format_money
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
+from tui.core.jobs import no_proc_notice
 from tui.core.cells import columns
 from tui.core.config import HostConfig
 
@@ -49,6 +50,8 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
         "host_metrics": sample.get("host"),
         "tmux": (reply.get("jobs") or {}).get("tmux"),
         "unprotected_jobs": (reply.get("jobs") or {}).get("unprotected"),
+        # no /proc on the box (the demo's probe on macOS): an empty job list is not "none"
+        "no_proc": from_wire.jobs(reply.get("jobs")).no_proc,
         "autostop": reply.get("autostop"),
         # the DataLoader stats per trainer, as the dashboard's panel has them
         "dataloaders": ((reply.get("jobs") or {}).get("loaders") or {}).get("trainers") or [],
@@ -179,6 +182,9 @@ def status_text(doc: Dict[str, Any]) -> str:
     for job in doc.get("unprotected_jobs") or []:
         lines.append("⚠ pid %s `%s` %s" % (visible(job["pid"]), visible(job["cmd"], limit=60),
                                           visible(job["reason"])))
+    notice = no_proc_notice(bool(doc.get("no_proc")))
+    if notice:
+        lines.append("⚠ " + notice)
     watched = doc.get("jobs") or []
     if watched:
         lines.append("")

@@ -22,6 +22,7 @@ from tui.core.config_reload import ConfigWatcher, fleet_reload_lines
 from tui.core.i18n import _, ngettext
 from tui.core.metrics import FleetCollector, export_view
 from tui.remote.fleet_pool import open_fleet
+from tui.remote.notify_push import reload_notify_config
 
 PUBLISH_EVERY = 1.0
 
@@ -171,6 +172,8 @@ def reload_config(fleet, watch, explicit=False, announce=sys.stderr):
         added = [] if explicit else fleet.add_config_hosts(new)
         fleet.config = new
         lines = fleet_reload_lines(new, fleet.boxes, added)
+        for host, session in fleet.sessions.items():  # new channels reach the boxes now
+            lines += reload_notify_config(session, new.data, host)
     for line in lines:
         print("gputui exporter: %s" % line, file=announce, flush=True)
 

@@ -7,6 +7,8 @@ import logging
 
 from remote_probe import wire
 from tui.core.i18n import _
+from tui.core.model import ConnState
+from tui.core.notify_wire import notify_config
 from tui.remote.probe_client import ProbeError
 
 log = logging.getLogger("gputui.session")
@@ -61,3 +63,22 @@ async def _send_billing(session, params) -> None:
         session.billing_sent = None
         return
     session.billing_reply = reply
+
+
+def reload_notify_config(session, data, host, label=None) -> list:
+    """After a config reload: the laptop's new channels, quiet hours and `[notify] events`
+    reach the box now, not at the next connect. Only when this config says something about
+    notifications (a laptop without [notify] never erases the box's channels, as at connect)
+    and it changed; kept as the session's notify_config for later reconnects. `label`: the
+    name the box's messages use (the one sent at connect, else this). -> the config's
+    notification problems when it changed (no secret in them), else []."""
+    if session is None:
+        return []
+    sent_as = (getattr(session, "notify_config", None) or {}).get("box")
+    params, problems = notify_config(data, host, sent_as or label or host)
+    if params is None or params == getattr(session, "notify_config", None):
+        return []
+    session.notify_config = params
+    if session.client is not None and getattr(session, "state", None) == ConnState.LIVE:
+        asyncio.ensure_future(send_notify_config(session))
+    return problems

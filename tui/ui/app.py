@@ -29,7 +29,7 @@ from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
 from tui.core.ledger import Ledger, LedgerError
 from tui.core.notify_wire import billing_params, notify_config
-from tui.remote.notify_push import share_billing
+from tui.remote.notify_push import reload_notify_config, share_billing
 from tui.remote.session import FAILED, LIVE, Listener, RemoteSession
 from tui.ui import flows
 from tui.ui.background import background, failure_text
@@ -203,6 +203,9 @@ class CockpitApp(Translated, App):
             return  # keep what was read before
         self.config = new
         for box in self.watched_boxes():
+            # channels and the [notify] events filter reach the box now, not at the next connect
+            for problem in reload_notify_config(box.session, new.data, box.host, box.label):
+                self.notify(problem, severity="warning", timeout=15, markup=False)
             fresh = new.host(box.host)
             changes = host_changes(box.cfg, fresh)
             if not changes:

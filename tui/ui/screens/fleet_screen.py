@@ -82,7 +82,7 @@ def row_cells(row: fleet.BoxRow):
     money = lambda v: Text(format_money(v, row.currency), justify="right")  # noqa: E731
     note = _("idle and billing") if row.burning else (
         row.reason if not live else (_("%s to finish") % format_money(row.cost_to_finish, row.currency)
-                                     if row.cost_to_finish is not None else ""))
+                                     if row.cost_to_finish is not None else fleet.no_proc_note(row)))
     return [
         host, Text(_(row.state), style=STATE_STYLE.get(row.state, "")), gpu_cell(row),
         jobs_cell(row, live),

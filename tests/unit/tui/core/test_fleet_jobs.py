@@ -53,3 +53,28 @@ def test_check_table_notes_the_progress():
     rows = [fleet.BoxRow("a100-train", fleet.LIVE, jobs=2, progress="42% 1h56m", rate=9.8,
                          cost_to_finish=19.1)]
     assert fleet.fleet_table(rows).splitlines()[1].rstrip().endswith("42% 1h56m  ¥19.10 to finish")
+
+
+def test_a_box_without_proc_says_so_in_the_fleet_note():
+    bare = fleet.BoxRow("mac-demo", fleet.LIVE, jobs=0, rate=1.0, no_proc=True)
+    normal = fleet.BoxRow("a100", fleet.LIVE, jobs=0, rate=1.0)
+    assert fleet.fleet_table([bare]).splitlines()[1].rstrip().endswith(
+        "no /proc: jobs outside tmux not seen")
+    assert "/proc" not in fleet.fleet_table([normal])
+    # a watched job's progress says more than that and keeps the note
+    busy = fleet.BoxRow("mac-demo", fleet.LIVE, progress="42% 1h56m", no_proc=True)
+    assert fleet.finish_note(busy) == "42% 1h56m"
+
+
+async def test_the_fleet_row_of_a_box_without_proc():
+    app = canned_fleet_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.feed()
+        boxes = {b.host: b for b in app.fleet.boxes}
+        boxes["a100-train"].on_jobs({"unprotected": [], "no_proc": True})
+        await pilot.pause(1.5)
+        table = app.screen.query_one(DataTable)
+        cells = {h: [c.plain for c in table.get_row(h)] for h in app.screen.order}
+        await app.action_quit()
+    assert cells["a100-train"][-1] == "no /proc: jobs outside tmux not seen", cells["a100-train"]
+    assert "/proc" not in cells["h100-sweep"][-1]

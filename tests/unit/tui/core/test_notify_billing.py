@@ -3,7 +3,9 @@ the billing facts (the price in use, the session's start and budget, the provide
 sent again whenever they change or the connection is new; the `[notify] events` filter in
 notify_config. (Sending them: tests/unit/tui/remote/test_notify_push.py.)"""
 
+from remote_probe import budget_watch
 from remote_probe.wire import check_request
+from tui.core import billing
 from tui.core.billing_clock import BillingClock
 from tui.core.config import HostConfig
 from tui.core.notify_wire import billing_params, notify_config
@@ -27,8 +29,31 @@ def test_typed_rate_and_budget():
     p = billing_params(c)
     assert p == {"rate_per_hour": 2.58, "currency": "CNY", "granularity": "hour",
                  "start": 1_700_000_000.0, "budget": 50.0, "balance": None,
-                 "balance_read_at": None, "spend_per_hour": None}
+                 "balance_read_at": None, "spend_per_hour": None, "budget_day": None,
+                 "day_start": billing.local_midnight(1_700_000_100.0), "day_other_cost": 0.0,
+                 "balance_low_hours": 2.0}
     assert check_request(dict(p, type="notify_billing")) is None  # the box takes it
+
+
+class Ledger:
+    def __init__(self, cost):
+        self.cost, self.asked = cost, []
+
+    def cost_since(self, t0, exclude_id=None):
+        self.asked.append((t0, exclude_id))
+        return self.cost
+
+
+def test_the_daily_budget_travels_with_the_laptops_midnight_and_other_sessions():
+    c = clock(rate=2.0, budget_day=30.0, balance_low_hours=5)
+    c.start, c.ledger, c.session = 1_700_000_000.0, Ledger(7.123), {"id": 4}
+    p = billing_params(c)
+    midnight = billing.local_midnight(1_700_000_100.0)
+    assert (p["budget_day"], p["day_start"], p["day_other_cost"]) == (30.0, midnight, 7.12)
+    assert p["balance_low_hours"] == 5 and c.ledger.asked == [(midnight, 4)]
+    assert check_request(dict(p, type="notify_billing")) is None
+    # the box counts today's spend as the laptop's figures do (to the cent sent)
+    assert abs(budget_watch.day_cost(p, 1_700_000_100.0) - c.figures().day_cost) < 0.006
 
 
 def test_the_providers_price_and_balance_win_when_the_box_read_them():
