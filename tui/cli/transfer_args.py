@@ -58,7 +58,7 @@ class Progress:
             return
         self.shown = now
         rate = self.rate()
-        eta = (self.total - self.done) / rate if rate > 0 else 0
+        eta = max(self.total - self.done, 0) / rate if rate > 0 else 0  # a file may grow while sent
         self.out.write("\r  %s / %s  %s/s  ETA %d:%02d  %s" % (
             size_text(self.done), size_text(self.total), size_text(int(rate)), eta // 60, eta % 60,
             visible(rel, limit=40)) + " " * 4)

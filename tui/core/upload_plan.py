@@ -52,12 +52,15 @@ def _kind_of(st: os.stat_result) -> Tuple[str, str]:
     return "unusual", "not a regular file"
 
 
-def name_problem(rel: str) -> Optional[str]:
-    """Why a box's filesystem would refuse this name, or None."""
-    for part in rel.split("/"):
+def name_problem(rel: str, is_file: bool = False) -> Optional[str]:
+    """Why a box's filesystem would refuse this name, or None. A file is first written as
+    NAME.gputui-part, so its own name has PART_SUFFIX fewer bytes to spare."""
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
         raw = part.encode("utf-8", "surrogateescape")
-        if len(raw) > NAME_MAX:
-            return "a name longer than %d bytes" % NAME_MAX
+        limit = NAME_MAX - len(PART_SUFFIX) if is_file and i == len(parts) - 1 else NAME_MAX
+        if len(raw) > limit:
+            return "a name longer than %d bytes" % limit
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -68,7 +71,7 @@ def name_problem(rel: str) -> Optional[str]:
 def _entry(path: str, rel: str) -> LocalEntry:
     st = os.lstat(path)
     kind, why = _kind_of(st)
-    problem = name_problem(rel) if rel else None
+    problem = name_problem(rel, kind == "file") if rel else None
     if problem:
         kind, why = "unusual", problem
     link = os.readlink(path) if kind == "symlink" else ""
@@ -95,6 +98,23 @@ def scan_local(paths: Iterable[str]) -> List[LocalEntry]:
                 out.append(_entry(os.path.join(root, name), posixpath.join(rel_root, name)))
             # a symlinked directory is an entry, never walked into
             dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+    return _one_per_name(out)
+
+
+def _one_per_name(entries: List[LocalEntry]) -> List[LocalEntry]:
+    """Two sources with the same name under DEST (`push a/f.txt b/f.txt box:/x`) would race
+    for one part on the box: the first is kept, a later one is listed, not sent. Folders of
+    the same name merge (their folder is made once)."""
+    seen: "dict[str, str]" = {}
+    out: List[LocalEntry] = []
+    for e in entries:
+        first = seen.get(e.rel)
+        if first is None:
+            seen[e.rel] = e.kind
+            out.append(e)
+        elif not (e.kind == first == "dir"):
+            out.append(dataclasses.replace(e, kind="unusual", size=0,
+                                           why="the same name as another source"))
     return out
 
 

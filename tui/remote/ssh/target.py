@@ -11,7 +11,9 @@ from tui.remote.ssh.resolve import config_args, home_redirected, resolve
 
 
 def _ssh_word(path):
-    """A path as one word of an ssh option value (ssh splits values at blanks, honours "")."""
+    """A path as one word of an ssh option value (ssh splits values at blanks, honours "";
+    it expands %-tokens in IdentityFile/UserKnownHostsFile again, so a literal '%' is '%%')."""
+    path = path.replace("%", "%%")
     return '"%s"' % path if any(c.isspace() for c in path) else path
 
 

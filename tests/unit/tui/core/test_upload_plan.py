@@ -72,6 +72,20 @@ def test_scan_lists_what_it_cannot_send(tmp_path):
     assert name_problem("a/" + "x" * 256) and name_problem("ok/name") is None
 
 
+def test_a_file_name_whose_part_name_would_not_fit_is_listed_not_sent(tmp_path):
+    # NAME.gputui-part must fit NAME_MAX (255) too: a 255-byte file name stopped the whole push
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / ("L" * 255)).write_bytes(b"x")
+    (d / ("F" * 243)).write_bytes(b"x")  # 243 + len(".gputui-part") == 255: fits
+    (d / ("D" * 255)).mkdir()  # a folder has no part name
+    got = {e.rel: (e.kind, e.why) for e in scan_local([str(d)])}
+    assert got["d/" + "L" * 255] == ("unusual", "a name longer than 243 bytes")
+    assert got["d/" + "F" * 243] == ("file", "")
+    assert got["d/" + "D" * 255] == ("dir", "")
+    assert name_problem("a" * 250) is None and name_problem("a" * 250, is_file=True)
+
+
 class _Preset:
     def __init__(self, key, name, wipes=()):
         self.key, self.name, self.ephemeral_paths = key, name, list(wipes)
@@ -115,3 +129,23 @@ def test_plan_lines_in_chinese_keep_their_figures():
         i18n.set_language("en")
     text = " ".join(t for _lv, t in lines)
     assert "按实测的 10.0 MB/s 约需 3:34" in text and "无卡模式" in text and "¥0.21" in text
+
+
+def test_two_sources_with_one_name_send_the_first_and_list_the_second(tmp_path):
+    # `push a/f.txt b/f.txt box:/x` raced for one part on the box and stopped the push
+    for sub, body in (("a", b"AAAA"), ("b", b"BB")):
+        (tmp_path / sub / "data").mkdir(parents=True)
+        (tmp_path / sub / "f.txt").write_bytes(body)
+        (tmp_path / sub / "data" / (sub + ".txt")).write_bytes(body)
+    (tmp_path / "b" / "data" / "a.txt").write_bytes(b"clash")
+    got = [(e.rel, e.kind, e.why, e.path) for e in scan_local(
+        [str(tmp_path / "a" / "f.txt"), str(tmp_path / "b" / "f.txt"),
+         str(tmp_path / "a" / "data"), str(tmp_path / "b" / "data")])]
+    assert got == [
+        ("f.txt", "file", "", str(tmp_path / "a" / "f.txt")),
+        ("f.txt", "unusual", "the same name as another source", str(tmp_path / "b" / "f.txt")),
+        ("data", "dir", "", str(tmp_path / "a" / "data")),
+        ("data/a.txt", "file", "", str(tmp_path / "a" / "data" / "a.txt")),
+        ("data/a.txt", "unusual", "the same name as another source", str(tmp_path / "b" / "data" / "a.txt")),
+        ("data/b.txt", "file", "", str(tmp_path / "b" / "data" / "b.txt")),
+    ]
