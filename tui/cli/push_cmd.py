@@ -2,6 +2,7 @@
 (tui/remote/push.py does the moving, over SFTP or the probe channel; tui/core/upload_plan.py
 decides what to move and says what it will cost)."""
 
+import os
 import sys
 import time
 from typing import Any, List, Optional
@@ -52,6 +53,11 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
     from tui.core.upload_plan import plan_for, plan_lines, scan_local
     from tui.remote import push as pusher
     from tui.remote.push_probe import box_files
+    missing = [p for p in locals_ if not os.path.lexists(p)]
+    if missing:  # said before connecting, and not as a cut transfer to run again
+        for p in missing:
+            print(_("gputui: no such local file or folder: %s") % visible(p), file=sys.stderr)
+        return 2
     entries = scan_local(locals_)
     for e in entries:
         if e.kind == "unusual":
