@@ -209,8 +209,13 @@ def plan_lines(plan: Plan, bytes_per_second: Optional[float] = None) -> List[Tup
         out.append(("stop", _("the box has %s free there, the files need %s: nothing sent") % (
             size_text(plan.free or 0), size_text(plan.total))))
     if plan.wiped:
-        out.append(("warn", _("this destination is on a disk %s wipes at release (%s)") % (
-            plan.wiper or _("the provider"), plan.wiped)))
+        if plan.provider in ("", "unknown"):  # a guess: say it is one, and how to know
+            out.append(("warn", _("the provider is not known: this destination may be on a disk "
+                                  "that is wiped at release (%s); set provider in the config to "
+                                  "know") % plan.wiped))
+        else:
+            out.append(("warn", _("this destination is on a disk %s wipes at release (%s)") % (
+                plan.wiper or _("the provider"), plan.wiped)))
     seconds, cost = estimate(plan.total, bytes_per_second, plan.rate_per_hour)
     if seconds is not None:
         line = _("about %(time)s at the measured %(rate)s") % {

@@ -102,6 +102,10 @@ TREE = [LocalEntry("d", "/x/d", "dir"), LocalEntry("d/a.bin", "/x/d/a.bin", "fil
     # a disk the release wipes, and the GPU's price while the data moves
     ("/workspace/x", None, _Preset("runpod", "RunPod", ["/workspace"]), 2.0, None,
      [("warn", "RunPod wipes at release (/workspace)"), ("info", "bill ¥2.00/h")], ["stop", "tip"]),
+    # a lab box, provider unknown: a guess, said as one, with how to know
+    ("/data/x", None, _Preset("unknown", "unknown provider", ["/"]), None, None,
+     [("warn", "provider is not known: this destination may be on a disk that is wiped at release (/)")],
+     ["unknown provider wipes"]),
     # at a measured 10 MB/s: 2 GiB take 3:34, at ¥3.6/h that is ¥0.21 of GPU time
     ("/root/autodl-tmp/x", 10 * GIB, _Preset("autodl", "AutoDL"), 3.6, 10e6, [
         ("estimate", "about 3:34 at the measured 10.0 MB/s; the GPUs bill ¥0.21 meanwhile"),
