@@ -247,10 +247,18 @@ class ProcessTable(ScrollView, can_focus=True):
             text = cell.copy() if isinstance(cell, Text) else Text(cell)
             text.truncate(col.width, overflow="ellipsis", pad=True)
             text.append(" ")
-            parts.append(list(Segment.apply_style(text.render(console), style)))
+            parts.append(list(Segment.simplify(Segment.apply_style(text.render(console), style))))
         self._fit[key] = (style, cells, parts)
         # adjacent cells in one style make one segment, as one Text would: fewer escape codes
-        return list(Segment.simplify(segment for part in parts for segment in part))
+        # (what Segment.simplify over the row gives; each part is simplified already)
+        out: list = []
+        for part in parts:
+            if out and part and out[-1].style == part[0].style:
+                out[-1] = Segment(out[-1].text + part[0].text, out[-1].style)
+                out += part[1:]
+            else:
+                out += part
+        return out
 
     def _row_strip(self, key, width, base, style):
         """The row's line, styled: what Strip(row).crop_extend(0, width, base).apply_style(style)
