@@ -21,6 +21,7 @@ are escaped by `json.dumps` itself), but numbers that are not finite become null
 """
 
 import math
+import re
 import unicodedata
 from typing import Any, List, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -50,6 +51,11 @@ def is_unsafe(ch: str) -> bool:
     if code < 0x200:  # fast path: Latin text
         return False
     return ch in BIDI or ch in SEPARATORS or unicodedata.category(ch) == "Cs"
+
+
+# what is_unsafe says yes to: C0/C1 controls, the bidi controls, the line/paragraph
+# separators and surrogates (category Cs); tests/unit/tui/core/test_boxtext.py checks both agree
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f%s%s\ud800-\udfff]" % ("".join(sorted(BIDI)), "".join(sorted(SEPARATORS))))
 
 
 def segments(value: object, keep_newlines: bool = False) -> List[Tuple[str, bool]]:
@@ -91,7 +97,7 @@ def visible(value: object, limit: Optional[int] = None, keep_newlines: bool = Fa
     limit: at most this many terminal columns of the *result* (CJK characters take two),
     ending with '…' when cut (an escape is never cut in half)."""
     text = as_text(value)
-    if not any(is_unsafe(ch) for ch in text):
+    if _UNSAFE.search(text) is None:  # is_unsafe for every character, in one C call (issue 25)
         parts = [(text, False)]
     else:
         parts = segments(text, keep_newlines)

@@ -12,7 +12,7 @@ from tui.core.i18n import _, ngettext
 from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
 from tui.core.model import Gpu
 from tui.ui.widgets.graph import ScrollingGraph
-from tui.ui.widgets.live import NEWLINE, LinePanel, rstripped
+from tui.ui.widgets.live import NEWLINE, LinePanel, rstripped, styled
 
 HISTORY_SECONDS_PER_COLUMN = 1  # the probe samples at 1 Hz
 
@@ -53,23 +53,33 @@ def summary_line(gpu: Gpu, width: int) -> Text:
     fixed = 3 + (name_w + 1 if name_w else 0) + 6 + len(mem) + len(temp_text) + len(power_text)
     bars = max(2, width - fixed)
     util_w, mem_w = bars - bars // 2, bars // 2
-    t = Text()
-    t.append("%2d " % gpu.index, style="bold")
+    parts = [("%2d " % gpu.index, "bold")]
     if name_w:
+        parts.append((_name_cell(static, name_w), "bold cyan"))
+    parts += [(fmt.bar(None if util is None else util / 100.0, util_w), util_style(util)),
+              ("%5s " % fmt.pct(util), ""), (fmt.bar(_frac(used, total), mem_w), "magenta"), (mem, ""),
+              (temp_text, fmt.level_style(temp, 80, 88)), (power_text, "dim")]
+    return styled(parts)
+
+
+_NAMES: Dict[tuple, str] = {}
+
+
+def _name_cell(static, name_w: int) -> str:
+    """The GPU's name cut to its column, once per GPU rather than once per sample."""
+    key = (static.name, static.mig_mode, static.virt_mode, name_w)
+    cell = _NAMES.get(key)
+    if cell is None:
         name = fmt.short_gpu_name(static.name)
         if static.mig_mode == 1:
             name = "MIG " + name
         elif static.virt_mode not in (None, "none", "passthrough"):
             name = "%s %s" % (static.virt_mode, name)
+        if len(_NAMES) > 256:
+            _NAMES.clear()
         # the name comes from the box (NVML, or whatever answers as nvidia-smi)
-        t.append(pad(visible(name, limit=name_w), name_w) + " ", style="bold cyan")
-    t.append(fmt.bar(None if util is None else util / 100.0, util_w), style=util_style(util))
-    t.append("%5s " % fmt.pct(util))
-    t.append(fmt.bar(_frac(used, total), mem_w), style="magenta")
-    t.append(mem)
-    t.append(temp_text, style=fmt.level_style(temp, 80, 88))
-    t.append(power_text, style="dim")
-    return t
+        cell = _NAMES[key] = pad(visible(name, limit=name_w), name_w) + " "
+    return cell
 
 
 def graph_lines(history: Sequence[float], width: int, height: int,
@@ -120,13 +130,9 @@ def detail_line(gpu: Gpu) -> Text:
 def grid_cell(gpu: Gpu) -> Text:
     util = gpu.live.util
     frac = _frac(gpu.live.mem_used, gpu.facts.mem_total)
-    t = Text()
-    t.append("%2d " % gpu.index, style="bold")
-    t.append(fmt.bar(None if util is None else util / 100.0, 5), style=util_style(util))
-    t.append("%5s " % fmt.pct(util))
-    t.append(fmt.bar(frac, 4), style="magenta")
-    t.append("%5s" % fmt.pct(None if frac is None else frac * 100))  # a huge ratio: n/a, not inf
-    return t
+    return styled((("%2d " % gpu.index, "bold"), (fmt.bar(None if util is None else util / 100.0, 5), util_style(util)),
+                   ("%5s " % fmt.pct(util), ""), (fmt.bar(frac, 4), "magenta"),
+                   ("%5s" % fmt.pct(None if frac is None else frac * 100), "")))  # a huge ratio: n/a, not inf
 
 
 def gpu_lines(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: int,
@@ -151,12 +157,7 @@ def gpu_lines(gpus: Sequence[Gpu], histories: Sequence[Sequence[float]], width: 
             rows, last = graph_lines(history, width - 2, height, graph)
             style = util_style(gpu.live.util)
             for k, (label, row) in enumerate(rows):
-                t = Text()
-                t.append(label, style="dim")
-                t.append(row, style=style)
-                if k == len(rows) - 1:
-                    t.append(last, style="dim")
-                lines.append(t)
+                lines.append(styled(((label, "dim"), (row, style), (last if k == len(rows) - 1 else "", "dim"))))
         if plan.lines == 3 or plan.lines >= 5:
             lines.append(detail_line(gpu))
     return rstripped(lines)

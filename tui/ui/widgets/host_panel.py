@@ -9,7 +9,7 @@ from tui.core.boxtext import visible
 from tui.core.i18n import _
 from tui.core.model import Host, HostFacts
 from tui.ui.widgets.graph import ScrollingGraph
-from tui.ui.widgets.live import NEWLINE, LinePanel
+from tui.ui.widgets.live import NEWLINE, LinePanel, styled
 
 
 def _line(text: str, style: str) -> Text:
@@ -36,11 +36,8 @@ def host_lines(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[flo
     cores = host.cores
     per_line = max(4, (width - 2) // 5)
     for i in range(0, len(cores), per_line):
-        t = Text()
-        for c in cores[i:i + per_line]:
-            level = " ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(c) / 12.5))))]
-            t.append(level, style=fmt.level_style(c, 60, 90))
-        lines.append(t)
+        lines.append(styled((" ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(c) / 12.5))))],
+                             fmt.level_style(c, 60, 90)) for c in cores[i:i + per_line]))
     span = max(10, width - 2)
     for row in graph.rows(cpu_history, span, 1) if graph is not None else fmt.graph(cpu_history, span, height=1):
         lines.append(_line(row, "cyan"))

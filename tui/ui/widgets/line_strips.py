@@ -74,6 +74,10 @@ class LineDrawer:
         length = cell_len(plain)
         if length > self.width:
             return None
+        if not line.style:
+            strip = self._draw_runs(line, plain, length, y)
+            if strip is not None:
+                return strip
         keys: List = []
         starts: List = []
         if line.style and plain:  # stylize_before: a span under the others, if the text is not empty
@@ -107,4 +111,23 @@ class LineDrawer:
                 key = tuple(keys[i - 1] for i in sorted(stack) if i)
                 segments.append(Segment(text, self._rich(key, x, y)))
                 x += len(text)
+        return Strip(segments, length)
+
+    def _draw_runs(self, line: Text, plain: str, length: int, y: int) -> Optional[Strip]:
+        """draw() for the usual panel line: spans in order, none overlapping (styled() and
+        Text.append make them so). The stack walk then gives each span its own style and
+        the gaps the base: the same segments, found in one pass; None if the spans are not so."""
+        rich = self._rich
+        segments = []
+        x = 0
+        for start, end, style in line._spans:
+            if start < x or end < start or end > len(plain) or not isinstance(style, str):
+                return None
+            if start > x:
+                segments.append(Segment(plain[x:start], rich((), x, y)))
+            if end > start:
+                segments.append(Segment(plain[start:end], rich((style,), start, y)))
+                x = end
+        if x < len(plain) or not segments:
+            segments.append(Segment(plain[x:], rich((), x, y)))
         return Strip(segments, length)

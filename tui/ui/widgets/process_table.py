@@ -8,6 +8,7 @@ screen are rendered at all (issue 12)."""
 from typing import List, Optional
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -37,10 +38,24 @@ def _box_cell(cache: Optional[dict], value, style, limit) -> Text:
     return cell
 
 
+def _own_cell(cache: Optional[dict], key: tuple, make) -> Text:
+    """One of our own cells (PID, a tree branch), memoized like _box_cell: a cell that did not
+    change is the same object, which is how the table knows not to cut and render it again."""
+    if cache is None:
+        return make()
+    cell = cache.get(key)
+    if cell is None:
+        if len(cache) > 4096:
+            cache.clear()
+        cell = cache[key] = make()
+    return cell
+
+
 def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None,
               texts: Optional[dict] = None) -> tuple:
-    pid = Text(("⚠ " if r.unprotected else "") + str(r.pid),
-               style="bold red" if r.unprotected else ("" if r.local else "yellow"))
+    pid_text = ("⚠ " if r.unprotected else "") + str(r.pid)
+    pid_style = "bold red" if r.unprotected else ("" if r.local else "yellow")
+    pid = _own_cell(texts, ("pid", pid_text, pid_style), lambda: Text(pid_text, style=pid_style))
     # user and command come from the box: text with control characters shown, never markup
     cells = {
         "pid": pid,
@@ -54,7 +69,9 @@ def row_cells(r: ProcRow, columns=PROC_COLUMNS, cmd_cols: Optional[int] = None,
                          400 if cmd_cols is None else cmd_cols),
     }
     if r.tree:  # the tree view's branch (our own characters), then the box's text as data
-        cells["cmd"] = Text.assemble((r.tree, "dim"), cells["cmd"])
+        cmd = cells["cmd"]
+        cells["cmd"] = _own_cell(texts, ("tree", r.tree, r.cmd, r.local, cmd_cols),
+                                 lambda: Text.assemble((r.tree, "dim"), cmd))
     return tuple(cells[k] for k, _ in columns)
 
 
@@ -106,13 +123,16 @@ class ProcessTable(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.columns = {}
         self._order = []       # row keys, top to bottom
-        self._cells = {}       # row key -> cells
+        self._rows = {}        # row key -> ProcRow of the latest sample
+        self._cells = {}       # row key -> cells, built only for rows that were on screen
         self._shown = {}       # row key -> shown_key of its cells
+        self._built = {}       # row key -> the ProcRow its cells were checked against
         self._texts = {}       # box_text cells by (text, style, limit)
-        self._strips = {}      # row key -> (cells, width, Strip, style): rendered once per change
+        self._strips = {}      # row key -> (cells, line style, Strip): rendered once per change
         self._subtitle = None
-        self._fit = {}         # row key -> (column widths, cells, cells cut to them)
+        self._fit = {}         # row key -> (line style, cells, each cell's segments)
         self._layout = None    # (columns, width) the rows were rendered for
+        self._cell_args = (PROC_COLUMNS, None)  # (columns, command width) of row_cells
         self._sort = None
         self._frame_styles = None  # _line_styles() while a frame renders
         self.cursor_row = 0
@@ -123,7 +143,7 @@ class ProcessTable(ScrollView, can_focus=True):
         return len(self._order)
 
     def get_row_at(self, index):
-        return self._cells[self._order[index]]
+        return self._cells_for(self._order[index])
 
     # -- data ------------------------------------------------------------------------
     def show(self, rows: List[ProcRow], sort_key: str, reverse: bool, more: int = 0) -> None:
@@ -133,9 +153,11 @@ class ProcessTable(ScrollView, can_focus=True):
         layout = (columns, width)
         if layout != self._layout:
             self._layout = layout
+            self._cell_args = (columns, cmd_cols)
             self.columns = {k: Column(k, _(t), PROC_WIDTHS.get(k, cmd_cols)) for k, t in columns}
             self._strips.clear()
-            self._shown = {}  # cells are cut to the columns' widths: all built again
+            self._fit.clear()
+            self._cells, self._shown, self._built = {}, {}, {}  # cells are cut to the columns: all built again
             self._order = []  # ... and all lines repainted
             self._sort = None
         if self._sort != (sort_key, reverse):
@@ -148,27 +170,28 @@ class ProcessTable(ScrollView, can_focus=True):
             self.refresh(Region(0, 0, width, 1))  # the header, which does not scroll
         selected = self._order[self.cursor_row] if 0 <= self.cursor_row < len(self._order) else None
         drawn = rows[:MAX_PROC_ROWS]
-        order, cells, shown = [], {}, {}
-        old_cells, old_shown = self._cells, self._shown
-        changed = []  # row keys whose cells changed (the same order: only their lines repaint)
-        for r in drawn:
-            key = "%d-%s" % (r.pid, r.gpu)
-            order.append(key)
-            seen = shown[key] = shown_key(r)
-            if old_shown.get(key) == seen and key in old_cells:
-                cells[key] = old_cells[key]  # built once, kept while it shows the same
-            else:
-                cells[key] = row_cells(r, columns, cmd_cols, self._texts)
+        order = [(r.pid, r.gpu) for r in drawn]
+        self._rows = dict(zip(order, drawn))
+        # Only the rows on screen are checked and built now (a quarter of 64, typically); the
+        # others are built from their latest ProcRow when they scroll into view.
+        top = int(self.scroll_offset.y)
+        visible = max(0, self.scrollable_content_region.height - 1)  # less the header
+        changed = []  # row keys on screen whose cells changed (the same order: only their lines repaint)
+        for key, r in zip(order[top:top + visible], drawn[top:top + visible]):
+            seen = shown_key(r)
+            if self._shown.get(key) != seen or key not in self._cells:
+                self._cells[key] = row_cells(r, *self._cell_args, self._texts)
+                self._shown[key] = seen
                 changed.append(key)
-        self._cells, self._shown = cells, shown
+            self._built[key] = r
         if order != self._order:
+            if set(order) != set(self._order):
+                for cache in (self._cells, self._shown, self._built, self._strips, self._fit):
+                    for gone in set(cache) - self._rows.keys():  # rows of ended processes
+                        del cache[gone]
             self._order = order
-            for gone in set(self._strips) - set(cells):  # rows of ended processes
-                del self._strips[gone]
-            for gone in set(self._fit) - set(cells):
-                del self._fit[gone]
             self.virtual_size = Size(width, len(order) + 1)
-            if selected in cells:
+            if selected in self._rows:
                 self.cursor_row = order.index(selected)
             self.cursor_row = max(0, min(self.cursor_row, len(order) - 1))
             self.refresh()
@@ -185,6 +208,18 @@ class ProcessTable(ScrollView, can_focus=True):
         if subtitle != self._subtitle:  # setting it repaints the whole table, even unchanged
             self._subtitle = self.border_subtitle = subtitle
 
+    def _cells_for(self, key) -> tuple:
+        """The row's cells for its latest ProcRow: built when it first shows, kept while it
+        shows the same."""
+        r = self._rows[key]
+        if self._built.get(key) is not r:
+            seen = shown_key(r)
+            if self._shown.get(key) != seen or key not in self._cells:
+                self._cells[key] = row_cells(r, *self._cell_args, self._texts)
+                self._shown[key] = seen
+            self._built[key] = r
+        return self._cells[key]
+
     def _refresh_rows(self, keys) -> None:
         """Repaint the lines of these rows that are on screen, nothing else."""
         top = int(self.scroll_offset.y)
@@ -196,37 +231,50 @@ class ProcessTable(ScrollView, can_focus=True):
             self.refresh(Region(0, y, width, rows))
 
     # -- rendering -------------------------------------------------------------------
-    def _line(self, key, cells):
-        """The row as one Text, each cell cut or padded to its column. A row's cells that did
-        not change since it was last drawn (seven of eight, when a second passes) are reused
-        as they were cut; kept per row, so this holds no more than the table shows."""
-        widths = [col.width for col in self.columns.values()]
+    def _cell_segments(self, key, cells, style) -> list:
+        """The row's segments: each cell cut or padded to its column, a space after it, in
+        the line's style (base, even or cursor). A cell that did not change since the row was
+        last drawn (seven of eight, when a second passes) is reused as it was rendered; kept
+        per row, so this holds no more than the table shows."""
         prev = self._fit.get(key)
-        fitted = []
-        for i, (width, cell) in enumerate(zip(widths, cells)):
-            if prev is not None and prev[0] == widths and (prev[1][i] is cell or
-                                                           (isinstance(cell, str) and prev[1][i] == cell)):
-                fitted.append(prev[2][i])
+        same_style = prev is not None and prev[0] == style
+        console = self.app.console
+        parts = []
+        for i, (col, cell) in enumerate(zip(self.columns.values(), cells)):
+            if same_style and (prev[1][i] is cell or (isinstance(cell, str) and prev[1][i] == cell)):
+                parts.append(prev[2][i])
                 continue
             text = cell.copy() if isinstance(cell, Text) else Text(cell)
-            text.truncate(width, overflow="ellipsis", pad=True)
-            fitted.append(text)
-        self._fit[key] = (widths, cells, fitted)
-        t = Text(no_wrap=True, overflow="ellipsis")
-        for text in fitted:
-            t.append_text(text)
-            t.append(" ")
-        return t
+            text.truncate(col.width, overflow="ellipsis", pad=True)
+            text.append(" ")
+            parts.append(list(Segment.simplify(Segment.apply_style(text.render(console), style))))
+        self._fit[key] = (style, cells, parts)
+        # adjacent cells in one style make one segment, as one Text would: fewer escape codes
+        # (what Segment.simplify over the row gives; each part is simplified already)
+        out: list = []
+        for part in parts:
+            if out and part and out[-1].style == part[0].style:
+                out[-1] = Segment(out[-1].text + part[0].text, out[-1].style)
+                out += part[1:]
+            else:
+                out += part
+        return out
 
-    def _row_strip(self, key, width, base):
-        cells = self._cells[key]
+    def _row_strip(self, key, width, base, style):
+        """The row's line, styled: what Strip(row).crop_extend(0, width, base).apply_style(style)
+        gives, built from the cached cells' segments."""
+        cells = self._cells_for(key)
         cached = self._strips.get(key)
-        if cached and cached[0] == cells and cached[1] == width and cached[3] == base:
+        if cached and cached[0] is cells and cached[1] == style and cached[2].cell_length == width:
             return cached[2]
-        strip = Strip(self._line(key, cells).render(self.app.console))
-        if strip.cell_length != width:  # a strip that fits would cache itself: a cycle only the GC frees
-            strip = strip.crop_extend(0, width, base)
-        self._strips[key] = (cells, width, strip, base)
+        segments = self._cell_segments(key, cells, style)
+        length = sum(col.width + 1 for col in self.columns.values())
+        if length < width:  # padded as crop_extend pads, then styled as apply_style styles
+            segments.append(Segment(" " * (width - length), style + base if style else base))
+            strip = Strip(segments, width)
+        else:
+            strip = Strip(segments, length).crop(0, width)
+        self._strips[key] = (cells, style, strip)
         return strip
 
     def _line_styles(self):
@@ -260,12 +308,11 @@ class ProcessTable(ScrollView, can_focus=True):
         if index >= len(self._order):
             return Strip.blank(width, base)
         # every segment gets a real style: opacity (the dimmed, stale dashboard) needs one
-        strip = self._row_strip(self._order[index], width, base)
         if index == self.cursor_row and self.has_focus:
-            return strip.apply_style(cursor_style)
-        if index % 2:
-            return strip.apply_style(even_style)
-        return strip.apply_style(base)
+            style = cursor_style
+        else:
+            style = even_style if index % 2 else base
+        return self._row_strip(self._order[index], width, base, style)
 
     # -- input -----------------------------------------------------------------------
     def on_click(self, event):

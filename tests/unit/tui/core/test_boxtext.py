@@ -136,3 +136,10 @@ def test_limit_counts_terminal_columns_for_cjk_text():
     out = visible("/root/数据集/训练集", limit=12)
     assert out == "/root/数据…" and cell_len(out) <= 12
     assert visible("显存", limit=4) == "显存"
+
+
+def test_the_fast_check_agrees_with_is_unsafe_for_every_code_point():
+    """visible() asks one regex instead of is_unsafe per character: they must agree."""
+    from tui.core.boxtext import _UNSAFE, is_unsafe
+    disagree = [c for c in range(0x110000) if (_UNSAFE.search(chr(c)) is not None) != is_unsafe(chr(c))]
+    assert disagree == []

@@ -42,7 +42,24 @@ def _overlapping():
     return t
 
 
-TEXTS += [_overlapping(), Text("only its own style", style="bold magenta"),
+def _overlapping_unstyled():
+    t = Text("spans over, no base style")  # the run walk gives up: the stack walk draws it
+    t.stylize("bold", 0, 10)
+    t.stylize("red", 5, 15)
+    t.stylize("italic", 3, 3)
+    return t
+
+
+def _adjacent_and_empty():
+    t = Text("adjacent spans, an empty one")
+    t.stylize("bold", 0, 8)
+    t.stylize("red", 8, 14)
+    t.stylize("italic", 16, 16)
+    return t
+
+
+TEXTS += [_overlapping(), _overlapping_unstyled(), _adjacent_and_empty(),
+          Text("only its own style", style="bold magenta"),
           styled(("100% ", "dim"), ("▁▂▃▄▅▆▇█", "green"), ("  last 1:00", "dim")),
           styled(("显存 ", "bold"), ("60.3/80.0G", "magenta"), (" 温度", ""))]  # double width, fits
 
@@ -106,6 +123,16 @@ async def test_changed_line_repaints_only_that_line():
         app.query_one("#static", Static).update(second)
         await pilot.pause()
         same_drawing(app)
+
+
+@pytest.mark.parametrize("parts", [
+    (("CPU ", "bold"), ("35%", ""), ("", "dim"), ("  32 cores", "dim")),
+    ((" 0 ", "bold"), ("▁▂", "green"), ("▃", "green"), ("", "")),
+    (),
+])
+def test_styled_is_text_appended_part_by_part(parts):
+    from tui.ui.widgets.live import same_text, styled as built
+    assert same_text(built(parts), styled(*parts))
 
 
 def test_split_lines_keeps_blank_lines_and_styles():
