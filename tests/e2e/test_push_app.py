@@ -57,3 +57,47 @@ async def test_push_screen_sends_a_picked_folder_with_plan_and_progress(pty_only
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, PushScreen))
         await pilot.press("q")
+
+
+async def test_escape_mid_send_stops_it_and_ctrl_g_continues(pty_only_box, tmp_path, monkeypatch):
+    from tui.core.config import Config
+    from tui.ui.app import GputuiApp
+    from tui.ui.screens.push_screen import PushScreen
+    local = tmp_path / "laptop"
+    local.mkdir()
+    data = make_tree(local, mb=64)
+    dest = tmp_path / "boxside" / "dest"
+    part = dest / "data" / "big.bin.gputui-part"
+    monkeypatch.chdir(local)
+    app = GputuiApp(target(pty_only_box), simulate="idle", remote_dir=pty_only_box.remote_dir,
+                    stop_daemon_on_exit=True, config=Config({}), ledger=None)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1, timeout=90)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, PushScreen))
+        screen = app.screen
+        tree = screen.query_one(DirectoryTree)
+        await wait_for(pilot, lambda: any(str(n.data.path) == str(data) for n in tree.root.children))
+        tree.focus()
+        tree.cursor_line = next(i for i, n in enumerate(tree.root.children) if str(n.data.path) == str(data)) + 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.chosen == str(data))
+        screen.query_one(Input).value = str(dest)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: part.exists() and part.stat().st_size > 4 << 20, timeout=120)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.sending, timeout=30)
+        assert isinstance(app.screen, PushScreen)  # still here: the user reads how to go on
+        progress = str(screen.query_one("#push-progress").render())
+        assert "Stopped." in progress and "press ctrl+g to continue" in progress, progress
+        cut_at = part.stat().st_size
+        await pilot.pause(0.5)
+        assert part.stat().st_size == cut_at, "the send went on after escape"
+        assert cut_at < 64 << 20 and not (dest / "data" / "big.bin").exists()
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: screen.done_text.startswith("Done"), timeout=180)
+        assert "Done: 2 files sent, 0 up to date, 0 failed" in screen.done_text, screen.done_text
+        assert sha(dest / "data" / "big.bin") == sha(data / "big.bin") and not part.exists()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PushScreen))
+        await pilot.press("q")
