@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.support.sshd import REPO
 
 
@@ -105,20 +107,25 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     assert err.count("up to date") == 2, err
 
 
-def test_a_symlink_where_the_part_would_be_is_refused_and_its_target_untouched(user_world, tmp_path):
+@pytest.mark.parametrize("size,part", [
+    (300 << 10, "weights.bin.gputui-part"),
+    (60 << 20, "weights.bin.gputui-part.2"),  # a big file's segment part (tui/remote/push_spread.py)
+])
+def test_a_symlink_where_the_part_would_be_is_refused_and_its_target_untouched(user_world, tmp_path, size, part):
     box = user_world.box
     data = tmp_path / "data"
     data.mkdir()
-    (data / "weights.bin").write_bytes(os.urandom(300 << 10))
+    with open(data / "weights.bin", "wb") as f:
+        f.truncate(size)
     outside = tmp_path / "boxside" / "precious"
     outside.parent.mkdir()
     outside.write_bytes(b"keep me")
     dest = tmp_path / "boxside" / "dest"
     (dest / "data").mkdir(parents=True)
-    os.symlink(str(outside), dest / "data" / "weights.bin.gputui-part")  # a resume would write through it
+    os.symlink(str(outside), dest / "data" / part)  # a resume would write through it
     p = gputui("push", str(data), "mybox:%s" % dest, "--remote-dir", box.remote_dir, "--simulate", "idle")
     out, err = p.communicate(timeout=120)
     assert p.returncode != 0, out
-    assert "not a regular file" in err, err
+    assert "not a regular file" in err and part in err, err
     assert outside.read_bytes() == b"keep me"
     assert not (dest / "data" / "weights.bin").exists()
