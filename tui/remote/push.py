@@ -6,8 +6,10 @@ tui/remote/push_probe.py, whose `box_files(session, client)` picks the one that 
 
 Each file goes to ``NAME.gputui-part`` beside its final name and continues from the part's
 size after a drop or a restart of the command; many writes are in flight at once so a
-150-300 ms link is not latency-bound; the box's sha256 (the probe's SHA256 request) must
-equal the local one before the part is renamed into place. Nothing is written outside
+150-300 ms link is not latency-bound, and over SFTP a big file spreads over a few channels
+of the connection (tui/remote/push_spread.py: one flow-control window each); the box's
+sha256 (the probe's SHA256 request) must equal the local one before the part is renamed
+into place. Nothing is written outside
 DEST: every name is checked (tui.core.upload_plan.remote_path_for) and a symlink on the box
 inside DEST is never followed. What the plan cannot send (FIFOs, devices, names the box's
 filesystem refuses) is listed, never silently dropped.
@@ -429,6 +431,9 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
     ones, one big file at a time with all its writes in flight. Raises on a dropped link (the
     parts stay for the next push)."""
     results: List[Optional[FileResult]] = [None] * len(entries)
+    warm = getattr(box, "warm", None)
+    if warm is not None:  # the extra channels open while the box is asked what it holds
+        warm(sum(1 for e in entries if e.kind == "file" and e.size >= spread_.SPREAD_MIN))
     await box.prepare(dest, [e.rel for e in entries if e.kind in ("file", "dir", "symlink")])
     made: "Dict[str, asyncio.Future[None]]" = {}  # a folder's rel -> its mkdir
 
@@ -454,9 +459,6 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
         async with (gate if e.size < SMALL_FILE else big):
             results[i] = await push_file(box, box_sha, e, dest,
                                          (lambda n, r=e.rel: progress(r, n)) if progress else None)
-    warm = getattr(box, "warm", None)
-    if warm is not None:
-        warm(sum(1 for e in entries if e.kind == "file" and e.size >= spread_.SPREAD_MIN))
     tasks: "List[asyncio.Future[None]]" = []
     for i, e in enumerate(entries):  # every folder's task exists before any task runs
         if e.kind == "dir":

@@ -71,3 +71,37 @@ def test_file_sha_stops_when_told(tmp_path):
     stop = threading.Event()
     stop.set()
     assert sp.file_sha(str(f), stop) is None
+
+
+class FakeClient:
+    def __init__(self):
+        self.exited = False
+
+    def exit(self):
+        self.exited = True
+
+
+def test_channels_all_or_none_and_closed_at_the_end():
+    import asyncio
+    made = []
+
+    async def opener(fail_on=None):
+        if len(made) == fail_on:
+            made.append(None)
+            raise OSError("channel refused")
+        c = FakeClient()
+        made.append(c)
+        return c
+
+    async def run(fail_on):
+        ch = sp.Channels(lambda: opener(fail_on))
+        ch.warm(2)
+        got = await ch.get(2)
+        await ch.close()
+        return got
+    got = asyncio.run(run(None))
+    assert got == made and all(c.exited for c in made)  # closed once the push is over
+    made.clear()
+    assert asyncio.run(run(1)) is None  # one refused: the file goes as one stream
+    assert made[0].exited  # and the one that opened is not left behind
+    assert asyncio.run(sp.Channels(None).get(2)) is None  # no connection to open more on
