@@ -26,8 +26,10 @@ ALIGN = 1 << 20  # segment starts: fixed, so a resume with another server write 
 Segment = Tuple[int, int]  # [start, end) in the file
 
 
-def segments(size: int, n: int = SPREAD, align: int = ALIGN) -> List[Segment]:
-    """The file's byte ranges, one per channel, each starting on an ALIGN boundary."""
+def segments(size: int, n: Optional[int] = None, align: int = ALIGN) -> List[Segment]:
+    """The file's byte ranges, one per channel (n, else SPREAD), each starting on an ALIGN
+    boundary."""
+    n = SPREAD if n is None else n
     if n <= 1 or size < SPREAD_MIN:
         return [(0, size)]
     step = -(-size // n)
