@@ -35,7 +35,7 @@ from bench_box import start_bench_box  # noqa: E402
 from bench_scope import guarded  # noqa: E402
 
 from tui.core.upload_plan import PART_SUFFIX, scan_local  # noqa: E402
-from tui.remote import pull as puller, push as pusher, session as session_mod, ssh  # noqa: E402
+from tui.remote import pull as puller, push as pusher, push_spread, session as session_mod, ssh  # noqa: E402
 from tui.remote.push_probe import box_files  # noqa: E402
 
 SMALL = 20  # small files beside the big one (a code folder's worth)
@@ -173,7 +173,12 @@ def resume(box, alias, via, data, mb):
     size = (data / "big.bin").stat().st_size
     _t, shown = asyncio.run(our_push(box, alias, data, str(dest), cut_at=size // 3))
     part = dest / "data" / ("big.bin" + PART_SUFFIX)
-    kept = part.stat().st_size if part.exists() else 0
+    # a spread file keeps one part per segment (tui/remote/push_spread.py), each of its own length
+    segs = push_spread.segments(size)
+    kept = 0
+    for k, (start, end) in enumerate(segs):
+        p = part if k == 0 else pathlib.Path(push_spread.seg_name(str(part), k))
+        kept += min(p.stat().st_size, end - start) if p.exists() else 0
     t, _ = asyncio.run(our_push(box, alias, data, str(dest)))
     lost = max(0, shown - kept)
     chunk = pusher.BLOCK

@@ -30,6 +30,7 @@ import time
 
 from .wire.messages import (FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
                             MAX_CHUNK, PART_SUFFIX)
+from .wire.schema import check_request
 
 STAT_BATCH = 2000  # paths per file_stat: the reply stays far under MAX_LINE
 LIST_LIMIT = 20000  # entries per file_list reply
@@ -284,6 +285,9 @@ def handle(msg):
     """The reply to one write-side file request (a dict), errors included."""
     rid = msg.get("id")
     try:
+        problem = check_request(msg)  # the bridge answers these without the daemon's check
+        if problem:
+            raise Refused(problem)
         result = OPS[msg.get("type")](msg)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)

@@ -15,8 +15,9 @@ if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on ever
     import typing
 
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
-                       ERROR, HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
-                       MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
+                       ERROR, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
+                       HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
+                       MAX_CHUNK, MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
                        NOTIFY_BILLING, NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
                        PROVE, PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
@@ -424,6 +425,17 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     NOTIFY_TEST: Obj(),
     TMUX_KILL: Obj({"session": NAME}),
     TMUX_RENAME: Obj({"session": NAME, "name": NAME}),
+    # `gputui push` through the probe channel (remote_probe/filexfer_write.py): every one names
+    # the root (DEST); paths are relative (filexfer_write refuses '..' and absolute ones itself)
+    FILE_STAT: Obj({"root": PATH, "paths": List(PATH, 2000)}),  # filexfer_write.STAT_BATCH
+    FILE_MKDIR: Obj({"root": PATH, "path": PATH}),
+    FILE_LINK: Obj({"root": PATH, "path": PATH, "target": PATH}),
+    FILE_WRITE: Obj({"root": PATH, "path": PATH, "offset": COUNT, "truncate": Bool(),
+                     "data": Str(4 * ((MAX_CHUNK + 2) // 3)), "sha256": Str(64)}),
+    FILE_COMMIT: Obj({"root": PATH, "path": PATH, "to": PATH, "size": COUNT,
+                      "mode": Num(0, 0o7777, integer=True), "mtime": Num(-1e11, 1e11),
+                      "discard": Bool()}),
+    FILE_LIST: Obj({"root": PATH}),
 }
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.support.sshd import REPO
 
 
@@ -57,6 +59,10 @@ def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tm
     assert "run the same command again to continue" in err, err
     cut_at = part.stat().st_size
     assert 0 < cut_at < 200 << 20
+    # the big file went over several SFTP channels, each segment in its own part
+    segs = [dest / "data" / ("big.bin.gputui-part.%d" % k) for k in (1, 2)]
+    assert all(s.exists() for s in segs), os.listdir(dest / "data")
+    kept = cut_at + sum(s.stat().st_size for s in segs)
 
     p = gputui(*args)
     out, err = p.communicate(timeout=300)
@@ -64,12 +70,13 @@ def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tm
     assert "resumed" in out, out
     big = dest / "data" / "big.bin"
     assert sha(big) == sha(data / "big.bin") and not part.exists()
+    assert not [n for n in os.listdir(dest / "data") if ".gputui-part" in n]  # no segment left
     assert abs(big.stat().st_mtime - (data / "big.bin").stat().st_mtime) < 1
     assert (dest / "data" / "sub" / "train.py").stat().st_mode & 0o777 == 0o755
     assert os.readlink(dest / "data" / "link.py") == "sub/train.py"
     assert "not sent: data/pipe (a FIFO)" in err  # listed, never silently dropped
     sent_mb = float(out.split(" MiB sent")[0].split()[-1]) if " MiB sent" in out else 0.0
-    assert sent_mb < 200 - (cut_at >> 20) + 1  # the resume did not start over
+    assert sent_mb < 200 - (kept >> 20) + 1  # every segment went on from its own part
 
     p = gputui(*args)
     out, err = p.communicate(timeout=120)
@@ -100,20 +107,25 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     assert err.count("up to date") == 2, err
 
 
-def test_a_symlink_where_the_part_would_be_is_refused_and_its_target_untouched(user_world, tmp_path):
+@pytest.mark.parametrize("size,part", [
+    (300 << 10, "weights.bin.gputui-part"),
+    (60 << 20, "weights.bin.gputui-part.2"),  # a big file's segment part (tui/remote/push_spread.py)
+])
+def test_a_symlink_where_the_part_would_be_is_refused_and_its_target_untouched(user_world, tmp_path, size, part):
     box = user_world.box
     data = tmp_path / "data"
     data.mkdir()
-    (data / "weights.bin").write_bytes(os.urandom(300 << 10))
+    with open(data / "weights.bin", "wb") as f:
+        f.truncate(size)
     outside = tmp_path / "boxside" / "precious"
     outside.parent.mkdir()
     outside.write_bytes(b"keep me")
     dest = tmp_path / "boxside" / "dest"
     (dest / "data").mkdir(parents=True)
-    os.symlink(str(outside), dest / "data" / "weights.bin.gputui-part")  # a resume would write through it
+    os.symlink(str(outside), dest / "data" / part)  # a resume would write through it
     p = gputui("push", str(data), "mybox:%s" % dest, "--remote-dir", box.remote_dir, "--simulate", "idle")
     out, err = p.communicate(timeout=120)
     assert p.returncode != 0, out
-    assert "not a regular file" in err, err
+    assert "not a regular file" in err and part in err, err
     assert outside.read_bytes() == b"keep me"
     assert not (dest / "data" / "weights.bin").exists()

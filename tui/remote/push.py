@@ -6,8 +6,10 @@ tui/remote/push_probe.py, whose `box_files(session, client)` picks the one that 
 
 Each file goes to ``NAME.gputui-part`` beside its final name and continues from the part's
 size after a drop or a restart of the command; many writes are in flight at once so a
-150-300 ms link is not latency-bound; the box's sha256 (the probe's SHA256 request) must
-equal the local one before the part is renamed into place. Nothing is written outside
+150-300 ms link is not latency-bound, and over SFTP a big file spreads over a few channels
+of the connection (tui/remote/push_spread.py: one flow-control window each); the box's
+sha256 (the probe's SHA256 request) must equal the local one before the part is renamed
+into place. Nothing is written outside
 DEST: every name is checked (tui.core.upload_plan.remote_path_for) and a symlink on the box
 inside DEST is never followed. What the plan cannot send (FIFOs, devices, names the box's
 filesystem refuses) is listed, never silently dropped.
@@ -18,6 +20,7 @@ import dataclasses
 import hashlib
 import posixpath
 import stat
+import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
@@ -26,6 +29,7 @@ import asyncssh
 from remote_probe import wire
 from tui.core.i18n import N_
 from tui.core.upload_plan import PART_SUFFIX, LocalEntry, RemoteStat, decide, remote_path_for
+from tui.remote import push_spread as spread_
 
 BLOCK = 256 << 10  # bytes per SFTP write at most (the server's stated limit when lower)
 IN_FLIGHT = 64  # writes outstanding: 16 MiB in flight fills a 100 MB/s x 150 ms link;
@@ -120,10 +124,12 @@ def _kind(attrs: Any) -> str:
 
 class SftpBox:
     """The box's files through SFTP. Every parent folder inside DEST is lstat'ed before a
-    write: a symlink there could point anywhere on the box."""
+    write: a symlink there could point anywhere on the box. `more` opens another SFTP client
+    on the same connection (a big file spreads over a few: tui/remote/push_spread.py)."""
 
-    def __init__(self, sftp: Any) -> None:
+    def __init__(self, sftp: Any, more: Optional[Callable[[], Any]] = None) -> None:
         self.sftp = sftp
+        self.channels = spread_.Channels(more)
         self.via = N_("SFTP")
         # lstat results from prefetch (and the folders this push made): asked for all names at
         # once, not one round trip after another. A folder's entry is kept for the whole push
@@ -238,40 +244,78 @@ class SftpBox:
         the box has answered every write (sftp-server has written them: the box's sha256 can
         start); the close goes on meanwhile and settle() waits for it."""
         part = remote_path_for(dest, rel) + PART_SUFFIX
-        block, split = write_block(self.sftp)
-        sent = 0
-        rf = await self.sftp.open(part, "r+b" if offset else "wb", block_size=split)
-        pending: "set[asyncio.Future[Any]]" = set()
-        try:
-            pos = offset
-            while True:
-                data = src.read(block)
-                if not data:
-                    break
-                fut = asyncio.ensure_future(rf.write(data, pos))
-                if progress:  # counted when the box has it: what a cut loses is what was shown
-                    fut.add_done_callback(_counted(progress, len(data)))
-                pending.add(fut)
-                pos += len(data)
-                sent += len(data)
-                if len(pending) >= IN_FLIGHT:
-                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                    for d in done:
-                        d.result()
-            if pending:
-                await asyncio.gather(*pending)
-                pending = set()
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            try:
-                await rf.close()
-            except (asyncssh.Error, OSError):
-                pass
-            raise
+        sent, rf = await pipe_writes(self.sftp, part, src.read, offset, progress)
         self._closing[part] = asyncio.ensure_future(rf.close())
         return sent
+
+    def warm(self, big_files: int) -> None:
+        """A big file is coming: open the extra channels now, beside the lstats."""
+        if big_files and getattr(self.sftp, "supports_remote_copy", False):
+            self.channels.warm(spread_.SPREAD - 1)
+
+    async def close_extra(self) -> None:
+        await self.channels.close()
+
+    async def spread(self, dest: str, entry: LocalEntry, offset: int,
+                     progress: Progress) -> "Optional[tuple[int, Optional[str]]]":
+        """entry's bytes into its part over SPREAD channels, joined on the box; (bytes sent,
+        local sha256). None: not spread (small file, no copy-data, no extra channels, or a
+        one-stream part to continue): the caller sends it as one stream."""
+        segs = spread_.segments(entry.size)
+        if len(segs) == 1 or not getattr(self.sftp, "supports_remote_copy", False):
+            return None
+        more = await self.channels.get(len(segs) - 1)
+        if more is None:
+            return None
+        part = remote_path_for(dest, entry.rel) + PART_SUFFIX
+        names = [spread_.seg_name(part, k) for k in range(1, len(segs))]
+        found = await asyncio.gather(*(self._lstat(n) for n in names))
+        for name, attrs in zip(names, found):
+            if attrs is not None and _kind(attrs) != "file":  # opening it would follow a symlink
+                raise PushRefused("%s on the box is not a regular file: not writing through it" % name)
+        sizes = [None if a is None else (a.size or 0) for a in found]
+        points = spread_.resume_points(segs, offset, sizes)
+        if points is None:
+            return None
+        if progress and sum(points):
+            progress(sum(points))
+        stop = threading.Event()
+        hashing = asyncio.get_running_loop().run_in_executor(None, spread_.file_sha, entry.path, stop)
+
+        async def one(sftp: Any, path: str, seg: "tuple[int, int]", got: int) -> int:
+            reader = spread_.RangeReader(entry.path, seg[0] + got, seg[1])
+            try:
+                sent, rf = await pipe_writes(sftp, path, reader.read, got, progress)
+            finally:
+                reader.close()
+            await rf.close()
+            return sent
+        try:
+            sent = await spread_.all_or_none([one(c, p, seg, got) for c, p, seg, got
+                                              in zip([self.sftp] + more, [part] + names, segs, points)])
+            await self._join(part, names, segs, spread_.joins(segs, points, sizes))
+            want = await hashing
+        finally:
+            stop.set()
+        return sum(sent), want
+
+    async def _join(self, part: str, names: List[str], segs: "List[tuple[int, int]]",
+                    which: List[int]) -> None:
+        """copy-data of each segment's part into the first part, ascending (the first part
+        stays a contiguous prefix after any cut), then the segment parts removed."""
+        if not which:
+            return
+        dst = await self.sftp.open(part, "r+b", block_size=0)
+        try:
+            for k in which:
+                src = await self.sftp.open(names[k - 1], "rb", block_size=0)
+                try:
+                    await self.sftp.remote_copy(src, dst, 0, segs[k][1] - segs[k][0], segs[k][0])
+                finally:
+                    await src.close()
+        finally:
+            await dst.close()
+        await asyncio.gather(*(self.sftp.remove(names[k - 1]) for k in which))
 
     async def _closed(self, part: str) -> None:
         closing = self._closing.pop(part, None)
@@ -300,6 +344,45 @@ class SftpBox:
         await self.sftp.posix_rename(part, remote)
 
 
+async def pipe_writes(sftp: Any, path: str, read: Callable[[int], bytes], offset: int,
+                      progress: Progress) -> "tuple[int, Any]":
+    """read()'s bytes into the box's `path` from `offset` (a fresh file at 0), IN_FLIGHT writes
+    at a time. Returns (bytes sent, the open file) once the box has answered every write."""
+    block, split = write_block(sftp)
+    sent = 0
+    rf = await sftp.open(path, "r+b" if offset else "wb", block_size=split)
+    pending: "set[asyncio.Future[Any]]" = set()
+    try:
+        pos = offset
+        while True:
+            data = read(block)
+            if not data:
+                break
+            fut = asyncio.ensure_future(rf.write(data, pos))
+            if progress:  # counted when the box has it: what a cut loses is what was shown
+                fut.add_done_callback(_counted(progress, len(data)))
+            pending.add(fut)
+            pos += len(data)
+            sent += len(data)
+            if len(pending) >= IN_FLIGHT:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for d in done:
+                    d.result()
+        if pending:
+            await asyncio.gather(*pending)
+            pending = set()
+    except BaseException:
+        for fut in pending:
+            fut.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            await rf.close()
+        except (asyncssh.Error, OSError):
+            pass
+        raise
+    return sent, rf
+
+
 _MADE_DIR = asyncssh.SFTPAttrs(permissions=stat.S_IFDIR | 0o700)  # a folder this push made
 
 
@@ -318,11 +401,16 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
     action, offset = decide(entry, have.final, have.part)
     if action == "skip":
         return FileResult(entry.rel, "up to date")
-    if progress and offset:
-        progress(offset)
-    with HashingReader(entry.path, offset) as src:
-        sent = await box.write_part(dest, entry.rel, src, offset, progress)
-        want = src.hexdigest()
+    spread = getattr(box, "spread", None)
+    spreading = None if spread is None else await spread(dest, entry, offset, progress)
+    if spreading is not None:
+        sent, want = spreading
+    else:
+        if progress and offset:
+            progress(offset)
+        with HashingReader(entry.path, offset) as src:
+            sent = await box.write_part(dest, entry.rel, src, offset, progress)
+            want = src.hexdigest()
     # the box hashes while the part is closed and given its times: one round trip, not three
     got, _settled = await asyncio.gather(box_sha(remote_path_for(dest, entry.rel) + PART_SUFFIX),
                                          box.settle(dest, entry.rel, entry))
@@ -331,7 +419,7 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
         return FileResult(entry.rel, "failed", sent,
                           "sha256 differs on the box; the partial file was removed, push again")
     await box.commit(dest, entry.rel, entry)
-    return FileResult(entry.rel, "resumed" if offset else "sent", sent)
+    return FileResult(entry.rel, "resumed" if sent < entry.size else "sent", sent)
 
 
 async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry], dest: str,
@@ -343,6 +431,9 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
     ones, one big file at a time with all its writes in flight. Raises on a dropped link (the
     parts stay for the next push)."""
     results: List[Optional[FileResult]] = [None] * len(entries)
+    warm = getattr(box, "warm", None)
+    if warm is not None:  # the extra channels open while the box is asked what it holds
+        warm(sum(1 for e in entries if e.kind == "file" and e.size >= spread_.SPREAD_MIN))
     await box.prepare(dest, [e.rel for e in entries if e.kind in ("file", "dir", "symlink")])
     made: "Dict[str, asyncio.Future[None]]" = {}  # a folder's rel -> its mkdir
 
@@ -386,6 +477,9 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        close = getattr(box, "close_extra", None)
+        if close is not None:
+            await close()
     return [r for r in results if r is not None]
 
 

@@ -160,4 +160,7 @@ def have_from(facts: Dict[str, Any]) -> Have:
 
 def box_files(session: Any, client: Any) -> Any:
     """SFTP when session.file_client() gave an SFTP client, else the probe channel."""
-    return SftpBox(client) if hasattr(client, "makedirs") else ProbeBox(session.request)
+    if not hasattr(client, "makedirs"):
+        return ProbeBox(session.request)
+    conn = getattr(session, "conn", None)
+    return SftpBox(client, None if conn is None else conn.start_sftp_client)

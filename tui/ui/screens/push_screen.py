@@ -30,7 +30,8 @@ REDRAW_SECONDS = 0.25  # progress lines are redrawn at most this often
 
 class PushScreen(Translated, Screen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", N_("Back"), id="push.back", tooltip=N_("Back to the dashboard")),
+        Binding("escape", "back", N_("Back"), id="push.back",
+                tooltip=N_("Stop the sending (it continues later from where it stopped), else back")),
         Binding("ctrl+g", "send", N_("Send"), id="push.send",
                 tooltip=N_("Send the chosen file or folder to the destination on the box")),
     ]
@@ -101,6 +102,17 @@ class PushScreen(Translated, Screen):
                 t.append(box_text(line, style=style))
                 t.append("\n")
         self.query_one("#push-plan", Static).update(t)
+
+    def action_back(self) -> None:
+        """While sending: stop it (the parts stay on the box) and say how to go on; else back."""
+        if not self.sending:
+            self.app.pop_screen()
+            return
+        self.workers.cancel_group(self, "push")
+        self.done_text = _("Stopped. What the box received is kept beside each file (NAME.gputui-part): "
+                           "press ctrl+g to continue from there, escape to leave.")
+        self.query_one("#push-progress", Static).update(box_text(self.done_text, style="yellow"))
+        self.notify(self.done_text, severity="warning", markup=False)
 
     # -- sending ------------------------------------------------------------------
     def action_send(self) -> None:
