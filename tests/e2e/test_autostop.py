@@ -45,6 +45,10 @@ async def test_idle_box_is_released_with_the_app_disconnected(sshbox, tmp_path):
     assert status["armed"]["command"].startswith("touch")
     fired_at = await wait_file(str(marker), 15)
     assert fired_at is not None, events(sshbox)
+    # the release command touches the marker; the daemon writes "fired" once it has exited
+    end = time.time() + 10
+    while time.time() < end and "fired" not in [e["event"] for e in events(sshbox)]:
+        await asyncio.sleep(0.1)
     kinds = [e["event"] for e in events(sshbox)]
     assert kinds[-3:] == ["armed", "grace", "fired"]
     grace = [e for e in events(sshbox) if e["event"] == "grace"][-1]

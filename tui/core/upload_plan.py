@@ -12,6 +12,7 @@
 
 import dataclasses
 import os
+import re
 import posixpath
 import stat
 from typing import Iterable, List, Optional, Tuple
@@ -23,6 +24,9 @@ from tui.core.i18n import _
 from tui.core.transfer import size_text
 
 PART_SUFFIX = wire.PART_SUFFIX  # a partial upload beside its final name, continued on the next push
+# ... and a big file's other segments, NAME.gputui-part.1 and on (tui/remote/push_spread.py):
+# a file's own name keeps 2 bytes more to spare (".9" at most)
+PART_NAME = re.compile(re.escape(PART_SUFFIX) + r"(\.[0-9]+)?$")
 NAME_MAX = 255  # bytes in one name on ext4/xfs/btrfs, the boxes' filesystems
 
 
@@ -56,9 +60,13 @@ def name_problem(rel: str, is_file: bool = False) -> Optional[str]:
     """Why a box's filesystem would refuse this name, or None. A file is first written as
     NAME.gputui-part, so its own name has PART_SUFFIX fewer bytes to spare."""
     parts = rel.split("/")
+    if is_file and PART_NAME.search(parts[-1]):
+        # the box side would take it for a partial upload (a big file's segment parts are
+        # NAME.gputui-part.1, .2...): sent, it could be overwritten or joined into another file
+        return "a name gputui uses for its partial uploads"
     for i, part in enumerate(parts):
         raw = part.encode("utf-8", "surrogateescape")
-        limit = NAME_MAX - len(PART_SUFFIX) if is_file and i == len(parts) - 1 else NAME_MAX
+        limit = NAME_MAX - len(PART_SUFFIX) - 2 if is_file and i == len(parts) - 1 else NAME_MAX
         if len(raw) > limit:
             return "a name longer than %d bytes" % limit
         try:

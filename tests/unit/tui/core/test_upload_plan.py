@@ -77,13 +77,24 @@ def test_a_file_name_whose_part_name_would_not_fit_is_listed_not_sent(tmp_path):
     d = tmp_path / "d"
     d.mkdir()
     (d / ("L" * 255)).write_bytes(b"x")
-    (d / ("F" * 243)).write_bytes(b"x")  # 243 + len(".gputui-part") == 255: fits
+    # 241 + len(".gputui-part.2") == 255: a big file's last segment part fits too
+    (d / ("F" * 241)).write_bytes(b"x")
+    (d / ("G" * 242)).write_bytes(b"x")
     (d / ("D" * 255)).mkdir()  # a folder has no part name
     got = {e.rel: (e.kind, e.why) for e in scan_local([str(d)])}
-    assert got["d/" + "L" * 255] == ("unusual", "a name longer than 243 bytes")
-    assert got["d/" + "F" * 243] == ("file", "")
+    assert got["d/" + "L" * 255] == ("unusual", "a name longer than 241 bytes")
+    assert got["d/" + "G" * 242] == ("unusual", "a name longer than 241 bytes")
+    assert got["d/" + "F" * 241] == ("file", "")
     assert got["d/" + "D" * 255] == ("dir", "")
     assert name_problem("a" * 250) is None and name_problem("a" * 250, is_file=True)
+
+
+@pytest.mark.parametrize("name, refused", [
+    ("x.gputui-part", True), ("x.bin.gputui-part.1", True), ("x.gputui-part.12", True),
+    ("x.gputui-part.txt", False), ("gputui-part", False), ("x.gputui-part.", False)])
+def test_names_gputui_uses_for_partial_uploads_are_not_sent(name, refused):
+    # sent, "X.gputui-part.1" beside a big file X would be overwritten by X's segment part
+    assert (name_problem("d/" + name, is_file=True) == "a name gputui uses for its partial uploads") is refused
 
 
 class _Preset:
