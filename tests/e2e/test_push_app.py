@@ -18,6 +18,22 @@ from tui.remote.push_probe import CHUNK, CHUNKS_IN_FLIGHT
 pytestmark = pytest.mark.timeout(300)
 
 
+
+async def pick_folder(pilot, app, data):
+    """As a user does it: wait for the box, `u`, the folder picked in the tree. -> the screen."""
+    from tui.ui.screens.push_screen import PushScreen
+    await wait_for(pilot, lambda: app.box.state.samples_seen >= 1, timeout=90)
+    await pilot.press("u")
+    await wait_for(pilot, lambda: isinstance(app.screen, PushScreen))
+    screen = app.screen
+    tree = screen.query_one(DirectoryTree)
+    await wait_for(pilot, lambda: any(str(n.data.path) == str(data) for n in tree.root.children))
+    tree.focus()
+    tree.cursor_line = next(i for i, n in enumerate(tree.root.children) if str(n.data.path) == str(data)) + 1
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: screen.chosen == str(data))
+    return screen
+
 async def test_push_screen_sends_a_picked_folder_with_plan_and_progress(pty_only_box, tmp_path, monkeypatch):
     from tui.core.config import Config
     from tui.ui.app import GputuiApp
@@ -31,16 +47,7 @@ async def test_push_screen_sends_a_picked_folder_with_plan_and_progress(pty_only
     app = GputuiApp(target(pty_only_box), simulate="idle", remote_dir=pty_only_box.remote_dir,
                     stop_daemon_on_exit=True, config=config, ledger=None)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1, timeout=90)
-        await pilot.press("u")
-        await wait_for(pilot, lambda: isinstance(app.screen, PushScreen))
-        screen = app.screen
-        tree = screen.query_one(DirectoryTree)
-        await wait_for(pilot, lambda: any(str(n.data.path) == str(data) for n in tree.root.children))
-        tree.focus()
-        tree.cursor_line = next(i for i, n in enumerate(tree.root.children) if str(n.data.path) == str(data)) + 1
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.chosen == str(data))
+        screen = await pick_folder(pilot, app, data)
         plan = str(screen.query_one("#push-plan").render())
         assert "2 files, 8.0 MiB" in plan, plan
         assert "the GPUs bill ¥12.00/h" in plan, plan
@@ -74,16 +81,7 @@ async def test_escape_mid_send_stops_it_and_ctrl_g_continues(pty_only_box, tmp_p
     app = GputuiApp(target(pty_only_box), simulate="idle", remote_dir=pty_only_box.remote_dir,
                     stop_daemon_on_exit=True, config=Config({}), ledger=None)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.box.state.samples_seen >= 1, timeout=90)
-        await pilot.press("u")
-        await wait_for(pilot, lambda: isinstance(app.screen, PushScreen))
-        screen = app.screen
-        tree = screen.query_one(DirectoryTree)
-        await wait_for(pilot, lambda: any(str(n.data.path) == str(data) for n in tree.root.children))
-        tree.focus()
-        tree.cursor_line = next(i for i, n in enumerate(tree.root.children) if str(n.data.path) == str(data)) + 1
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.chosen == str(data))
+        screen = await pick_folder(pilot, app, data)
         screen.query_one(Input).value = str(dest)
         await pilot.press("ctrl+g")
         await wait_for(pilot, lambda: part.exists() and part.stat().st_size > 1 << 20, timeout=120)

@@ -15,6 +15,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from remote_probe import wire
 from tui.core.transfer import Result, download
+from tui.remote.push import all_or_none
 
 SMALL_FILE = 1 << 20  # files under this go several at a time
 SMALL_IN_FLIGHT = 16  # small downloads at once (memory: each holds < 1 MiB in flight)
@@ -87,10 +88,5 @@ async def pull_files(sftp: Any, session: Any, files: List[FileRow], parent: str,
         if on_result:
             on_result(r)
     tasks = [asyncio.ensure_future(one(i, *row)) for i, row in enumerate(files)]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    await all_or_none(tasks)
     return [r for r in results if r is not None]

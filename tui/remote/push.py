@@ -472,15 +472,24 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
         elif e.kind == "file":
             tasks.append(asyncio.ensure_future(one(i, e)))
     try:
+        await all_or_none(tasks)
+    finally:
+        close = getattr(box, "close_extra", None)
+        if close is not None:
+            await close()
+    return [r for r in results if r is not None]
+
+
+
+async def all_or_none(tasks: List["asyncio.Future[Any]"]) -> None:
+    """Wait for every task; the first failure (or a cancel: Ctrl-C, escape) cancels the rest and
+    waits for them too, so nothing still writes after the caller has said "stopped"."""
+    try:
         await asyncio.gather(*tasks)
     finally:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        close = getattr(box, "close_extra", None)
-        if close is not None:
-            await close()
-    return [r for r in results if r is not None]
 
 
 def probe_sha(session: Any) -> Callable[[str], Any]:
