@@ -35,11 +35,17 @@ SSHD_FIXTURES = frozenset({
 
 def pytest_collection_modifyitems(config, items):
     mark = pytest.mark.sshd
+    slow = set()
     for item in items:
         path = str(item.fspath)
         if path.startswith(E2E_DIR) or os.path.basename(path).startswith("test_e2e_") \
                 or SSHD_FIXTURES.intersection(item.fixturenames):
             item.add_marker(mark)
+            slow.add(item.nodeid)
+    # The end-to-end tests first (they take 5-40 s each, mostly waiting), the quick unit tests
+    # after them: xdist's workers then fill the last minute with small tests instead of one
+    # worker finishing a 40 s test alone (tests are order-independent; xdist reorders anyway).
+    items.sort(key=lambda item: item.nodeid not in slow)
 
 
 @pytest.fixture(autouse=True)

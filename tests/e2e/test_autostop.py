@@ -6,11 +6,13 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from remote_probe import wire
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
-from tests.support.sshd import stop_daemon
+from tests.support.sshd import start_sshd, stop_daemon
 
 
 def target(box):
@@ -39,7 +41,8 @@ def events(box):
     return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
 
 
-async def test_idle_box_is_released_with_the_app_disconnected(sshbox, tmp_path):
+async def test_idle_box_is_released_with_the_app_disconnected(own_pid_box, tmp_path):
+    sshbox = own_pid_box  # a job started in any tmux on the machine would cancel the grace
     marker = tmp_path / "released"
     status = await arm(sshbox, "idle", command="touch %s" % marker, idle_seconds=2, grace=1)
     assert status["armed"]["command"].startswith("touch")
@@ -109,11 +112,28 @@ async def test_busy_bursts_reset_the_idle_window(sshbox, tmp_path):
     assert "grace" not in [e["event"] for e in events(sshbox)]
 
 
-async def test_deadline_fires_even_while_busy(sshbox, tmp_path):
+@pytest.fixture
+def own_pid_box(tmp_path_factory):
+    """A box in a PID namespace of its own: a root daemon counts a job started in any tmux on
+    the machine as "a job started just before the release" (right on a real box), and under
+    xdist other tests start tmux jobs all the time."""
+    from tests.e2e.test_provider_ns import UNSHARE, _unshare_works
+    if not _unshare_works():
+        pytest.skip("unshare --pid --mount-proc needs root")
+    box = start_sshd(tmp_path_factory.mktemp("pidbox"),
+                     wrap=[UNSHARE, "--pid", "--fork", "--mount-proc", "--kill-child"])
+    box.trust()
+    yield box
+    box.proc.kill()  # --kill-child: the namespace and everything in it goes
+    box.proc.wait(10)
+
+
+async def test_deadline_fires_even_while_busy(own_pid_box, tmp_path):
+    box = own_pid_box
     marker = tmp_path / "released"
-    await arm(sshbox, "a100x2", command="touch %s" % marker, deadline=time.time() + 2, grace=1)
-    assert await wait_file(str(marker), 10) is not None, events(sshbox)
-    assert [e["reason"] for e in events(sshbox) if e["event"] == "fired"] == ["deadline"]
+    await arm(box, "a100x2", command="touch %s" % marker, deadline=time.time() + 2, grace=1)
+    assert await wait_file(str(marker), 15) is not None, events(box)
+    assert [e["reason"] for e in events(box) if e["event"] == "fired"] == ["deadline"]
 
 
 async def test_armed_state_survives_a_daemon_restart(sshbox):
