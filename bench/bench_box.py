@@ -48,15 +48,16 @@ def _remove_user(name, home):
     shutil.rmtree(home, ignore_errors=True)
 
 
-def stop_with_sessions(box):
-    """The sshd listener and the sessions under it (an interrupted connect leaves a session's
-    sshd and its probe `attach` waiting for an EOF that comes seconds later)."""
+def stop_with_sessions(box, stop=stop_sshd):
+    """The sshd listener (stopped with `stop`) and the sessions under it (an interrupted
+    connect leaves a session's sshd and its probe `attach` waiting for an EOF that comes
+    seconds later)."""
     import psutil
     try:
         kids = psutil.Process(box.proc.pid).children(recursive=True)
     except psutil.Error:
         kids = []
-    stop_sshd(box)
+    stop(box)
     for kid in kids:
         try:
             kid.kill()

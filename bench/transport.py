@@ -25,7 +25,9 @@ import pathlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
+from bench_box import stop_with_sessions  # noqa: E402
 from tests.support.pty_fixtures import me, start_box, stop_box, write_pty_only  # noqa: E402
 from tests.support.sshd import start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
@@ -110,23 +112,6 @@ async def measure(exec_box, pty_box, tmp, runs, size):
           "download %.2fx (median of %d)" % (p[0] / e[0], p[1] / e[1], p[2] / e[2], p[3] / e[3], runs))
 
 
-def stop_with_sessions(stop, box):
-    """Stop the sshd listener and the sessions under it (an interrupted connect leaves a
-    session's sshd and its probe `attach` waiting for an EOF that comes seconds later)."""
-    import psutil
-    try:
-        kids = psutil.Process(box.proc.pid).children(recursive=True)
-    except psutil.Error:
-        kids = []
-    stop(box)
-    for kid in kids:
-        try:
-            kid.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(kids, timeout=5)
-
-
 def _interrupted(signum, frame):
     raise KeyboardInterrupt  # unwinds through the finally below, like Ctrl-C
 
@@ -159,7 +144,7 @@ def main(runs, size):
             except Exception as e:  # noqa: BLE001 - keep cleaning up
                 print("stopping the %s daemon: %s" % (name, e), file=sys.stderr)
         for stop, box in reversed(started):
-            stop_with_sessions(stop, box)
+            stop_with_sessions(box, stop)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
