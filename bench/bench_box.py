@@ -16,8 +16,10 @@ import os
 import pathlib
 import pwd
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -130,3 +132,16 @@ def start_bench_box(prefix="gputui-bench-box-", rtt_ms=0):
     if rtt_ms:
         box.add_relay(rtt_ms)
     return box
+
+
+def timed(argv):
+    """Seconds the command takes, start to exit (it must succeed)."""
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def rate_spread(seconds, mb, width=5):
+    """"median MB/s (min-max)" over runs that each moved `mb` megabytes."""
+    rates = [mb / x for x in seconds]
+    return "%*.1f MB/s (%.1f-%.1f)" % (width, statistics.median(rates), min(rates), max(rates))

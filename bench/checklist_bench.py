@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from bench_box import SHELL, start_bench_box  # noqa: E402
+from bench_box import SHELL, rate_spread, start_bench_box, timed  # noqa: E402
 from bench_scope import guarded  # noqa: E402
 
 from remote_probe import wire  # noqa: E402
@@ -92,15 +92,6 @@ async def our_download(box, alias, remote, dest):
         await s.close()
 
 
-def timed(argv):
-    t0 = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
-
-
-def spread(xs, mb):
-    rates = [mb / x for x in xs]
-    return "%5.1f MB/s (%.1f-%.1f)" % (statistics.median(rates), min(rates), max(rates))
 
 
 def downloads(box, alias, big, mb, runs, via, work):
@@ -122,10 +113,10 @@ def downloads(box, alias, big, mb, runs, via, work):
         subprocess.run(["rm", "-rf", str(out)], check=True)
     print("download of %d MB, %s (box user %s, %s), %d interleaved runs, median (min-max):"
           % (mb, via, box.user, SHELL, runs))
-    print("  gputui (connect .. verified file)  %s" % spread(ours, mb))
-    print("  scp (whole command)                %s" % spread(scp, mb))
+    print("  gputui (connect .. verified file)  %s" % rate_spread(ours, mb))
+    print("  scp (whole command)                %s" % rate_spread(scp, mb))
     if scp_sha:
-        print("  scp + sha256sum on both ends       %s" % spread(scp_sha, mb))
+        print("  scp + sha256sum on both ends       %s" % rate_spread(scp_sha, mb))
     med = statistics.median
     rec = dict(bench="checklist_bench", figure="checklist download, %d MB" % mb, via=via,
                peer="scp", ours_s=med(ours), peer_s=med(scp), ratio=med(scp) / med(ours),

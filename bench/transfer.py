@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from bench_box import start_bench_box  # noqa: E402
+from bench_box import rate_spread, start_bench_box, timed  # noqa: E402
 from bench_scope import guarded  # noqa: E402
 
 from tui.core.upload_plan import PART_SUFFIX, scan_local  # noqa: E402
@@ -106,20 +106,11 @@ async def our_pull(box, alias, data, local):
         await s.close()
 
 
-def timed(argv):
-    t0 = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
-
 
 def fresh(box, path):
     """An empty folder the box user owns (the destination of one run)."""
     subprocess.run(box.ssh() + ["rm -rf %s && mkdir -p %s" % (path, path)], check=True)
 
-
-def spread(xs, mb):
-    rates = [mb / x for x in xs]
-    return "%6.1f MB/s (%.1f-%.1f)" % (statistics.median(rates), min(rates), max(rates))
 
 
 def record(figure, via, peer, ours, theirs, mb):
@@ -162,7 +153,7 @@ def both_ways(box, alias, via, data, mb, runs, work):
         print("%s of a %d MB tree (+%d small files), %s, %d interleaved runs, median (min-max):"
               % (what, mb, SMALL, via, runs))
         for name, xs in table.items():
-            print("  %-8s %s" % (name, spread(xs, mb)))
+            print("  %-8s %s" % (name, rate_spread(xs, mb, 6)))
         for peer in ("scp -r", "rsync -a"):
             record("%s, %d MB tree" % (what, mb), via, peer, table["gputui"], table[peer], mb)
 
