@@ -41,6 +41,41 @@ def make_tree(root, mb=200):
     return data
 
 
+def cut_mid_file(p, box, part, past, timeout):
+    """Wait until the big file's part holds more than `past` bytes, then drop the link (every
+    sshd session of the box killed) -> (out, err) of the push, which must have failed."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and not (part.exists() and part.stat().st_size > past):
+        time.sleep(0.05)
+    assert part.exists(), p.communicate(timeout=60)
+    for pid in box.session_pids():
+        os.kill(pid, signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode != 0, (out, err)
+    assert "run the same command again to continue" in err, err
+    return out, err
+
+
+def assert_tree_landed(dest, data, err):
+    """make_tree's tree, complete on the box: content, mtime, mode, the link as a link, the
+    FIFO listed as not sent."""
+    big = dest / "data" / "big.bin"
+    assert sha(big) == sha(data / "big.bin") and not (dest / "data" / "big.bin.gputui-part").exists()
+    assert abs(big.stat().st_mtime - (data / "big.bin").stat().st_mtime) < 1
+    assert (dest / "data" / "sub" / "train.py").stat().st_mode & 0o777 == 0o755
+    assert os.readlink(dest / "data" / "link.py") == "sub/train.py"
+    assert "not sent: data/pipe (a FIFO)" in err  # listed, never silently dropped
+
+
+def assert_second_push_sends_nothing(args, boxside):
+    p = gputui(*args)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert out.startswith("0 B sent"), out
+    assert "up to date" in out
+    assert sorted(os.listdir(boxside)) == ["dest"]  # nothing outside DEST
+
+
 def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tmp_path):
     box = user_world.box
     data = make_tree(tmp_path)
@@ -48,15 +83,7 @@ def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tm
     args = ("push", str(data), "mybox:%s" % dest, "--remote-dir", box.remote_dir, "--simulate", "idle")
     p = gputui(*args)
     part = dest / "data" / "big.bin.gputui-part"
-    deadline = time.time() + 120
-    while time.time() < deadline and not (part.exists() and part.stat().st_size > 40 << 20):
-        time.sleep(0.05)
-    assert part.exists(), p.communicate(timeout=60)
-    for pid in box.session_pids():  # the link drops mid-file
-        os.kill(pid, signal.SIGKILL)
-    out, err = p.communicate(timeout=120)
-    assert p.returncode != 0
-    assert "run the same command again to continue" in err, err
+    cut_mid_file(p, box, part, 40 << 20, 120)  # the link drops mid-file
     cut_at = part.stat().st_size
     assert 0 < cut_at < 200 << 20
     # the big file went over several SFTP channels, each segment in its own part
@@ -68,22 +95,12 @@ def test_push_resumes_after_a_cut_and_a_second_push_sends_nothing(user_world, tm
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
     assert "resumed" in out, out
-    big = dest / "data" / "big.bin"
-    assert sha(big) == sha(data / "big.bin") and not part.exists()
+    assert_tree_landed(dest, data, err)
     assert not [n for n in os.listdir(dest / "data") if ".gputui-part" in n]  # no segment left
-    assert abs(big.stat().st_mtime - (data / "big.bin").stat().st_mtime) < 1
-    assert (dest / "data" / "sub" / "train.py").stat().st_mode & 0o777 == 0o755
-    assert os.readlink(dest / "data" / "link.py") == "sub/train.py"
-    assert "not sent: data/pipe (a FIFO)" in err  # listed, never silently dropped
     sent_mb = float(out.split(" MiB sent")[0].split()[-1]) if " MiB sent" in out else 0.0
     assert sent_mb < 200 - (kept >> 20) + 1  # every segment went on from its own part
 
-    p = gputui(*args)
-    out, err = p.communicate(timeout=120)
-    assert p.returncode == 0, err
-    assert out.startswith("0 B sent"), out
-    assert "up to date" in out
-    assert sorted(os.listdir(tmp_path / "boxside")) == ["dest"]  # nothing outside DEST
+    assert_second_push_sends_nothing(args, tmp_path / "boxside")
 
 
 def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_world, tmp_path):
