@@ -249,10 +249,7 @@ def terminate(state_dir, timeout=5.0):
         if not pid:
             return
         os.kill(pid, signal.SIGTERM)
-        for _ in range(int(timeout / 0.05)):
-            if procfs.pid_gone(pid):  # signal 0 and /proc's zombie state: works without /proc
-                return
-            time.sleep(0.05)
+        procfs.wait_gone(pid, timeout)  # signal 0 and /proc's zombie state: works without /proc
     except (OSError, ValueError, AttributeError):
         return  # no lock, no daemon, or it is gone
 

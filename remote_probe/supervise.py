@@ -136,10 +136,7 @@ def stop_supervisor(state_dir, signal_number=15):
         except OSError:
             return
         # gone before the caller stops the daemon: a watcher still in its loop would start it again
-        for _ in range(40):
-            if procfs.pid_gone(pid):
-                return
-            time.sleep(0.05)
+        procfs.wait_gone(pid, 2.0)
 
 
 def watcher_pid_is_ours(pid, lock_file):

@@ -12,7 +12,8 @@ the previous reading to turn counters into rates. By what they read:
 - instance:  PID 1 (the instance start, its environ) and provider facts
 """
 
-from .reader import CLK_TCK, PAGE_MIB, PROC, pid_alive, pid_gone, pid_state, proc_available, read_text
+from .reader import (CLK_TCK, PAGE_MIB, PROC, pid_alive, pid_gone, pid_state, proc_available,
+                     read_text, wait_gone)
 from .system import (CpuMeter, boot_id, boot_time, cgroup_cpu_limit, cpu_busy_idle, parse_loadavg,
                      parse_meminfo, parse_proc_stat)
 from .disks import (DiskMeter, PSEUDO_FS, SKIP_MOUNT_PREFIXES, disk_usage, parse_mounts)
@@ -30,5 +31,5 @@ __all__ = [
     "cgroup_cpu_limit", "cpu_busy_idle", "disk_usage", "list_pids", "list_proc", "listing_due",
     "nvidia_fd_holders", "parse_loadavg", "parse_meminfo", "parse_mounts",
     "parse_net_dev", "parse_pid_stat", "parse_pid_stat_full", "parse_proc_stat",
-    "parse_status_fields", "parse_status_uid", "pid1_start", "pid_alive", "pid_gone", "pid_start", "pid_state", "pids_to_read", "proc_available",
+    "parse_status_fields", "parse_status_uid", "pid1_start", "pid_alive", "pid_gone", "pid_start", "wait_gone", "pid_state", "pids_to_read", "proc_available",
     "provider_facts", "read_cmdline", "read_text", "start_epoch", "user_name"]

@@ -1,6 +1,7 @@
 """Reading /proc and /sys files: the one primitive every procfs module uses."""
 
 import os
+import time
 
 # Where /proc is. GPUTUI_PROC_ROOT points it elsewhere: a test hides /proc (an empty dir) to
 # play a laptop without one (macOS runs the demo's probe), and every reader must then degrade
@@ -67,3 +68,12 @@ def pid_gone(pid):
     """Gone, or a zombie (exited, not reaped by an init that does not reap: as good as
     gone). Without /proc a zombie cannot be told from a live process and reads as alive."""
     return not pid_alive(pid) or pid_state(pid) == "Z"
+
+
+def wait_gone(pid, timeout):
+    """Until pid_gone(pid) or `timeout` seconds have passed. -> whether it went."""
+    for _ in range(max(1, int(timeout / 0.05))):
+        if pid_gone(pid):
+            return True
+        time.sleep(0.05)
+    return pid_gone(pid)
