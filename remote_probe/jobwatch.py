@@ -133,6 +133,31 @@ def crash_cause(lines):
     return None, None
 
 
+# What a shell prints when the job it ran dies of a signal (its exit status is not ours to
+# read when the job was typed into that shell): bash/dash "Terminated", zsh "zsh: terminated
+# ./train.sh", fish "fish: Job 1, './train.sh' terminated by signal SIGTERM (...)".
+_WORD = r"(?P<word>terminated|hangup|aborted|bus error|floating point exception)(?: \(core dumped\))?"
+_SHELL_SIGNAL = re.compile(  # the whole line is the shell's: a log line "Terminated early" is not
+    r"^(?:" + _WORD + r"$|\[\d+\][+-]?\s+" + _WORD.replace("word", "word2") + r"\s+\S"
+    r"|zsh: " + _WORD.replace("word", "word3") + r"\s+\S"
+    r"|fish: Job \d+, .* terminated by signal SIG(?P<sig>[A-Z]+)\b)", re.I)
+_SHELL_WORDS = {"terminated": 15, "hangup": 1, "aborted": 6, "bus error": 7,
+                "floating point exception": 8}
+
+
+def shell_reported_signal(lines):
+    """The signal a shell says ended its job, from the pane's last lines, or None."""
+    by_name = dict((v, k) for k, v in SIGNALS.items())
+    for line in reversed([sanitize_line(x).strip() for x in lines[-EVIDENCE_LINES:]]):
+        m = _SHELL_SIGNAL.search(line)
+        if m and m.group("sig"):
+            return by_name.get("SIG" + m.group("sig").upper())
+        if m:
+            word = m.group("word") or m.group("word2") or m.group("word3")
+            return _SHELL_WORDS[word.lower()]
+    return None
+
+
 def exit_signal_of(status, signal=None):
     """The signal that ended a job: tmux's separate signal, or the shell's 128+N status."""
     if signal:
@@ -194,6 +219,8 @@ def classify(facts, hung_after=HUNG_AFTER_S):
     if not facts.alive:
         status = facts.exit_status
         sig = exit_signal_of(status, facts.exit_signal)
+        if sig is None and status is None:
+            sig = shell_reported_signal(facts.last_lines)
         cause, line = crash_cause(facts.last_lines)
         interrupted = sig == 2 or status == 130 or any(
             _INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])

@@ -239,3 +239,28 @@ def test_checkpoint_status(newest, started, wiped, state, on_wiped):
 def test_checkpoint_stale_age_is_configurable():
     got = jw.checkpoint_status(("/x/a.pt", NOW - 1800), NOW, started_t=NOW - 7200, stale_after=900)
     assert got["state"] == "stale"
+
+
+@pytest.mark.parametrize("lines,sig", [
+    (["step 3/10", "Terminated"], 15),                                     # bash, dash
+    (["[1]+  Terminated              ./train.sh"], 15),                    # bash job control
+    (["zsh: terminated  ./train.sh"], 15),
+    (["fish: Job 1, './train.sh' terminated by signal SIGTERM (Polite quit request)"], 15),
+    (["Aborted (core dumped)"], 6),
+    (["Hangup"], 1),
+    (["Terminated training at epoch 5"], None),                            # the job's own log
+    (["training terminated early", "done"], None),
+    (["step 3/10"], None),
+])
+def test_the_shell_says_which_signal_ended_a_job_it_ran(lines, sig):
+    assert jw.shell_reported_signal(lines) == sig
+
+
+def test_a_job_typed_into_a_shell_and_killed_is_crashed_not_finished():
+    # tried as a user: `./train.sh` in the user's own tmux, then `kill` from elsewhere: the
+    # pane's shell lives on (no exit status for us) and says "Terminated"; it was "finished"
+    lines = ["root@vm:~/job# ./train.sh", "epoch 3 loss 0.41", "Terminated", "root@vm:~/job#"]
+    v = jw.classify(facts(alive=False, exit_status=None, last_lines=lines))
+    assert (v.state, v.cause) == ("crashed", "signal") and "killed by SIGTERM" in v.evidence
+    clean = ["root@vm:~/job# ./train.sh", "epoch 10 loss 0.12", "root@vm:~/job#"]
+    assert jw.classify(facts(alive=False, exit_status=None, last_lines=clean)).state == "finished"
