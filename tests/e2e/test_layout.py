@@ -75,7 +75,8 @@ async def test_dashboard_fits(scenario, size):
                 assert panel.region.bottom <= height
                 table = app.query_one(ProcessTable)
                 shown = table.region.height - 3
-                assert shown >= 5
+                assert shown >= 5, {
+                    w.id: (w.region.height, str(w.render())[:300]) for w in app.screen.query("*") if w.id}
                 footer = app.screen.query_one("Footer")
                 keys = " ".join(str(k.render()) for k in footer.query("FooterKey")
                                 if k.region.right <= width)
@@ -134,9 +135,55 @@ async def test_dashboard_fits_in_chinese(scenario, size):
                 for word in ("退出", "释放", "自动关机", "重连"):
                     assert word in keys, keys
                 table = app.query_one(ProcessTable)
-                assert table.region.height - 3 >= 5
+                assert table.region.height - 3 >= 5, {
+                    w.id: (w.region.height, str(w.render())[:300]) for w in app.screen.query("*") if w.id}
                 for line in str(app.query_one("#summary").render()).split("\n"):
                     assert cell_len(line) <= width
+                await app.action_quit()
+    finally:
+        set_language("en")
+        await b.stop()
+
+
+@pytest.mark.parametrize("n,size,fixed,lines", [
+    (16, (80, 24), 3, 3),    # header, footer, summary: three job lines fit
+    (16, (80, 24), 5, 1),    # a two-line notice: one line, the table keeps its rows
+    (16, (80, 24), 9, 1),    # no room at all: still one line (a job's state is never hidden)
+    (2, (160, 50), 2, 5),
+    (0, (80, 24), 3, 5),     # no GPU panel
+])
+def test_jobs_panel_gets_the_rows_the_gpus_and_the_table_leave(n, size, fixed, lines):
+    from tui.core.layout import MIN_PROC_ROWS, PROC_CHROME, jobs_lines
+    got = jobs_lines(n, size[0], size[1], fixed, wanted=5)
+    assert got == lines
+    if n and lines > 1:
+        densest = gpu_plan(n, size[0], size[1], size[1]).rows + 2
+        assert fixed + densest + got + 2 + PROC_CHROME + MIN_PROC_ROWS <= size[1]
+
+
+async def test_jobs_on_a_short_terminal_leave_the_process_table_its_rows():
+    """16 GPUs at 80×24 in Chinese with four tmux jobs on the box (CI's failure: the jobs panel
+    and a wrapped notice squeezed the process table to 3 rows)."""
+    import subprocess
+
+    from tui.core.i18n import set_language
+    set_language("zh")
+    b = await DemoBox().start()
+    try:
+        with local_dirs_inside(b.dir):
+            app = demo_app(b, "a10x16")
+            async with app.run_test(size=(80, 24)) as pilot:
+                await wait_for(pilot, lambda: app.box.state.samples_seen >= 2, timeout=30)
+                for i in range(4):
+                    subprocess.run(["tmux", "-S", b.tmux_socket(), "new-session", "-d", "-s", "训练%d" % i,
+                                    "python3 -c 'import time\nwhile 1: time.sleep(1)'"], check=True)
+                await wait_for(pilot, lambda: len(app.box.state.watched()) >= 4, timeout=30)
+                await pilot.pause(1.5)
+                jobs = app.query_one("#jobs")
+                assert jobs.display and jobs.region.height >= 3, jobs.region
+                assert "训练" in str(jobs.render()) or "import time" in str(jobs.render())
+                table = app.query_one(ProcessTable)
+                assert table.region.height - 3 >= 5, table.region
                 await app.action_quit()
     finally:
         set_language("en")

@@ -136,6 +136,15 @@ def cmd_width(columns: Sequence[Tuple[str, str]], width: int) -> int:
     return max(12, width - 1 - others)
 
 
+def jobs_lines(n_gpus: int, width: int, height: int, fixed_rows: int, wanted: int) -> int:
+    """Lines the jobs panel may show: what is left once the GPU panel at its densest and the
+    process table's MIN_PROC_ROWS are placed, at most `wanted`, at least 1 (a job's state is
+    never hidden). fixed_rows: header, footer, notice, summary, dataloader panel."""
+    gpus = gpu_plan(n_gpus, width, height, height).rows + PANEL_CHROME if n_gpus > 0 else 0
+    room = height - fixed_rows - gpus - PROC_CHROME - MIN_PROC_ROWS - 2  # 2: the panel's border
+    return max(1, min(wanted, room))
+
+
 def compact_loaders(height: int) -> bool:
     """Dataloader panel: two lines per training process below this terminal height."""
     return height < 40

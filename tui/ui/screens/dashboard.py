@@ -16,7 +16,8 @@ from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.job_lines import lines_for
 from tui.core.jobs import no_proc_notice, unprotected_advice
-from tui.core.layout import MAX_PROC_ROWS, compact_loaders, gpu_plan, panel_width, right_column
+from tui.core.layout import (MAX_PROC_ROWS, compact_loaders, gpu_plan, jobs_lines, panel_width,
+                             right_column)
 from tui.core.state import loader_views
 from tui.remote.session import FAILED, LIVE
 from tui.ui import flows
@@ -32,7 +33,7 @@ from tui.ui.widgets.billing_panel import (
 from tui.ui.widgets.gpu_panel import GpuPanel
 from tui.ui.widgets.host_panel import HostPanel
 from tui.ui.widgets.jobs_panel import JobsPanel
-from tui.ui.widgets.live import update_text
+from tui.ui.widgets.live import shown_rows, update_text
 from tui.ui.widgets.loader_panel import LoaderPanel
 from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
@@ -135,9 +136,13 @@ class DashboardScreen(Translated, Screen):
         now = box.billing.clock()
         figures = box.billing.figures()
         lines = lines_for(box.state, figures, now)
-        self.query_one("#jobs", JobsPanel).show(lines, now, figures.currency,
-                                                panel_width(self.size.width or 120),
-                                                compact=compact_loaders(self.size.height or 40))
+        width, height = self.size.width or 120, self.size.height or 40
+        compact = compact_loaders(height)
+        # on a short terminal the process table keeps its rows: the panel gets what is left
+        room = jobs_lines(len(box.state.gpus), width, height, self.other_rows(),
+                          wanted=3 if compact else 5)
+        self.query_one("#jobs", JobsPanel).show(lines, now, figures.currency, panel_width(width),
+                                                compact=compact, max_lines=room)
 
     def refresh_status(self):
         box, st = self.box, self.box.state
@@ -200,12 +205,21 @@ class DashboardScreen(Translated, Screen):
 
     def fixed_rows(self):
         """Rows outside the GPU panel and the process table: header, footer, notice, summary,
-        dataloader panel."""
-        rows = 2 + self.query_one("#jobs", JobsPanel).rows_needed  # this frame's, not the last layout's
-        for wid in ("#notice", "#summary", "#loaders"):
-            w = self.query_one(wid)
-            if w.display and w.styles.display != "none":
-                rows += w.outer_size.height
+        dataloader panel, jobs panel."""
+        return self.other_rows() + self.query_one("#jobs", JobsPanel).rows_needed  # this frame's
+
+    def other_rows(self):
+        """Rows of the header, footer, notice, summary and dataloader panel as this refresh
+        left them: a notice shown or a panel grown this refresh has no laid-out size yet, and
+        planning with the last layout's squeezed the process table for a frame (CI caught it)."""
+        width = self.size.width or 120
+        rows = 2 + (0 if right_column(width) else 1)  # header, footer; the narrow summary line
+        notice = self.query_one("#notice", Static)
+        if notice.has_class("shown"):
+            rows += shown_rows(notice, width - 2)  # padding 0 1
+        loaders = self.query_one("#loaders", LoaderPanel)
+        if loaders.has_class("shown"):
+            rows += min(LoaderPanel.MAX_HEIGHT, shown_rows(loaders, width - 4) + 2)  # + border
         return rows
 
     # -- actions -----------------------------------------------------------------

@@ -95,7 +95,11 @@ def render_jobs(lines: Sequence[JobLine], width: int, now: float, currency: str,
             age = fmt.duration(cp.age_s) if cp is not None else "?"
             path = visible(cp.path if cp else "", limit=max(8, width - 40))
             out.append(Text("  ⚠ %s: %s (%s)" % (ln.checkpoint_warning, path, age), style="yellow"))
-    if len(out) > max_lines:
+    if len(out) > max_lines == 1:  # the first job, and how many lines are left out
+        more = Text(_("  … %d more lines") % (len(out) - 1), style="dim")
+        out[0].truncate(max(10, width - more.cell_len), overflow="ellipsis")
+        out = [out[0] + more]
+    elif len(out) > max_lines:
         hidden = len(out) - (max_lines - 1)
         out = out[:max_lines - 1] + [Text(_("  … %d more lines") % hidden, style="dim")]
     t = Text()
@@ -134,12 +138,12 @@ class JobsPanel(Static):
     """
 
     def show(self, lines: Sequence[JobLine], now: float, currency: str, width: int,
-             compact: bool = False) -> None:
+             compact: bool = False, max_lines: int = 5) -> None:
         """width: text columns inside the panel (the screen knows them before the panel does)."""
         self.set_class(bool(lines), "shown")
         self.rows_needed = 0
         if lines:
             text = render_jobs(lines, max(30, width), now, currency,
-                               max_lines=3 if compact else 5, compact=compact)
+                               max_lines=max_lines, compact=compact)
             self.rows_needed = len(text.plain.split("\n")) + 2  # + border: known before layout
             update_text(self, text)

@@ -258,6 +258,14 @@ def wrapped_rows(plain, width):
 _MEASURE = Console(width=1000, color_system=None, file=io.StringIO())  # measuring only
 
 
+def shown_rows(widget, width):
+    """Rows the text last given to `widget` by update_text takes in `width` columns."""
+    text = getattr(widget, "_live_text", None)
+    if text is None:
+        return 0
+    return max(1, wrapped_rows(text.plain if isinstance(text, Text) else str(text), max(1, width)))
+
+
 def update_text(widget, text):
     """Show `text` in a Static or a LinePanel. Unchanged text costs nothing; a Static asks
     for a re-layout of the screen only when its line count changes (its height can)."""

@@ -85,6 +85,7 @@ def render_loaders(views: Sequence[LoaderView], orphans: Sequence[Worker] = (), 
 
 
 class LoaderPanel(LinePanel):
+    MAX_HEIGHT = 14
     DEFAULT_CSS = """
     LoaderPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: 14; display: none; }
     LoaderPanel.shown { display: block; }

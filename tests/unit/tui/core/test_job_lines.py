@@ -159,3 +159,16 @@ def test_hostile_job_text_renders_as_data():
         Console(width=200, file=open("/dev/null", "w")).print(text)  # no MarkupError
     cell = pane_job_cell(lines[0], NOW, "CNY")
     assert "[@click=app.quit]" in cell.plain and "\x1b" not in cell.plain
+
+
+def test_jobs_panel_in_one_line_keeps_the_first_job_and_counts_the_rest():
+    """A short terminal leaves the jobs panel one line: the first job stays readable and the
+    rest are counted, within the width."""
+    from tui.ui.widgets.jobs_panel import render_jobs
+    jobs = from_wire.jobs({"watch": watch_list()}).watch
+    lines = job_lines.job_lines(jobs, NOW, 11.96, "second", 3723)
+    whole = render_jobs(lines, 76, NOW, "CNY").plain.splitlines()
+    assert len(whole) > 1
+    one = render_jobs(lines, 76, NOW, "CNY", max_lines=1).plain
+    assert "\n" not in one and len(one) <= 76
+    assert one.startswith(whole[0][:20]) and one.endswith("%d more lines" % (len(whole) - 1)), one
