@@ -41,6 +41,18 @@ def events(box):
     return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
 
 
+async def fired_reasons(box, timeout=10):
+    """The reasons of the "fired" events, once one is logged: the daemon logs it after the
+    release command exits, so it can land just after the command's own marker file."""
+    end = time.time() + timeout
+    while time.time() < end:
+        reasons = [e["reason"] for e in events(box) if e["event"] == "fired"]
+        if reasons:
+            return reasons
+        await asyncio.sleep(0.1)
+    return []
+
+
 async def test_idle_box_is_released_with_the_app_disconnected(own_pid_box, tmp_path):
     sshbox = own_pid_box  # a job started in any tmux on the machine would cancel the grace
     marker = tmp_path / "released"
@@ -48,10 +60,7 @@ async def test_idle_box_is_released_with_the_app_disconnected(own_pid_box, tmp_p
     assert status["armed"]["command"].startswith("touch")
     fired_at = await wait_file(str(marker), 15)
     assert fired_at is not None, events(sshbox)
-    # the release command touches the marker; the daemon writes "fired" once it has exited
-    end = time.time() + 10
-    while time.time() < end and "fired" not in [e["event"] for e in events(sshbox)]:
-        await asyncio.sleep(0.1)
+    assert await fired_reasons(sshbox) == ["idle"]
     kinds = [e["event"] for e in events(sshbox)]
     assert kinds[-3:] == ["armed", "grace", "fired"]
     grace = [e for e in events(sshbox) if e["event"] == "grace"][-1]
@@ -133,7 +142,7 @@ async def test_deadline_fires_even_while_busy(own_pid_box, tmp_path):
     marker = tmp_path / "released"
     await arm(box, "a100x2", command="touch %s" % marker, deadline=time.time() + 2, grace=1)
     assert await wait_file(str(marker), 15) is not None, events(box)
-    assert [e["reason"] for e in events(box) if e["event"] == "fired"] == ["deadline"]
+    assert await fired_reasons(box) == ["deadline"]
 
 
 async def test_armed_state_survives_a_daemon_restart(sshbox):
