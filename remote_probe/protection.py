@@ -5,6 +5,7 @@ import os
 import time
 
 from . import procfs
+from .backends.sim import SCOPE_VAR, scope_of
 
 SIGHUP_BIT = 1 << 0  # SIGHUP is signal 1 -> bit 0 of SigIgn
 MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
@@ -47,7 +48,11 @@ def verdict(chain):
 
 
 def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
-    """pids of long-running python processes of this user (all users when root)."""
+    """pids of long-running python processes of this user (all users when root). A daemon
+    run with GPUTUI_SIM_SCOPE (the demo box, the test boxes: this very machine) counts only
+    the processes of its scope, as the simulator adopts only those: `gputui demo` does not
+    list the laptop's own python programs as the simulated box's jobs."""
+    scope = os.environ.get(SCOPE_VAR)
     now = time.time() if now is None else now
     scan = scan if scan is not None else procfs.ProcScan(proc)
     uid = os.getuid()
@@ -57,6 +62,8 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
         if st[5] > newest or not scan.runs_python(pid):
             continue
         if uid != 0 and scan.uid(pid) != uid:
+            continue
+        if scope is not None and scope_of(pid) != scope:
             continue
         out.append(pid)
     return sorted(out)

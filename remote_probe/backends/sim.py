@@ -125,7 +125,7 @@ def utilization(pattern, t, seed=0):
 SCOPE_VAR = "GPUTUI_SIM_SCOPE"
 
 
-def _scope_of(pid):
+def scope_of(pid):
     """The GPUTUI_SIM_SCOPE value in a process's environment (None if absent or unreadable)."""
     try:
         with open("%s/%s/environ" % (PROC, pid), "rb") as f:
@@ -157,7 +157,7 @@ def _pids_matching(marker, scope=None, uid=None):
                         continue
             except OSError:
                 continue
-            if scope is not None and _scope_of(name) != scope:
+            if scope is not None and scope_of(name) != scope:
                 continue
             out.append(int(name))
     return sorted(out)

@@ -181,7 +181,10 @@ async def test_jobs_on_a_short_terminal_leave_the_process_table_its_rows():
                 await pilot.pause(1.5)
                 jobs = app.query_one("#jobs")
                 assert jobs.display and jobs.region.height >= 3, jobs.region
-                assert "训练" in str(jobs.render()) or "import time" in str(jobs.render())
+                # every line the panel was given is on screen (this machine is the demo box:
+                # other tests' python jobs are listed too, so which jobs come first varies)
+                shown = str(jobs.render()).split("\n")
+                assert all(line.strip() for line in shown) and len(shown) == jobs.region.height - 2
                 table = app.query_one(ProcessTable)
                 assert table.region.height - 3 >= 5, table.region
                 await app.action_quit()
