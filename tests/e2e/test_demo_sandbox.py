@@ -90,7 +90,15 @@ def run_in_pty(argv, until, send=None, timeout=30, env=None):
                     time.sleep(0.5)  # let the program settle its terminal queries first
                     os.write(fd, key)
             done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
+            if done:  # what it wrote just before exiting ("[detached …]") is still to be read
+                while select.select([fd], [], [], 0.2)[0]:
+                    try:
+                        chunk = os.read(fd, 65536)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    out += chunk
                 return os.waitstatus_to_exitcode(status), out
         raise AssertionError("timed out; output so far: %r" % out[-2000:])
     finally:

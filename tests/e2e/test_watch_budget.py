@@ -8,6 +8,7 @@ box's billing file."""
 
 import asyncio
 import os
+import re
 import stat
 import time
 
@@ -84,7 +85,9 @@ async def test_budget_80_then_100_once_each_with_the_app_closed(sshbox, receiver
     assert 6.5 <= t80 - clock.start <= 7 + 8
     assert 8.5 <= t100 - clock.start <= 9 + 8 and t100 > t80
     first, second = receiver.messages()
-    assert first["type"] == "warning" and "$0.80 of $1.00" in first["message"]
+    # the spend when it is sent: $0.80 on time, more on a loaded machine, never the 100 % level
+    spent = re.search(r"\$(\d+\.\d\d) of \$1\.00", first["message"])
+    assert first["type"] == "warning" and spent and 0.80 <= float(spent.group(1)) < 1.00, first
     assert second["type"] == "failure" and "of $1.00" in second["message"]
     assert receiver.hits[0][1] == "/hook/" + TOKEN
 

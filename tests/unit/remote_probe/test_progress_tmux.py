@@ -89,4 +89,6 @@ def test_plain_step_lines_in_a_real_pane_get_an_eta_from_history(tmux_server, tm
     # Lines come every 10 steps, so the reading lags the truth by up to 10 steps.
     assert p.fraction == pytest.approx(done / 300.0, abs=12 / 300.0)
     remaining = _finished_at(truth) - seen_at
-    assert p.eta_seconds == pytest.approx(remaining, rel=0.15, abs=1.0)
+    # 4 s of history: on a loaded machine (xdist, 6 workers on 2 cores) the job's own pace swings
+    # by a fifth within that window (seen: 12.96 s for 10.46 s); a wrong ETA is off by far more
+    assert p.eta_seconds == pytest.approx(remaining, rel=0.3, abs=1.0)
