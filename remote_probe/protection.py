@@ -63,7 +63,7 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
             continue
         if uid != 0 and scan.uid(pid) != uid:
             continue
-        if scope is not None and scope_of(pid) != scope:
+        if scope is not None and scope_of(pid, proc) != scope:
             continue
         out.append(pid)
     return sorted(out)

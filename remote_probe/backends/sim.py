@@ -125,10 +125,10 @@ def utilization(pattern, t, seed=0):
 SCOPE_VAR = "GPUTUI_SIM_SCOPE"
 
 
-def scope_of(pid):
+def scope_of(pid, proc=None):
     """The GPUTUI_SIM_SCOPE value in a process's environment (None if absent or unreadable)."""
     try:
-        with open("%s/%s/environ" % (PROC, pid), "rb") as f:
+        with open("%s/%s/environ" % (proc or PROC, pid), "rb") as f:
             for item in f.read().split(b"\0"):
                 if item.startswith(SCOPE_VAR.encode() + b"="):
                     return item.split(b"=", 1)[1].decode("utf-8", "replace")

@@ -12,6 +12,20 @@ from tui.ui.widgets.process_table import ProcessTable
 from tests.e2e.test_app import wait_for
 
 
+def regions(app):
+    """Each part of the screen's height and text: what a layout failure needs to be read."""
+    return {w.id: (w.region.height, str(w.render())[:300]) for w in app.screen.query("*") if w.id}
+
+
+async def planned_with_laid_out_rows(app, pilot):
+    """The GPU panel was planned with the rows the other parts really take (once laid out: a
+    refresh just before this check is a frame ahead of the layout)."""
+    def laid_out():
+        return sum(app.screen.query_one(w).outer_size.height
+                   for w in ("#status", "#notice", "#summary", "#loaders", "Footer"))
+    await wait_for(pilot, lambda: app.screen.other_rows() == laid_out(), timeout=5)
+
+
 @pytest.mark.parametrize("n,size,lines", [
     (1, (80, 24), 5), (2, (80, 24), 3), (8, (80, 24), 1), (16, (80, 24), 0),
     (2, (160, 50), 5), (8, (160, 50), 2), (16, (160, 50), 1), (8, (300, 80), 3), (16, (300, 80), 2),
@@ -75,8 +89,8 @@ async def test_dashboard_fits(scenario, size):
                 assert panel.region.bottom <= height
                 table = app.query_one(ProcessTable)
                 shown = table.region.height - 3
-                assert shown >= 5, {
-                    w.id: (w.region.height, str(w.render())[:300]) for w in app.screen.query("*") if w.id}
+                assert shown >= 5, regions(app)
+                await planned_with_laid_out_rows(app, pilot)
                 footer = app.screen.query_one("Footer")
                 keys = " ".join(str(k.render()) for k in footer.query("FooterKey")
                                 if k.region.right <= width)
@@ -135,8 +149,8 @@ async def test_dashboard_fits_in_chinese(scenario, size):
                 for word in ("退出", "释放", "自动关机", "重连"):
                     assert word in keys, keys
                 table = app.query_one(ProcessTable)
-                assert table.region.height - 3 >= 5, {
-                    w.id: (w.region.height, str(w.render())[:300]) for w in app.screen.query("*") if w.id}
+                assert table.region.height - 3 >= 5, regions(app)
+                await planned_with_laid_out_rows(app, pilot)
                 for line in str(app.query_one("#summary").render()).split("\n"):
                     assert cell_len(line) <= width
                 await app.action_quit()

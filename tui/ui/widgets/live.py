@@ -259,11 +259,17 @@ _MEASURE = Console(width=1000, color_system=None, file=io.StringIO())  # measuri
 
 
 def shown_rows(widget, width):
-    """Rows the text last given to `widget` by update_text takes in `width` columns."""
-    text = getattr(widget, "_live_text", None)
+    """Rows the text last given to `widget` (a Static through update_text, or a LinePanel)
+    takes in `width` columns; measured once per text and width, not on every refresh."""
+    text = widget.render() if isinstance(widget, LinePanel) else getattr(widget, "_live_text", None)
     if text is None:
         return 0
-    return max(1, wrapped_rows(text.plain if isinstance(text, Text) else str(text), max(1, width)))
+    plain = text.plain if isinstance(text, Text) else str(text)
+    key = (plain, width)
+    cached = getattr(widget, "_shown_rows", None)
+    if cached is None or cached[0] != key:
+        cached = widget._shown_rows = (key, max(1, wrapped_rows(plain, max(1, width))))
+    return cached[1]
 
 
 def update_text(widget, text):

@@ -85,11 +85,11 @@ def render_loaders(views: Sequence[LoaderView], orphans: Sequence[Worker] = (), 
 
 
 class LoaderPanel(LinePanel):
-    MAX_HEIGHT = 14
+    MAX_HEIGHT = 14  # the dashboard plans the GPU panel with it
     DEFAULT_CSS = """
-    LoaderPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: 14; display: none; }
+    LoaderPanel { border: round $primary-darken-1; padding: 0 1; height: auto; max-height: %d; display: none; }
     LoaderPanel.shown { display: block; }
-    """
+    """ % MAX_HEIGHT
 
     def show(self, views: Sequence[LoaderView], orphans: Sequence[Worker], compact: bool = False) -> None:
         self.set_class(bool(views or orphans), "shown")
