@@ -6,6 +6,7 @@ import re
 import time
 
 from . import procfs
+from .watch_scope import is_own, own_scope
 
 STALE = 5.0  # seconds: a stats file older than this belongs to a stopped loop
 WORKER_COMM = "pt_data_worker"  # torch >= 2.5 names its workers
@@ -101,9 +102,11 @@ def find_workers(proc=procfs.PROC, scan=None):
     """DataLoader workers seen from outside: {trainer pid: [worker pids]} and orphans.
 
     Workers are processes named pt_data_worker (torch >= 2.5), spawn/forkserver children,
-    or (older torch, fork) children with their parent's exact command line.
+    or (older torch, fork) children with their parent's exact command line. Only the box's own
+    (watch_scope): a neighbour's DataLoader on a shared box is not the user's to diagnose.
     """
     scan = scan if scan is not None else procfs.ProcScan(proc)
+    uid, scope = os.getuid(), own_scope()
     stats = scan.stats
     cmd = scan.cmdline
     trainers, orphans = {}, []
@@ -125,8 +128,9 @@ def find_workers(proc=procfs.PROC, scan=None):
         if not is_worker:
             continue
         if ppid == 1 or parent is None:
-            orphans.append(pid)
-        else:
+            if is_own(pid, scan, uid, scope):
+                orphans.append(pid)
+        elif ppid in trainers or is_own(ppid, scan, uid, scope):
             trainers.setdefault(ppid, []).append(pid)
     return trainers, sorted(orphans)
 

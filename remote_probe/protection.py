@@ -5,7 +5,7 @@ import os
 import time
 
 from . import procfs
-from .backends.sim import SCOPE_VAR, scope_of
+from .watch_scope import is_own, own_scope
 
 SIGHUP_BIT = 1 << 0  # SIGHUP is signal 1 -> bit 0 of SigIgn
 MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
@@ -48,11 +48,9 @@ def verdict(chain):
 
 
 def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
-    """pids of long-running python processes of this user (all users when root). A daemon
-    run with GPUTUI_SIM_SCOPE (the demo box, the test boxes: this very machine) counts only
-    the processes of its scope, as the simulator adopts only those: `gputui demo` does not
-    list the laptop's own python programs as the simulated box's jobs."""
-    scope = os.environ.get(SCOPE_VAR)
+    """pids of the box's own long-running python processes (watch_scope: this user's, all
+    users' when root, a simulated box's only)."""
+    scope = own_scope()
     now = time.time() if now is None else now
     scan = scan if scan is not None else procfs.ProcScan(proc)
     uid = os.getuid()
@@ -61,11 +59,8 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
     for pid, st in scan.stats.items():
         if st[5] > newest or not scan.runs_python(pid):
             continue
-        if uid != 0 and scan.uid(pid) != uid:
-            continue
-        if scope is not None and scope_of(pid, proc) != scope:
-            continue
-        out.append(pid)
+        if is_own(pid, scan, uid, scope):
+            out.append(pid)
     return sorted(out)
 
 

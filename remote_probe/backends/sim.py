@@ -16,6 +16,7 @@ import sys
 import time
 
 from ..procfs.reader import PROC
+from ..watch_scope import own_scope, scope_of
 from .backend_error import BackendError
 
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
@@ -120,21 +121,6 @@ def utilization(pattern, t, seed=0):
         # Busy for `busy_for` seconds, then idle: for autostop and checklist scenarios.
         return 95 if t < pattern.get("busy_for", 10) else 0
     raise BackendError("unknown load pattern %r" % kind)
-
-
-SCOPE_VAR = "GPUTUI_SIM_SCOPE"
-
-
-def scope_of(pid, proc=None):
-    """The GPUTUI_SIM_SCOPE value in a process's environment (None if absent or unreadable)."""
-    try:
-        with open("%s/%s/environ" % (proc or PROC, pid), "rb") as f:
-            for item in f.read().split(b"\0"):
-                if item.startswith(SCOPE_VAR.encode() + b"="):
-                    return item.split(b"=", 1)[1].decode("utf-8", "replace")
-    except OSError:
-        pass
-    return None
 
 
 def _pids_matching(marker, scope=None, uid=None):
@@ -273,7 +259,7 @@ class SimBackend:
         for spec in self.scenario.get("adopt", []):
             # Real processes started elsewhere (by a test, from a login shell) whose command
             # line carries a marker are reported as using the GPU, like NVML would.
-            for pid in _pids_matching(spec["match"], os.environ.get(SCOPE_VAR)):
+            for pid in _pids_matching(spec["match"], own_scope()):
                 gpu = spec.get("gpu", 0)
                 procs.append({"pid": pid, "gpu": gpu, "kind": "C", "gpu_mem": spec.get("gpu_mem", 1024)})
                 mem_by_gpu[gpu] = mem_by_gpu.get(gpu, 0) + spec.get("gpu_mem", 1024)

@@ -165,7 +165,7 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         row = ledger.sessions()[0]
         assert row["ended_how"] == "released (exit 0)" and row["end"]
         stored = json.loads(row["checklist"])
-        assert stored["verdict"] == "pass" and stored["items"]["ephemeral"]["waived"]
+        assert stored["verdict"] == "pass" and stored["items"]["ephemeral"]["waived"], stored["items"]
         await pilot.press("escape", "q")
 
 

@@ -14,7 +14,8 @@ from tests.e2e.test_app import wait_for
 
 def regions(app):
     """Each part of the screen's height and text: what a layout failure needs to be read."""
-    return {w.id: (w.region.height, str(w.render())[:300]) for w in app.screen.query("*") if w.id}
+    return "\n".join("%s: %d rows %r" % (w.id, w.region.height, str(w.render())[:300])
+                     for w in app.screen.query("*") if w.id)
 
 
 async def planned_with_laid_out_rows(app, pilot):
@@ -200,7 +201,7 @@ async def test_jobs_on_a_short_terminal_leave_the_process_table_its_rows():
                 shown = str(jobs.render()).split("\n")
                 assert all(line.strip() for line in shown) and len(shown) == jobs.region.height - 2
                 table = app.query_one(ProcessTable)
-                assert table.region.height - 3 >= 5, table.region
+                assert table.region.height - 3 >= 5, regions(app)
                 await app.action_quit()
     finally:
         set_language("en")

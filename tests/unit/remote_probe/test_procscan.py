@@ -103,3 +103,27 @@ def test_the_real_proc_scan_sees_this_process():
     assert scan.ppid(me) == os.getppid() and scan.comm(me).startswith(("python", "pytest"))
     assert "pytest" in scan.cmdline(me) or "python" in scan.cmdline(me)
     assert scan.uid(me) == os.getuid()
+
+
+def test_dataloaders_of_a_neighbour_or_another_simulated_box_are_not_listed(tmp_path, monkeypatch):
+    """A shared box: another user's DataLoader is theirs, not a job of this user to diagnose; a
+    simulated box (the demo runs on the laptop itself) lists only what was started inside it."""
+    from remote_probe.watch_scope import SCOPE_VAR
+    procs = dict(BOX)
+    procs[60] = ("python", 1, 0, "python theirs.py", 0, 600)
+    procs[61] = ("pt_data_worker", 60, 0, "python theirs.py", 0, 610)
+    procs[70] = ("pt_data_worker", 1, 0, "python lost.py", 0, 700)  # an orphan of the neighbour
+    proc = fake_proc(tmp_path, procs)
+    for pid in (60, 61, 70):
+        (tmp_path / str(pid) / "status").write_text("Name:\tpython\nUid:\t1001\t1001\t1001\t1001\n")
+    monkeypatch.setattr(os, "getuid", lambda: 1000)
+    for pid in (20, 30, 31, 41, 50):
+        (tmp_path / str(pid) / "status").write_text("Name:\tpython\nUid:\t1000\t1000\t1000\t1000\n")
+    assert dataloader.find_workers(scan=procfs.ProcScan(proc)) == ({30: [31]}, [])
+    monkeypatch.setattr(os, "getuid", lambda: 0)  # root watches every user's
+    assert dataloader.find_workers(scan=procfs.ProcScan(proc)) == ({30: [31], 60: [61]}, [70])
+    # a simulated box: only its own scope, root or not (the laptop's programs are not the box's)
+    (tmp_path / "60" / "environ").write_bytes(b"HOME=/x\0%s=/box/a\0" % SCOPE_VAR.encode())
+    monkeypatch.setenv(SCOPE_VAR, "/box/a")
+    assert dataloader.find_workers(scan=procfs.ProcScan(proc)) == ({60: [61]}, [])
+    assert protection.python_jobs(now=1_700_000_000 + 100000, scan=procfs.ProcScan(proc)) == [60]

@@ -384,9 +384,10 @@ class ReleaseScreen(Translated, Screen):
                 action="%s %s" % (preset.name, _(chosen.label)) if chosen else None,
                 warning=providers.release_warning(preset, self.provider_facts()))):
             return
+        confirmed = self._summary()  # the checklist the user released on, not one read after
         result = await self.release.release()
         self.box.billing.persist(force=True, ended_how="released (exit %s)" % result.get("exit"),
-                                 checklist=json.dumps(self._summary()))
+                                 checklist=json.dumps(confirmed))
         self.released = result.get("exit") == 0
         self.refresh_items()
         self.app.notify(_("Release command exited with %s: %s") % (result.get("exit"), (result.get("output") or "").strip()[-200:]),
