@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from tests.support.durations import recorded_durations
+
 # The lab's shell (and CI's) exports PYTHONDONTWRITEBYTECODE=1: every xdist worker then
 # re-rewrote and recompiled every test module, and every `python -m tui` a test starts
 # recompiled gputui itself (8 s of CPU per worker to collect, on a 2-core box). Caches on.
@@ -42,10 +44,12 @@ def pytest_collection_modifyitems(config, items):
                 or SSHD_FIXTURES.intersection(item.fixturenames):
             item.add_marker(mark)
             slow.add(item.nodeid)
-    # The end-to-end tests first (they take 5-40 s each, mostly waiting), the quick unit tests
-    # after them: xdist's workers then fill the last minute with small tests instead of one
-    # worker finishing a 40 s test alone (tests are order-independent; xdist reorders anyway).
-    items.sort(key=lambda item: item.nodeid not in slow)
+    # Longest first (the recorded durations, then the other end-to-end tests, which take 5-40 s
+    # each, mostly waiting), the quick unit tests last: xdist's workers then fill the last
+    # minute with small tests instead of one worker finishing a 40 s test alone (tests are
+    # order-independent; xdist reorders anyway). Refresh the record: tests/support/durations.py.
+    took = recorded_durations()
+    items.sort(key=lambda item: (-took.get(item.nodeid, 0.0), item.nodeid not in slow))
 
 
 @pytest.fixture(autouse=True)

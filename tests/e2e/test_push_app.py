@@ -90,8 +90,11 @@ async def test_escape_mid_send_stops_it_and_ctrl_g_continues(pty_only_box, tmp_p
         await wait_for(pilot, lambda: not screen.sending, timeout=30)
         assert isinstance(app.screen, PushScreen)  # still here: the user reads how to go on
         # the progress line is redrawn a frame after the worker stops (later on a loaded box)
-        await wait_for(pilot, lambda: "Stopped." in str(screen.query_one("#push-progress").render()),
-                       timeout=10)
+        try:
+            await wait_for(pilot, lambda: "Stopped." in str(screen.query_one("#push-progress").render()),
+                           timeout=10)
+        except AssertionError:
+            raise AssertionError(str(screen.query_one("#push-progress").render()))
         progress = str(screen.query_one("#push-progress").render())
         assert "Stopped." in progress and "press ctrl+g to continue" in progress, progress
         await pilot.pause(1.5)  # the box finishes the chunks already on their way, no more

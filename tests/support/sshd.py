@@ -172,6 +172,34 @@ def stop_sshd(box):
         box.proc.wait(5)
     except subprocess.TimeoutExpired:
         box.proc.kill()
+    sweep_scope(str(box.root))
+
+
+def sweep_scope(scope):
+    """Kill whatever the box's logins left running: a daemon that was still starting when the
+    test stopped it (no pid in its lock yet), its simulated jobs, a job a test started. Each
+    carries the box's GPUTUI_SIM_SCOPE (sshd's SetEnv), so nothing of another test is touched;
+    left alone they outlived the run and took CPU from every later test."""
+    import signal
+
+    from remote_probe.watch_scope import scope_of
+    deadline = time.monotonic() + 3
+    sig = signal.SIGTERM
+    while True:
+        left = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
+                and scope_of(p) == scope]
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            if sig == signal.SIGKILL:
+                return
+            sig = signal.SIGKILL
+        time.sleep(0.1)
 
 
 def stop_daemon(state_dir):

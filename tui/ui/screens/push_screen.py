@@ -50,6 +50,7 @@ class PushScreen(Translated, Screen):
         self.entries: List[LocalEntry] = []
         self.plan: Optional[Plan] = None
         self.sending = False
+        self.stopped = False  # escape stopped the send: late progress callbacks draw nothing
         self.done_text = ""
 
     def compose(self) -> ComposeResult:
@@ -109,6 +110,7 @@ class PushScreen(Translated, Screen):
             self.app.pop_screen()
             return
         self.workers.cancel_group(self, "push")
+        self.stopped = True
         self.done_text = _("Stopped. What the box received is kept beside each file (NAME.gputui-part): "
                            "press ctrl+g to continue from there, escape to leave.")
         self.query_one("#push-progress", Static).update(box_text(self.done_text, style="yellow"))
@@ -121,7 +123,7 @@ class PushScreen(Translated, Screen):
         if not self.entries:
             self.notify(_("Choose a file or folder first"), severity="warning")
             return
-        self.sending = True
+        self.sending, self.stopped = True, False
         self.send()
 
     @background(N_("push"))
@@ -141,6 +143,8 @@ class PushScreen(Translated, Screen):
                     return
                 meter = Meter(self, self.plan.total)
                 results = await pusher.push(box, pusher.probe_sha(session), self.entries, dest, meter.add)
+            if self.stopped:  # escape came as the last bytes landed: "Stopped." stays the word
+                return
             meter.draw(force=True)
             failed = [r for r in results if r.status == "failed"]
             done = [r for r in results if r.status in ("sent", "resumed")]
@@ -181,6 +185,8 @@ class Meter:
             _("overall:"), progress_text(self.done, self.total, now - self.t0))
 
     def draw(self, force: bool = False) -> None:
+        if self.screen.stopped:  # a chunk acknowledged after escape must not hide "Stopped."
+            return
         now = time.monotonic()
         if not force and now - self.drawn < REDRAW_SECONDS:
             return

@@ -54,7 +54,9 @@ def test_jobs_with_awkward_names_run_and_are_listed(tmux_server, name):
     assert [s["name"] for s in sessions] == [name]
     assert sessions[0]["id"] == job["session"]
     wait_for(lambda: "hello-from-job" in tmux.capture(job["pane"]).replace("echo hello-from-job", ""))
-    pane = sessions[0]["windows"][0]["panes"][0]
+    # tmux reads the pane's directory from its foreground process: empty for a moment while
+    # the shell starts on a loaded machine, so read once it has one
+    pane = wait_for(lambda: [p for p in [tmux.list_sessions()[0]["windows"][0]["panes"][0]] if p["path"]])[0]
     assert pane["id"] == job["pane"] and pane["path"] == str(tmux_server)
     assert not os.path.exists(tmux_server / "pwned")
 
