@@ -62,6 +62,24 @@ async def test_dashboard_tmux_and_release_screens_with_a_hostile_box(sshbox, tmp
             assert [s.style for s in cmd.spans][:1] == ["reverse dim"]  # the escape, marked
             assert "\\x1b]52" in screen
 
+            # the process filter is the user's text: "[/]" as a filter neither crashes the app
+            # (it did: MarkupError in the table's title) nor vanishes from the title
+            from textual.widgets import Input
+            from tui.ui.screens.filter_dialog import FilterScreen
+            for typed in ("[/]", "[bold red]x"):
+                await pilot.press("slash")
+                await wait_for(pilot, lambda: isinstance(app.screen, FilterScreen))
+                app.screen.query_one(Input).value = typed
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: typed in str(app.query_one("#procs").border_title))
+                assert app.is_running and app.return_code is None
+                painted(app)
+            await pilot.press("slash")
+            await wait_for(pilot, lambda: isinstance(app.screen, FilterScreen))
+            app.screen.query_one(Input).value = ""
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "filter" not in str(app.query_one("#procs").border_title))
+
             # tmux panel: session and window names are text; clicking the link-name quits nothing
             await pilot.press("t")
             await wait_for(pilot, lambda: isinstance(app.screen, TmuxScreen))

@@ -77,6 +77,7 @@ class DashboardScreen(Translated, Screen):
         self.box = box
         self.ready = False  # composed and mounted: the app's updates can land
         self.last_refresh = 0.0  # monotonic time of the last full refresh
+        self._procs_title = ""  # the process table's title as last set
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -125,8 +126,9 @@ class DashboardScreen(Translated, Screen):
         procs.show(rows, st.sort_key, st.sort_reverse, more=st.procs_more())
         title = _("GPU processes") + (
             _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
-        if procs.border_title != title:  # setting it repaints the whole table, even unchanged
-            procs.border_title = title
+        if title != self._procs_title:  # setting it repaints the whole table, even unchanged
+            self._procs_title = title
+            procs.border_title = box_text(title)  # the filter is the user's text: never markup
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
         self.refresh_billing()
 
