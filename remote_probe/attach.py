@@ -318,7 +318,15 @@ def run_once(state_dir, simulate=None):
 
 
 def cancel_autostop(state_dir):
-    """`cancel-autostop` on the box: tell the daemon, or clear the armed file if it is down."""
+    """`cancel-autostop` on the box: tell the daemon, or clear the armed file if it is down.
+    Says so when nothing was armed here: a cancel run against another probe's directory must
+    not read as "this box will not be stopped"."""
+    armed_file = os.path.join(state_dir, "autostop.json")
+    try:
+        with open(armed_file) as f:
+            was_armed = bool((json.load(f) or {}).get("command"))
+    except (OSError, ValueError, AttributeError):
+        was_armed = False
     sock = connect(socket_path(state_dir))
     if sock is not None:
         try:
@@ -333,8 +341,11 @@ def cancel_autostop(state_dir):
         finally:
             sock.close()
     try:
-        os.unlink(os.path.join(state_dir, "autostop.json"))
+        os.unlink(armed_file)
     except OSError:
         pass
+    if not was_armed:
+        print("gputui: autostop was not armed by the probe in %s; nothing cancelled." % state_dir)
+        return 0
     print("gputui: autostop cancelled; this box will not be stopped.")
     return 0

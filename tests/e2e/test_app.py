@@ -215,7 +215,11 @@ async def test_arming_autostop_shows_the_command_and_fires_on_the_box(demo_box, 
         await wait_for(pilot, lambda: app.box.state.samples_seen >= 1)
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, AutostopScreen))
-        assert "touch %s" % marker in str(app.screen.query_one("#what").render())
+        what = str(app.screen.query_one("#what").render())
+        assert "touch %s" % marker in what
+        # how to cancel on the box names this probe's own directory (it was always ~/.cache/gputui)
+        cancel = (app.box.autostop or {}).get("cancel_command") or ""
+        assert "cancel-autostop" in cancel and cancel in what.replace("\n", ""), (cancel, what)
         await pilot.click("#arm")
         await wait_for(pilot, lambda: (app.box.autostop or {}).get("armed") is not None)
         assert "autostop armed" in str(app.query_one("#billing").render())

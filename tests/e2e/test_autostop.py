@@ -98,6 +98,11 @@ async def test_cancel_on_the_box_prevents_the_release(sshbox, tmp_path):
     assert not marker.exists()
     assert events(sshbox)[-1]["event"] == "disarmed"
     assert events(sshbox)[-1]["reason"] == "cancelled on the box"
+    # run again, nothing is armed: it says so instead of "this box will not be stopped"
+    again = subprocess.run([os.path.join(sshbox.remote_dir, "cancel-autostop")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+    assert again.returncode == 0 and "was not armed" in again.stdout, again.stdout
+    assert "will not be stopped" not in again.stdout
 
 
 async def test_cancel_from_the_app_prevents_the_release(sshbox, tmp_path):

@@ -150,6 +150,9 @@ def status_text(doc: Dict[str, Any]) -> str:
         if any(extra):
             lines.append("  " + "; ".join(visible(x) for x in extra if x))
     lines.append(autostop_line(doc.get("autostop")))
+    cancel = (doc.get("autostop") or {}).get("cancel_command")
+    if (doc.get("autostop") or {}).get("armed") and cancel:
+        lines.append("  " + _("cancel on the box: %s") % visible(cancel))
     if doc["no_gpu_reason"]:
         lines.append(_("No GPU: %s") % visible(doc["no_gpu_reason"]))
     if doc["gpu_error"]:

@@ -99,7 +99,7 @@ async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
         return
     answer = await app.push_screen_wait(AutostopScreen(
         box.host, release_actions.action_command_text(box.billing.preset), auto.idle_minutes, auto.max_hours, auto.grace_seconds,
-        stop_at=auto.deadline))
+        stop_at=auto.deadline, cancel_command=(box.autostop or {}).get("cancel_command")))
     if answer is None:
         return
     deadlines = []

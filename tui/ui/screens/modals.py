@@ -195,9 +195,11 @@ class AutostopScreen(FormScreen):
     AutostopScreen #error { color: $error; height: auto; }
     """
 
-    def __init__(self, host, command, idle_minutes, max_hours, grace_seconds, stop_at=None):
+    def __init__(self, host, command, idle_minutes, max_hours, grace_seconds, stop_at=None,
+                 cancel_command=None):
         super().__init__()
         self.host, self.command, self.stop_at = host, command, stop_at
+        self.cancel_command = cancel_command  # the box's own: its probe's state dir
         self.idle_minutes, self.max_hours, self.grace = idle_minutes, max_hours, grace_seconds
 
     def compose(self) -> ComposeResult:
@@ -208,7 +210,8 @@ class AutostopScreen(FormScreen):
                 ("  %s\n\n" % visible(self.command), "bold"),
                 _("when a condition below is met, after a %d s warning to every tmux client, "
                   "terminal and this app. It works with your laptop closed. Cancel any time "
-                  "with a, or on the box: sh ~/.cache/gputui/cancel-autostop") % self.grace))
+                  "with a.") % self.grace,
+                (" " + _("On the box: %s") % visible(self.cancel_command)) if self.cancel_command else ""))
             yield Label(_("All GPUs idle for (minutes, empty = no idle rule):"))
             yield Input(value="" if self.idle_minutes is None else "%g" % self.idle_minutes,
                         id="idle", type="number")

@@ -32,6 +32,13 @@ def test_text_says_autostop(monkeypatch):
         armed = report.status_text(report.status_json(reply(
             {"armed": {"idle_seconds": 1800, "deadline": 86400 * 2 + 7 * 3600}, "idle_for": 300}), "box"))
         assert "autostop armed: idle 30:00 (now 5:00), at 01-03 07:00" in armed
+        # the way to cancel it on the box, for this probe's directory (README: "the path is in status")
+        cancel = "sh '/home/u/~/.cache/gputui x/cancel-autostop'"
+        armed = report.status_text(report.status_json(reply(
+            {"armed": {"idle_seconds": 60}, "cancel_command": cancel}), "box"))
+        assert "cancel on the box: %s" % cancel in armed
+        assert "cancel on the box" not in report.status_text(report.status_json(reply(
+            {"armed": None, "cancel_command": cancel}), "box"))
         grace = report.status_text(report.status_json(reply({"armed": {"idle_seconds": 60},
                                                                "grace_left": 42}), "box"))
         assert "AUTOSTOP in 42s" in grace

@@ -91,7 +91,8 @@ def _modal(name):
                                        RateScreen)
     return {
         "rate": lambda: RateScreen("snapbox", 11.96, "CNY", "hour"),
-        "autostop": lambda: AutostopScreen("snapbox", "shutdown -h now", 30, 8, 60),
+        "autostop": lambda: AutostopScreen("snapbox", "shutdown -h now", 30, 8, 60,
+                                           cancel_command="sh /root/.cache/gputui/cancel-autostop"),
         "password": lambda: PasswordScreen("root@snapbox's password", [("Password:", False)]),
         "confirm": lambda: ConfirmScreen("Kill tmux session 'train vit-l16' and everything running in it?"),
     }[name]()
