@@ -32,7 +32,7 @@ def dir_expr(remote_dir: Optional[str] = None) -> str:
     """The nvitop install dir as a shell word: relative paths are relative to $HOME."""
     base = (remote_dir or DEFAULT_REMOTE_DIR).rstrip("/")
     path = base + "/" + SUBDIR
-    return shlex.quote(path) if path.startswith("/") else '"$HOME"/' + shlex.quote(path)
+    return paste.box_path_word(path)
 
 
 def _pythonpath(remote_dir: Optional[str]) -> str:

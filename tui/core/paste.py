@@ -4,9 +4,22 @@ The rule lives in remote_probe.wire.paste_words so the probe quotes the commands
 (autostop's cancel command) the same way.
 """
 
+import shlex
+
 from remote_probe.wire.paste_words import join, quote
 
-__all__ = ["join", "quote"]
+__all__ = ["join", "quote", "box_path_word"]
+
+
+def box_path_word(path: str) -> str:
+    """A path on the box as one sh word: absolute as it is; `~`, `~/x` and a relative path under
+    the box user's $HOME (`--remote-dir '~/x'` made a folder named `~` when only relative paths
+    were put under $HOME). shlex quoting: this word goes into sh scripts, not pasted commands."""
+    if path.startswith("/"):
+        return shlex.quote(path)
+    if path == "~" or path.startswith("~/"):
+        path = path[2:]
+    return '"$HOME"/' + shlex.quote(path) if path else '"$HOME"'
 
 
 # Bytes left as they are in any_shell's encoding: read literally inside sh double quotes,

@@ -174,10 +174,7 @@ ENCODINGS = ("raw", "b64")
 
 def remote_dir_expr(remote_dir):
     """The remote dir as a shell word: relative paths are relative to $HOME."""
-    remote_dir = remote_dir or DEFAULT_REMOTE_DIR
-    if remote_dir.startswith("/"):
-        return shlex.quote(remote_dir)
-    return '"$HOME"/' + shlex.quote(remote_dir)
+    return paste.box_path_word(remote_dir or DEFAULT_REMOTE_DIR)
 
 
 def new_tag():
@@ -201,8 +198,8 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
     explicit = ""
     if explicit_python:
         # `python = "~/venv/bin/python"` in the config: ~ is the box user's home
-        q = ('"$HOME"/' + shlex.quote(explicit_python[2:]) if explicit_python.startswith("~/")
-             else shlex.quote(explicit_python))
+        q = paste.box_path_word(explicit_python) if explicit_python.startswith("~") \
+            else shlex.quote(explicit_python)
         if "/" in explicit_python:
             explicit = ('[ -e %s ] || die %d "%s does not exist on the box"\n'
                         '[ -x %s ] || die %d "%s is not executable"\n'

@@ -99,3 +99,18 @@ def test_plain_words_stay_readable():
     assert paste.join(["ssh-keygen", "-f", "/home/ann/.ssh/known_hosts"]) == \
         "ssh-keygen -f /home/ann/.ssh/known_hosts"
     assert paste.quote("[h]:22") == "'[h]:22'"
+
+
+@pytest.mark.parametrize("given,expected", [
+    ("~/.cache/gputui x", "/home/u/.cache/gputui x"),  # was /home/u/~/.cache/... (a folder named ~)
+    ("~", "/home/u"),
+    (".cache/it's", "/home/u/.cache/it's"),
+    ("/abs/$(touch pwned)", "/abs/$(touch pwned)"),
+    ("~other/x", "/home/u/~other/x"),  # another user's home is not guessed: relative, as typed
+])
+def test_a_box_path_means_under_the_box_users_home(given, expected, tmp_path):
+    from tui.core.paste import box_path_word
+    out = subprocess.run(["sh", "-c", "printf %s " + box_path_word(given)], cwd=tmp_path,
+                         env={"HOME": "/home/u", "PATH": os.environ["PATH"]},
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert out == expected and not (tmp_path / "pwned").exists()
