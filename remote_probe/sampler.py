@@ -8,6 +8,7 @@ import time
 
 from . import __version__, procfs, wire
 from .backends import BackendError
+from .watch_scope import simulated_start
 
 NO_STATS = {"cpu": None, "rss": None, "ppid": None}  # a host pid, or one gone mid-tick
 FD_SCAN_EVERY = 5.0  # seconds; scanning every /proc/*/fd is the costliest thing we do
@@ -94,7 +95,7 @@ class Sampler:
             "cpu_limit": procfs.cgroup_cpu_limit(),
             "boot_id": procfs.boot_id(),
             "boot_time": procfs.boot_time(),
-            "instance_start": procfs.pid1_start(),
+            "instance_start": simulated_start() or procfs.pid1_start(),
             "provider": procfs.provider_facts(),
             "probe_version": __version__,
         }

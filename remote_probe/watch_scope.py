@@ -12,11 +12,24 @@ import os
 from .procfs.reader import PROC
 
 SCOPE_VAR = "GPUTUI_SIM_SCOPE"
+STARTED_VAR = "GPUTUI_SIM_STARTED"  # the demo box's "rented at" (epoch seconds)
 
 
 def own_scope():
     """The simulated box this daemon runs for, or None on a real box."""
     return os.environ.get(SCOPE_VAR)
+
+
+def simulated_start():
+    """When a simulated box says it was rented (`gputui demo`: an hour before the demo began),
+    instead of PID 1's start: the laptop's uptime made a fresh demo open on a blown budget.
+    None on a real box (no scope), whatever the environment says."""
+    if own_scope() is None:
+        return None
+    try:
+        return float(os.environ[STARTED_VAR])
+    except (KeyError, ValueError):
+        return None
 
 
 def scope_of(pid, proc=None):

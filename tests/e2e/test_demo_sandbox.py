@@ -36,6 +36,22 @@ def test_unknown_scenario_fails_at_once_with_the_list():
         assert "unknown scenario 'nope'" in r.stderr and "a100x2" in r.stderr and "h100x8" in r.stderr
 
 
+async def test_the_demo_opens_on_an_hour_old_rental_not_a_blown_budget(demo_box):
+    """The demo box is this machine: billing from PID 1's start opened `gputui demo` on
+    "Budget: 100% of ¥50.00 spent" (the laptop's uptime at ¥11.96/h). It was rented an hour ago."""
+    with local_dirs_inside(demo_box.dir):
+        app = demo_app(demo_box, "a100x2")
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
+            await wait_for(pilot, lambda: app.box.state.samples_seen >= 2, timeout=30)
+            await pilot.pause(1.0)
+            f = app.box.billing.figures()
+            assert 3600 <= f.elapsed < 3600 + 120, f.elapsed
+            assert 11.9 <= f.cost < 12.5, f.cost  # an hour at ¥11.96
+            assert "1:0" in str(app.query_one("#status").render())  # ⏱ 1:00:xx
+            assert not [n.message for n in app._notifications if "Budget" in n.message]
+            await app.action_quit()
+
+
 async def test_release_screen_lists_and_writes_only_inside_the_demo(demo_box, isolated_dirs):
     # A big file of someone else's in the real /tmp: the demo must not list it or offer it.
     outside = "/tmp/gputui-not-the-demos-%d.bin" % os.getpid()

@@ -10,12 +10,14 @@ import asyncio
 import os
 import shutil
 import tempfile
+import time
 
 import asyncssh
 
 from tui.remote.ssh import Target
 
 DEMO_ALIAS = "gputui-demo"
+RENTED_BEFORE = 3600.0  # the demo box "was rented" an hour before the demo began (its billing clock)
 
 
 class _DemoServer(asyncssh.SSHServer):
@@ -37,6 +39,7 @@ class DemoBox:
         self.port = None
         self.ssh_config = None
         self.children = set()
+        self.rented_at = time.time() - RENTED_BEFORE
 
     async def start(self):
         self.dir = tempfile.mkdtemp(prefix="gputui-demo-")
@@ -82,6 +85,7 @@ class DemoBox:
         """The environment of every command on the demo box (its own home, temp, tmux)."""
         env = dict(os.environ, HOME=self.home, GPUTUI_OWNER_PID=str(os.getpid()),
                    TMUX_TMPDIR=self.dir, GPUTUI_SIM_SCOPE=self.dir,
+                   GPUTUI_SIM_STARTED="%.0f" % self.rented_at,
                    TMPDIR=os.path.join(self.home, "tmp"),
                    XDG_CACHE_HOME=os.path.join(self.home, ".cache"))
         env.pop("TMUX", None)
