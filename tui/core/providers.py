@@ -380,6 +380,9 @@ def release_warning(preset: Preset, facts: Optional[Mapping[str, Any]] = None) -
 def after_release(preset: Preset) -> str:
     """One sentence for the billing panel: what the chosen action keeps billing, and its clock."""
     a = preset.chosen
+    if a is None and preset.key == "unknown" and preset.release_command:
+        # the release command is set (the note asks for it): say only what is still unknown
+        return _("what is kept and billed after release is unknown: set provider in the config")
     if a is None:
         return _(preset.note) if preset.note else ""
     parts = [_(a.bills)] if a.bills else []

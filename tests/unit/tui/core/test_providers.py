@@ -180,3 +180,12 @@ def test_the_table_has_a_row_per_action_with_its_command():
     assert any("| Azure | deallocate |" in r and "az vm deallocate" in r for r in rows)
     zh = provider_table("zh")
     assert "| AutoDL | 关机 |" in zh and "实例连续关机 15 天会被释放" in zh
+
+
+def test_after_release_never_asks_for_a_release_command_already_set():
+    """An unknown provider with release_command set: the billing panel showed "release: touch x"
+    above "Set release_command ... in the config"."""
+    bare = resolve({}, HostConfig())
+    assert "release_command" in after_release(bare)
+    set_ = resolve({}, HostConfig(release_command="touch ~/released"))
+    assert "release_command" not in after_release(set_) and "set provider" in after_release(set_)
