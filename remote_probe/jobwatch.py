@@ -66,7 +66,7 @@ class JobFacts:
 
     def __init__(self, now, alive, exit_status=None, exit_signal=None, last_lines=(),
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
-                 last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0):
+                 last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -82,6 +82,9 @@ class JobFacts:
         # How much the cgroup's oom_kill counter rose while the job ran (memory_oom_kills):
         # the OOM killer's trace that needs no dmesg.
         self.oom_kills = oom_kills
+        # KeyboardInterrupt lines the pane already showed when the job was first seen: an
+        # earlier job's Ctrl-C in the same pane, which is no evidence about this one
+        self.interrupts_before = interrupts_before
 
 
 class Verdict:
@@ -143,6 +146,11 @@ _SHELL_SIGNAL = re.compile(  # the whole line is the shell's: a log line "Termin
     r"|fish: Job \d+, .* terminated by signal SIG(?P<sig>[A-Z]+)\b)", re.I)
 _SHELL_WORDS = {"terminated": 15, "hangup": 1, "aborted": 6, "bus error": 7,
                 "floating point exception": 8}
+
+
+def interrupt_lines(lines):
+    """How many of the lines say KeyboardInterrupt (a Ctrl-C'd python program)."""
+    return sum(1 for x in lines if _INTERRUPTED.match(sanitize_line(x).strip()))
 
 
 def shell_reported_signal(lines):
@@ -222,8 +230,11 @@ def classify(facts, hung_after=HUNG_AFTER_S):
         if sig is None and status is None:
             sig = shell_reported_signal(facts.last_lines)
         cause, line = crash_cause(facts.last_lines)
-        interrupted = sig == 2 or status == 130 or any(
-            _INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])
+        said = any(_INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])
+        stale = said and interrupt_lines(facts.last_lines) <= facts.interrupts_before
+        if stale and cause == "traceback":
+            cause, line = None, None  # that traceback is the earlier job's KeyboardInterrupt
+        interrupted = sig == 2 or status == 130 or (said and not stale)
         if interrupted and cause in (None, "traceback"):
             return Verdict(FINISHED, "interrupted", _join("stopped with Ctrl-C", last), status)
         if status == 0 and sig is None:

@@ -13,7 +13,7 @@ import re
 # kind -> (title, body). Placeholders are %(name)s; every field listed in FIELDS.
 TEMPLATES = {
     "finished": ("%(job)s finished on %(box)s",
-                 "%(job)s ended normally (%(cause)s) after %(runtime)s.\n%(evidence)s"),
+                 "%(job)s ended (%(cause)s) after %(runtime)s.\n%(evidence)s"),
     "crashed": ("%(job)s crashed on %(box)s: %(cause)s",
                 "%(job)s stopped with an error after %(runtime)s. The box is still billing.\n"
                 "%(evidence)s"),

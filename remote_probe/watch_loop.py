@@ -68,6 +68,7 @@ class Tracked:
         self.ended_t = None
         self.gpus = ()
         self.oom_at_start = None
+        self.interrupts_before = None  # KeyboardInterrupt lines on the pane at first sight
         self.seen_alive = False
         self.cwd = None
         self.tree = set()  # the job's processes as of the last scan
@@ -402,6 +403,8 @@ class JobWatch:
             j.tree = set(tree or (j.pid,))
             if j.oom_at_start is None:
                 j.oom_at_start = oom
+            if j.interrupts_before is None and text is not None:
+                j.interrupts_before = jobwatch.interrupt_lines(lines[-CRASH_LINES:])
             counts = {pid: jobwatch.proc_chars_written(pid, procfs.PROC) for pid in list(tree)[:MAX_TREE]}
             last_write = j.writes.observe(now, counts)
         else:
@@ -419,7 +422,7 @@ class JobWatch:
             last_lines=lines[-CRASH_LINES:], samples=samples, power_limit=limit,
             vram_mib=vram if j.gpus else None, last_output_t=j.last_output_t,
             last_write_t=last_write, started_t=j.started_t or j.first_seen,
-            uses_gpu=bool(j.gpus), oom_kills=oom_kills)
+            uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0)
         verdict = jobwatch.classify(facts, self.hung_after)
         if alive and not self.proc_known:
             verdict = no_proc_verdict(lines)  # "waiting"/"hung" would be guesses here

@@ -9,7 +9,7 @@ from tui.core.i18n import _
 def templates() -> dict[str, list[str]]:
     return {
         "finished": [_("%(job)s finished on %(box)s"),
-                     _("%(job)s ended normally (%(cause)s) after %(runtime)s.\n%(evidence)s")],
+                     _("%(job)s ended (%(cause)s) after %(runtime)s.\n%(evidence)s")],
         "crashed": [_("%(job)s crashed on %(box)s: %(cause)s"),
                     _("%(job)s stopped with an error after %(runtime)s. The box is still billing.\n"
                       "%(evidence)s")],

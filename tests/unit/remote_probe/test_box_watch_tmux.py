@@ -124,3 +124,31 @@ def test_a_new_pane_whose_job_crashed_before_the_first_scan(tmux_server):  # noq
     time.sleep(0.3)
     events = scan(watch, clock)
     assert [(e["kind"], e["fields"]["cause"]) for e in events] == [("crashed", "nccl_error")]
+
+
+def test_a_second_job_in_a_ctrl_c_d_pane_is_not_called_interrupted(tmux_server, monkeypatch):  # noqa: F811
+    """Ctrl-C a job, run another in the same pane, let it end by itself: its message said
+    "stopped with Ctrl-C" (the earlier job's KeyboardInterrupt was still on the pane)."""
+    from remote_probe import watch_loop
+    monkeypatch.setattr(watch_loop, "MIN_NEWS_S", 1.0)
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    job = tmux.new_job("train", "%s -c 'import time; time.sleep(60)'" % PY)
+    job_id = "tmux:" + job["pane"]
+    judged(watch, clock, job_id, "waiting")
+    time.sleep(1.5)
+    tmux.interrupt(job["pane"])
+    row, events = judged(watch, clock, job_id, "finished")
+    assert row["cause"] == "interrupted", row
+    wait_for(lambda: "KeyboardInterrupt" in tmux.capture(job["pane"]))
+    tmux.run("send-keys", "-t", job["pane"], "-l", "%s -c 'import time; time.sleep(3)'" % PY)
+    tmux.run("send-keys", "-t", job["pane"], "Enter")
+    end = time.time() + 40
+    while time.time() < end:
+        events += scan(watch, clock)
+        if len([e for e in events if e["kind"] == "finished"]) >= 2:
+            break
+        time.sleep(0.3)
+    finished = [e for e in events if e["kind"] == "finished"]
+    assert len(finished) == 2, (events, watch.rows())
+    assert finished[1]["fields"]["cause"] == "exited", finished[1]  # exit status unknown: a shell's job

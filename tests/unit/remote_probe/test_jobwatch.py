@@ -68,6 +68,15 @@ def facts(**kw):
      "finished", "exit_0"),
     ("ctrl-c", facts(alive=False, exit_status=130, last_lines=CTRL_C), "finished", "interrupted"),
     ("exit-unknown", facts(alive=False, exit_status=None, last_lines=["bye"]), "finished", "exited"),
+    # Ctrl-C seen in the pane's text, exit status unknown (a job under an interactive shell)
+    ("ctrl-c-text", facts(alive=False, exit_status=None, last_lines=CTRL_C + ["$ "]), "finished",
+     "interrupted"),
+    # the same pane after an earlier job's Ctrl-C: this job ran on and ended by itself
+    ("earlier-ctrl-c", facts(alive=False, exit_status=None, interrupts_before=1,
+                             last_lines=CTRL_C + ["$ python3 -c 'sleep(12)'", "$ "]), "finished", "exited"),
+    ("earlier-ctrl-c-own-line", facts(alive=False, exit_status=None, interrupts_before=1,
+                                      last_lines=["^C"] + CTRL_C[0:1] + ["Traceback (most recent call last):"]
+                                      + CTRL_C[1:] + ["$ ./again.sh", "$ "]), "finished", "exited"),
     ("hung-spin", facts(samples=steady(100, 70), vram_mib=60000, last_output_t=NOW - 5), "hung", "nccl_spin"),
     ("hung-stalled", facts(samples=steady(0, 60), vram_mib=30000, last_output_t=NOW - 1200,
                            last_write_t=NOW - 1500, uses_gpu=True), "hung", "stalled"),
