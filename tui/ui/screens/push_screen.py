@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DirectoryTree, Footer, Input, Static
 
-from tui.core.i18n import N_, _
+from tui.core.i18n import N_, _, ngettext
 from tui.core.upload_plan import LocalEntry, Plan, plan_for, plan_lines, progress_text, scan_local
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
@@ -149,8 +149,10 @@ class PushScreen(Translated, Screen):
             failed = [r for r in results if r.status == "failed"]
             done = [r for r in results if r.status in ("sent", "resumed")]
             same = [r for r in results if r.status == "up to date"]
-            self.done_text = _("Done: %(sent)d files sent, %(same)d up to date, %(failed)d failed "
-                               "(through %(via)s)") % {"sent": len(done), "same": len(same),
+            self.done_text = ngettext("Done: %(sent)d file sent, %(same)d up to date, %(failed)d failed "
+                                      "(through %(via)s)",
+                                      "Done: %(sent)d files sent, %(same)d up to date, %(failed)d failed "
+                                      "(through %(via)s)", len(done)) % {"sent": len(done), "same": len(same),
                                                        "failed": len(failed), "via": _(box.via)}
             self.query_one("#push-progress", Static).update(box_text(
                 meter.text() + "\n" + self.done_text, style="bold red" if failed else "green",
