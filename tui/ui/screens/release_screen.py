@@ -1,6 +1,7 @@
 """The Release screen of one box: the shutdown checklist, its fixes, and the release itself."""
 
 import json
+import os
 from typing import Optional
 
 from rich.text import Text
@@ -89,6 +90,12 @@ class TypeToConfirm(FormScreen):
             self.dismiss(True)
         else:
             self.query_one("#what", Static).update(self.question(mismatch=True))
+
+
+def in_config(app) -> str:
+    """" (PATH)" of the config file a refusal asks to edit, when there is one."""
+    path = getattr(getattr(app, "config", None), "path", None)
+    return " (%s)" % path if path else ""
 
 
 class ReleaseScreen(Translated, Screen):
@@ -269,7 +276,8 @@ class ReleaseScreen(Translated, Screen):
     @background('Capture env', group="release")
     async def action_capture_env(self):
         saved = await self.release.capture_env(job_pids=[r.pid for r in self.box.state.proc_rows() if r.local])
-        self.app.notify(_("Saved %s") % ", ".join(saved) + " — " + self.release.env_frozen)
+        self.app.notify(_("Saved %s in %s") % (", ".join(saved), os.path.join(self.release.base, "env"))
+                        + " — " + self.release.env_frozen, markup=False)
         self.refresh_items()
 
     @background('Kill', group="release")
@@ -279,7 +287,8 @@ class ReleaseScreen(Translated, Screen):
             self.app.notify(_("No GPU process to kill"))
             return
         if self.release.kill_refused():
-            self.app.notify(self.release.kill_refused(), severity="warning", timeout=15, markup=False)
+            self.app.notify(self.release.kill_refused() + in_config(self.app),
+                            severity="warning", timeout=15, markup=False)
             return
         target = rows[0]
         if not await self.app.push_screen_wait(ConfirmScreen(
@@ -296,7 +305,8 @@ class ReleaseScreen(Translated, Screen):
             self.app.notify(_("No temp files listed"))
             return
         if self.release.delete_refused():
-            self.app.notify(self.release.delete_refused(), severity="warning", timeout=15, markup=False)
+            self.app.notify(self.release.delete_refused() + in_config(self.app),
+                            severity="warning", timeout=15, markup=False)
             return
         if not await self.app.push_screen_wait(ConfirmScreen(_("Delete on the box:\n  ") + "\n  ".join(paths))):
             return

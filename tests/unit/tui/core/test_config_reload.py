@@ -44,8 +44,10 @@ async def test_the_app_applies_an_edit_and_says_so(tmp_path):
         cfg_object = app.box.cfg
         path.write_text('[hosts.snapbox]\nrate = 12.5\n[hosts.snapbox.autostop]\nallowed = true\n')
         os.utime(path, ns=(time.time_ns() + 10**9,) * 2)
-        for _ in range(60):  # the app's own timer picks it up
-            if app.box.cfg.rate == 12.5:
+        def said_so():
+            return any("rate: 11.96 → 12.5" in n.message for n in app._notifications)
+        for _ in range(100):  # the app's own timer picks it up; the toast follows the change
+            if app.box.cfg.rate == 12.5 and said_so():
                 break
             await pilot.pause(0.1)
         assert app.box.cfg is cfg_object  # changed in place: billing and flows see it
