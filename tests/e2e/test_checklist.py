@@ -179,9 +179,9 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         await pilot.press("escape", "q")
 
 
-def checklist_cli(box, cfg_dir):
-    return subprocess.run([sys.executable, "-m", "tui", "checklist", "testbox", "--json", "--simulate", "adopt",
-                           "--ssh-config", box.ssh_config, "--remote-dir", box.remote_dir],
+def checklist_cli(box, cfg_dir, as_json=True):
+    return subprocess.run([sys.executable, "-m", "tui", "checklist", "testbox"] + (["--json"] if as_json else [])
+                          + ["--simulate", "adopt", "--ssh-config", box.ssh_config, "--remote-dir", box.remote_dir],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
 
 
@@ -209,6 +209,9 @@ async def test_checklist_exit_codes(sshbox, tmp_path, isolated_dirs):
     r = checklist_cli(sshbox, cfg_dir)
     assert r.returncode == 1, r.stdout
     assert {i["key"]: i["verdict"] for i in json.loads(r.stdout)["items"]}["ephemeral"] == "warn"
+    # in words: warnings only is not the failing verdict's "not safe to release yet"
+    text = checklist_cli(sshbox, cfg_dir, as_json=False)
+    assert text.returncode == 1 and "only warnings" in text.stdout and "not safe" not in text.stdout, text.stdout
     # a provider whose disk persists: nothing left to warn about
     cfg["testbox"]["provider"] = "cloud"
     cfg["testbox"]["ephemeral_paths"] = ["/mnt"]  # (pytest's tmp is under /tmp, a cloud VM's scratch)

@@ -268,9 +268,9 @@ def cmd_checklist(args):
             emit(" %s %s %s" % (marks[i.verdict], pad(visible(i.name), 28), visible(i.reason)))
             for d in i.details[:8]:
                 emit("      %s" % visible(d))
-        emit("%s: %s — %s (%.1f s)" % (args.host, _(VERDICT_WORDS[verdict(items)]),
-                                        _("safe to release") if verdict(items) == "pass" else
-                                        _("not safe to release yet"), time.time() - t0))
+        said = {"pass": _("safe to release"), "warn": _("only warnings: review them before releasing"),
+                "fail": _("not safe to release yet")}[verdict(items)]
+        emit("%s: %s — %s (%.1f s)" % (args.host, _(VERDICT_WORDS[verdict(items)]), said, time.time() - t0))
     return exit_code(items)
 
 
