@@ -204,7 +204,7 @@ def cmd_doctor(args):
     preset = resolve((reply["inventory"].get("host") or {}).get("provider") or {}, host_cfg)
     sample = reply.get("sample") or {}
     dyn = dict(enumerate(from_wire.sample(sample).gpus or ()))
-    checks = run_checks(facts, host_cfg, preset, dyn)
+    checks = run_checks(facts, host_cfg, preset, dyn, smoke_asked=not args.no_smoke)
     code = exit_code(checks)
     if args.json:
         emit_json({"host": args.host, "verdict": worst(checks), "seconds": round(time.time() - t0, 1),

@@ -196,9 +196,26 @@ def check_visible_devices(inv: Facts, value: Optional[str]) -> List[Check]:
     return [Check("CUDA_VISIBLE_DEVICES", PASS, "%r" % value)]
 
 
+def smoke_not_run(inv: Facts, torch: Facts, gpus_busy: bool) -> Optional[str]:
+    """Why an asked-for matmul gave no row (the doctor showed none and said nothing), or None."""
+    if gpus_busy:
+        return _("not run: a GPU has a compute process, and a matmul would disturb it")
+    if not inv.get("gpus"):
+        return _("not run: no GPU on this box")
+    if torch.get("error") or not torch.get("torch"):
+        return _("not run: no torch in the training python (see the torch row)")
+    if not torch.get("cuda_available"):
+        return _("not run: torch cannot use the GPU (see torch.cuda.is_available())")
+    return None
+
+
 def check_smoke(inv: Facts, torch: Facts,
-                sample_gpus: Optional[Mapping[int, "GpuLive"]] = None) -> List[Check]:
+                sample_gpus: Optional[Mapping[int, "GpuLive"]] = None,
+                asked: bool = False, gpus_busy: bool = False) -> List[Check]:
     out = []
+    if asked and not torch.get("smoke"):
+        why = smoke_not_run(inv, torch, gpus_busy)
+        return [Check(_("matmul"), WARN, why)] if why else []
     static = {g.get("index"): g for g in inv.get("gpus") or []}
     for s in torch.get("smoke") or []:
         g = static.get(s.get("index"), {})
@@ -456,7 +473,8 @@ def check_interconnect(topology: Optional[Facts], torch: Optional[Facts] = None,
 
 
 def run_checks(facts: Facts, cfg: "HostConfig", preset: Optional["Preset"] = None,
-               sample_gpus: Optional[Mapping[int, "GpuLive"]] = None) -> List[Check]:
+               sample_gpus: Optional[Mapping[int, "GpuLive"]] = None,
+               smoke_asked: bool = False, gpus_busy: bool = False) -> List[Check]:
     inv = facts.get("inventory") or {}
     torch = facts.get("torch") or {}
     checks = check_gpus(inv, cfg.gpus, getattr(cfg, "expect", None))
@@ -464,7 +482,7 @@ def run_checks(facts: Facts, cfg: "HostConfig", preset: Optional["Preset"] = Non
     visible = torch.get("cuda_visible_devices", facts.get("cuda_visible_devices"))
     if inv.get("gpus"):
         checks += check_visible_devices(inv, visible)
-    checks += check_smoke(inv, torch, sample_gpus)
+    checks += check_smoke(inv, torch, sample_gpus, smoke_asked, gpus_busy)
     checks += check_host(inv, facts, cfg)
     checks += check_interconnect(facts.get("topology"), torch, sample_gpus)
     checks += check_disks(facts, preset)

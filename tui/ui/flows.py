@@ -181,7 +181,8 @@ async def run_preflight(box: BoxContext, smoke: bool = True) -> list:
     reply = await box.session.request(wire.PREFLIGHT, timeout=240,
                                       **doctor_request(box.cfg, smoke and not busy))
     dyn = dict(enumerate(box.state.gpus))
-    box.preflight_checks = run_checks(reply["facts"], box.cfg, box.billing.preset, dyn)
+    box.preflight_checks = run_checks(reply["facts"], box.cfg, box.billing.preset, dyn,
+                                      smoke_asked=smoke, gpus_busy=busy)
     return box.preflight_checks
 
 

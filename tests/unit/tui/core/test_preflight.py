@@ -165,3 +165,20 @@ def test_home_disk_is_checked_when_it_is_not_the_system_disk(home, want):
     else:
         assert got[0][0] == want[0] and want[1] in got[0][1], got
     assert verdict_of(checks, "system disk")[0][0] == PASS  # / has 200 GB either way
+
+
+def test_an_asked_for_matmul_that_did_not_run_says_why():
+    """Doctor's r ("again, with the GPU matmul") showed no matmul row and said nothing when torch
+    or CUDA was missing or a GPU was busy."""
+    from tui.core.preflight_verdicts import check_smoke
+    inv = {"gpus": [{"index": 0, "name": "NVIDIA A100-SXM4-40GB"}]}
+    def why(torch, busy=False, inv=inv):
+        rows = check_smoke(inv, torch, asked=True, gpus_busy=busy)
+        return [(c.name, c.verdict, c.reason) for c in rows]
+    assert why({"torch": None, "torch_error": "ModuleNotFoundError"})[0][2].startswith("not run: no torch")
+    assert "cannot use the GPU" in why({"torch": "2.13.0+cpu", "cuda_available": False, "smoke": []})[0][2]
+    assert "compute process" in why({"torch": "2.4.0", "cuda_available": True}, busy=True)[0][2]
+    assert "no GPU" in why({"torch": "2.4.0"}, inv={"gpus": []})[0][2]
+    assert why({"torch": "2.4.0"})[0][1] == "warn"
+    # not asked (the quick preflight after connect): no row at all
+    assert check_smoke(inv, {"torch": None}) == []
