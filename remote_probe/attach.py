@@ -16,6 +16,7 @@ import sys
 import time
 
 from . import filexfer, wire
+from .autostop import STATE_FILE, armed_in
 from .supervise import stop_supervisor
 from .paths import (UnsafePath, check_daemon_peer, ensure_private_dir, ensure_runtime_dir,
                     self_command, socket_path)
@@ -321,12 +322,7 @@ def cancel_autostop(state_dir):
     """`cancel-autostop` on the box: tell the daemon, or clear the armed file if it is down.
     Says so when nothing was armed here: a cancel run against another probe's directory must
     not read as "this box will not be stopped"."""
-    armed_file = os.path.join(state_dir, "autostop.json")
-    try:
-        with open(armed_file) as f:
-            was_armed = bool((json.load(f) or {}).get("command"))
-    except (OSError, ValueError, AttributeError):
-        was_armed = False
+    was_armed = armed_in(state_dir) is not None
     sock = connect(socket_path(state_dir))
     if sock is not None:
         try:
@@ -341,7 +337,7 @@ def cancel_autostop(state_dir):
         finally:
             sock.close()
     try:
-        os.unlink(armed_file)
+        os.unlink(os.path.join(state_dir, STATE_FILE))
     except OSError:
         pass
     if not was_armed:

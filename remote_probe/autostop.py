@@ -3,7 +3,8 @@
 Armed from the app (with the exact release command shown and confirmed there), it
 watches for "all GPUs idle for N seconds" and/or a hard deadline. When a condition is
 met it warns everyone (tmux clients, logged-in terminals, the app) for a grace period
-that can be cancelled from the app or on the box with ``~/.cache/gputui/cancel-autostop``,
+that can be cancelled from the app or on the box with the ``cancel-autostop`` script in the
+probe's folder (the command is in ``gputui status`` and the arming dialog),
 then runs the release command and logs what happened. The armed state is a file, so
 it survives daemon restarts.
 """
@@ -22,6 +23,16 @@ from .wire import DEFAULT_THRESHOLD, all_idle  # noqa: F401 - the idle rule, sha
 STATE_FILE = "autostop.json"
 EVENTS_FILE = "autostop-events.jsonl"
 CANCEL_SCRIPT = "cancel-autostop"
+
+
+def armed_in(state_dir):
+    """The armed autostop stored in state_dir (a dict with its command), or None."""
+    try:
+        with open(os.path.join(state_dir, STATE_FILE)) as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) and data.get("command") else None
+    except (OSError, ValueError):
+        return None
 
 
 def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
@@ -105,12 +116,7 @@ class Autostop:
         return paste_words.join(["sh", self._path(CANCEL_SCRIPT)])
 
     def _load(self):
-        try:
-            with open(self._path(STATE_FILE)) as f:
-                data = json.load(f)
-            return data if isinstance(data, dict) and data.get("command") else None
-        except (OSError, ValueError):
-            return None
+        return armed_in(self.state_dir)
 
     def _save(self):
         tmp = self._path(STATE_FILE + ".tmp")

@@ -149,10 +149,10 @@ def status_text(doc: Dict[str, Any]) -> str:
                  bill.get("balance_text")]  # issue 22: where the price came from, the balance
         if any(extra):
             lines.append("  " + "; ".join(visible(x) for x in extra if x))
-    lines.append(autostop_line(doc.get("autostop")))
-    cancel = (doc.get("autostop") or {}).get("cancel_command")
-    if (doc.get("autostop") or {}).get("armed") and cancel:
-        lines.append("  " + _("cancel on the box: %s") % visible(cancel))
+    autostop = doc.get("autostop") or {}
+    lines.append(autostop_line(autostop))
+    if autostop.get("armed") and autostop.get("cancel_command"):
+        lines.append("  " + _("cancel on the box: %s") % visible(autostop["cancel_command"]))
     if doc["no_gpu_reason"]:
         lines.append(_("No GPU: %s") % visible(doc["no_gpu_reason"]))
     if doc["gpu_error"]:

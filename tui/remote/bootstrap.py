@@ -198,7 +198,7 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
     explicit = ""
     if explicit_python:
         # `python = "~/venv/bin/python"` in the config: ~ is the box user's home
-        q = paste.box_path_word(explicit_python) if explicit_python.startswith("~") \
+        q = paste.box_path_word(explicit_python) if explicit_python.startswith("~/") \
             else shlex.quote(explicit_python)
         if "/" in explicit_python:
             explicit = ('[ -e %s ] || die %d "%s does not exist on the box"\n'
