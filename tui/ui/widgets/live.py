@@ -251,7 +251,7 @@ def wrapped_rows(plain, width):
     """Terminal rows `plain` takes in `width` columns, wrapped at words as the panel does
     (0: unknown, one row per line)."""
     if width <= 0:
-        return plain.count("\n")
+        return plain.count("\n") + 1
     return len(Text(plain).wrap(_MEASURE, width))
 
 
@@ -283,9 +283,12 @@ def update_text(widget, text):
     plain = text.plain if isinstance(text, Text) else str(text)
     # rows as shown: a line wider than the panel wraps, and the panel must grow for it (the
     # "autostop armed" line fell out of the billing panel when it wrapped)
+    # a Static not laid out yet (hidden until now) has no width: its rows are unknown, so lay
+    # out now and again on the next change (a count made at width 0 compared equal to a real
+    # one and left a notice a row too tall or short: CI caught the plan a row off)
     width = getattr(getattr(widget, "content_size", None), "width", 0) or 0
-    lines = wrapped_rows(plain, width)
+    lines = wrapped_rows(plain, width) if width > 0 else None
     widget._live_text = text
-    widget.update(text, layout=getattr(widget, "_live_lines", None) != lines)
+    widget.update(text, layout=lines is None or getattr(widget, "_live_lines", None) != lines)
     widget._live_lines = lines
     return True

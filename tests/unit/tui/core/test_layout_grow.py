@@ -37,11 +37,40 @@ def test_graphs_grow_with_the_window():
 
 
 def test_wrapped_rows():
-    assert wrapped_rows("a\nb", 0) == 1  # unknown width: newlines only
+    assert wrapped_rows("a\nb", 0) == 2  # unknown width: one row per line
     assert wrapped_rows("autostop armed: idle 30:00 (now 5:00), at 11-30 12:53", 38) == 2
     assert wrapped_rows("x" * 10, 38) == 1
 
 
+
+async def test_a_static_shown_late_takes_the_rows_of_its_text():
+    """A Static given text while hidden (no width yet) and then a one-row text of the same
+    newline count: it must shrink to one row (the dashboard's notice stayed two rows tall while
+    the GPU panel was planned with one: CI saw the plan a row off)."""
+    from textual.app import App
+    from textual.widgets import Static
+
+    from tui.ui.widgets.live import update_text
+
+    class Box(App):
+        CSS = "Static { height: auto; display: none; } Static.shown { display: block; }"
+
+        def compose(self):
+            yield Static(id="note")
+
+    app = Box()
+    async with app.run_test(size=(60, 10)) as pilot:
+        note = app.query_one("#note", Static)
+        update_text(note, "first\nsecond")  # hidden: no width
+        note.add_class("shown")
+        await pilot.pause(0.1)
+        assert note.region.height == 2
+        update_text(note, "one line, no newline, fits in sixty columns")
+        await pilot.pause(0.1)
+        assert note.region.height == 1
+        update_text(note, "word " * 20)  # wraps at 60 columns
+        await pilot.pause(0.1)
+        assert note.region.height == 2
 
 
 async def test_autostop_line_stays_in_the_billing_panel():
