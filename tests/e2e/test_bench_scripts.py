@@ -101,11 +101,14 @@ def processes_of(tmp, sid):
     as their TMPDIR (servers the bench started in a session of their own)."""
     import psutil
     left = []
-    for p in psutil.process_iter(["pid", "cmdline"]):
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
         try:
+            if p.info["status"] == psutil.STATUS_ZOMBIE:
+                continue  # exited, its parent not yet woken to reap it: a live parent is listed itself
             if os.getsid(p.info["pid"]) == sid or tmp in " ".join(p.info["cmdline"] or ()) or \
                     _environ(p).get("TMPDIR") == tmp:  # children in a session of their own
-                left.append("%d %s" % (p.info["pid"], " ".join(p.info["cmdline"] or ())))
+                left.append("%d [%s] %s" % (p.info["pid"], p.info["status"],
+                                            " ".join(p.info["cmdline"] or ())))
         except (OSError, psutil.Error):
             pass
     return left
@@ -196,7 +199,9 @@ def test_interrupted_bench_leaves_nothing_behind(name, args, how, after):
                 os.killpg(proc.pid, 9)
         assert proc.returncode == 130, out[-3000:]
         assert "interrupted" in out
-        time.sleep(0.5)
+        deadline = time.time() + 3  # a child told to stop may take a moment
+        while processes_of(tmp, proc.pid) and time.time() < deadline:
+            time.sleep(0.1)
         left = processes_of(tmp, proc.pid)
         assert not left, "left running after the bench was interrupted:\n" + "\n".join(left)
         assert_no_box_user(proc.pid)
