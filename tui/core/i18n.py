@@ -14,6 +14,7 @@ JSON output and everything sent over the wire stay English: only text meant for 
 through `_()`."""
 
 import ast
+import gc
 import gettext
 import os
 import struct
@@ -223,6 +224,19 @@ def N_(message: str) -> str:
     return message
 
 
+def _parse(source: str, path: str) -> ast.Module:
+    """ast.parse with the garbage collector held off: a finalizer that raises inside the parse
+    has its traceback formatted, and on CPython 3.11 that formatting parses again and breaks
+    the outer parse ("AST constructor recursion depth mismatch", seen once in the suite)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(source, path)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def source_messages(paths: Iterable[str]) -> Dict[Union[str, Tuple[str, str]], List[str]]:
     """{msgid or (singular, plural): [where...]} for every `_("…")`, `N_("…")`, `background("…")`
     (a worker name, shown in its failure notice) and
@@ -230,7 +244,7 @@ def source_messages(paths: Iterable[str]) -> Dict[Union[str, Tuple[str, str]], L
     found: Dict[Union[str, Tuple[str, str]], List[str]] = {}
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read(), path)
+            tree = _parse(f.read(), path)
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue

@@ -128,9 +128,10 @@ class DemoBox:
         except (asyncssh.Error, OSError, BrokenPipeError):
             pass
         finally:
-            self.children.discard(child)
             if child.returncode is None:
-                child.terminate()
+                child.terminate()  # stop() waits for it: its transport closes on a live loop
+            else:
+                self.children.discard(child)
 
     async def stop(self):
         import subprocess
@@ -147,6 +148,16 @@ class DemoBox:
         for child in list(self.children):
             if child.returncode is None:
                 child.terminate()
+        for child in list(self.children):
+            # waited here, not left to the garbage collector: a subprocess transport collected
+            # after its loop closed raised in __del__, and a collection inside ast.parse of
+            # a later test broke it (CPython 3.11 "AST constructor recursion depth mismatch")
+            try:
+                await asyncio.wait_for(child.wait(), 5)
+            except asyncio.TimeoutError:
+                child.kill()
+                await child.wait()
+        self.children.clear()
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
