@@ -218,3 +218,59 @@ async def test_checklist_exit_codes(sshbox, tmp_path, isolated_dirs):
     (cfg_dir / "config.toml").write_text(tomli_w.dumps({"hosts": cfg}))
     r = checklist_cli(sshbox, cfg_dir)
     assert r.returncode == 0, r.stdout
+
+
+async def test_a_nohup_job_outside_tmux_blocks_the_checklist_until_killed(sshbox, tmp_path, isolated_dirs):
+    """`nohup python3 preprocess.py &` from a login shell: no GPU, no tmux pane, and the
+    checklist passed it as finished (releasing the box killed it). Now `gputui checklist` and
+    the Release screen fail on it, naming it; k offers to kill it; then the jobs check passes."""
+    import asyncio
+
+    from tests.support.sshd import box_tmux_env
+    work, _code, _bare, tmp = plant(tmp_path)
+    cfg_path = isolated_dirs / "config" / "config.toml"
+    cfg_path.parent.mkdir(exist_ok=True)
+    cfg_path.write_text(tomli_w.dumps({"hosts": host_config(sshbox, work, tmp, tmp_path / "marker")}))
+    script = tmp_path / "preprocess.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    job = subprocess.Popen(["nohup", "python3", str(script)], cwd=str(tmp_path), env=box_tmux_env(sshbox),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        await asyncio.sleep(62)  # a python process is a job once it has run a minute (LONG_RUNNING)
+
+        def cli_jobs():
+            r = subprocess.run([sys.executable, "-m", "tui", "checklist", "--json", "testbox", "--simulate",
+                                "idle", "--ssh-config", sshbox.ssh_config, "--remote-dir",
+                                sshbox.remote_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=150)
+            return r.returncode, {i["key"]: i for i in json.loads(r.stdout)["items"]}["jobs"]
+        for _ in range(30):  # the daemon's first watch scan
+            code, jobs = await asyncio.to_thread(cli_jobs)
+            if jobs["verdict"] == "fail":
+                break
+            await asyncio.sleep(1)
+        assert jobs["verdict"] == "fail" and code != 0, jobs
+        assert any(str(job.pid) in d and "preprocess.py" in d and "outside tmux" in d
+                   for d in jobs["details"]), jobs["details"]
+
+        app = GputuiApp(ssh.Target.parse("testbox", ssh_config=sshbox.ssh_config), simulate="idle",
+                        remote_dir=sshbox.remote_dir, config=Config.load(str(cfg_path)),
+                        ledger=Ledger(str(tmp_path / "ledger.db")))
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await wait_for(pilot, lambda: app.box.state.samples_seen >= 2)
+            await pilot.press("R")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReleaseScreen) and app.screen.items, timeout=60)
+            screen = app.screen
+            await wait_for(pilot, lambda: items_by_key(screen)["jobs"].verdict == "fail", timeout=30)
+            assert any("preprocess.py" in d for d in items_by_key(screen)["jobs"].details)
+            await pilot.press("k")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            question = str(app.screen.question)
+            assert str(job.pid) in question and "outside tmux" in question, question
+            await pilot.press("y")
+            await asyncio.to_thread(job.wait, 20)  # killed on the box
+            await wait_for(pilot, lambda: items_by_key(screen)["jobs"].verdict == "pass", timeout=30)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()

@@ -98,3 +98,4 @@ def test_a_script_started_job_in_tmux_blocks_the_checklist(sshbox, tmp_path, iso
         if jobs["verdict"] == "pass" or time.time() > deadline:
             break
     assert jobs["verdict"] == "pass", jobs  # back at the prompt: finished
+

@@ -243,7 +243,7 @@ async def checklist_run(args, host_cfg):
         gpus = from_wire.sample(sample).gpus or ()
         tmux_sessions = ((snap.get("jobs") or {}).get("tmux") or {}).get("sessions") or []
         items = rel.items(gpus, procs_from(sample, snap.get("proc_meta")), tmux_sessions,
-                          snap.get("autostop"), clock.figures())
+                          snap.get("autostop"), clock.figures(), from_wire.jobs(snap.get("jobs")).watch)
         return items, rel
     finally:
         await session.close()

@@ -11,6 +11,8 @@ from tui.core import providers
 from tui.core.boxtext import visible
 from tui.core.config import data_dir
 from tui.core.i18n import _, ngettext
+from tui.core.model import JobState
+from tui.core.state import short_cmd
 from tui.core.preflight_verdicts import FAIL, ORDER, PASS, WARN
 from tui.core.transfer import (
     NAMES_FILE,
@@ -39,7 +41,7 @@ class Item:
 
 if TYPE_CHECKING:
     from tui.core.billing_clock import Figures
-    from tui.core.model import GpuLive
+    from tui.core.model import GpuLive, JobWatch
 
 Proc = Mapping[str, Any]  # a process row as the checklist reads it
 Facts = Mapping[str, Any]  # the probe's checklist facts
@@ -49,7 +51,37 @@ def download_base(host: str, session_key: object) -> str:
     return os.path.join(data_dir(), "downloads", safe_component(host), safe_component(str(session_key)))
 
 
-def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[str, Any]]) -> Item:
+# Long-lived servers the daemon watches as python jobs but nobody waits for to finish: a box
+# is released with JupyterLab or TensorBoard up, and that is no lost work.
+SERVICE_MARKERS = ("jupyter-lab", "jupyter-notebook", "jupyter_server", "jupyter-server", "jupyterlab",
+                   "notebook.app", "tensorboard")
+KERNEL_MARKERS = ("ipykernel", "ipython kernel")  # a notebook kernel: a cell may still be running
+
+
+def outside_tmux(watched: Iterable["JobWatch"]) -> Tuple[List["JobWatch"], List["JobWatch"]]:
+    """(jobs, kernels): python processes the daemon watches outside tmux (nohup, screen, a
+    login shell's `&`) that are still alive. A CPU-only preprocessing run started with nohup
+    is no GPU process and no tmux pane, yet releasing the box kills it."""
+    jobs: List["JobWatch"] = []
+    kernels: List["JobWatch"] = []
+    for j in watched:
+        if j.kind != "python" or j.pid is None or j.state in (JobState.FINISHED, JobState.CRASHED):
+            continue  # GPU processes are listed from the samples; tmux panes from tmux
+        cmd = (j.name or "").lower()
+        if any(m in cmd for m in SERVICE_MARKERS):
+            continue
+        (kernels if any(m in cmd for m in KERNEL_MARKERS) else jobs).append(j)
+    return jobs, kernels
+
+
+def _outside_line(j: "JobWatch") -> str:
+    return _("pid %s %s (outside tmux, %s)") % (visible(j.pid), visible(short_cmd(j.name), limit=120),
+                                               j.state.label if j.state else _("state unknown"))
+
+
+def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[str, Any]],
+               watched: Iterable["JobWatch"] = ()) -> Item:
+    compute_procs = list(compute_procs)
     # a job in a tmux pane is counted once, as its pane, not again as its GPU processes
     in_panes = {pid for s in tmux_sessions for w in s["windows"] for pane in w["panes"]
                 if pane.get("running") for pid in pane.get("gpu_pids") or ()}
@@ -59,6 +91,10 @@ def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[st
             continue
         running.append(_("GPU %s: pid %s %s") % (visible(p.get("gpu")), visible(p["pid"]),
                                               visible(p.get("cmd") or "", limit=60)))
+    gpu_pids = {p["pid"] for p in compute_procs}
+    jobs, kernel_jobs = outside_tmux(j for j in watched if j.pid not in gpu_pids)
+    running += [_outside_line(j) for j in jobs]
+    kernels = [_outside_line(j) for j in kernel_jobs]
     for s in tmux_sessions:
         for w in s["windows"]:
             for pane in w["panes"]:
@@ -71,6 +107,11 @@ def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[st
                                            visible(pane["command"], limit=60))
                for s in tmux_sessions for w in s["windows"] for pane in w["panes"]
                if "running" in pane and pane["running"] is None and not pane.get("dead")]
+    if not running and kernels:
+        return Item("jobs", _("Jobs finished"), WARN, ngettext(
+            "%d notebook kernel still up: a cell may still be running",
+            "%d notebook kernels still up: a cell may still be running", len(kernels)) % len(kernels),
+            kernels, _("look at the notebook, or k: kill the kernel"))
     if not running and unknown:
         return Item("jobs", _("Jobs finished"), WARN, ngettext(
             "cannot check here: %d tmux pane shows a shell, and without /proc what runs below it "
@@ -78,9 +119,10 @@ def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[st
             "runs below them cannot be seen", len(unknown)) % len(unknown), unknown,
             _("t: tmux panel (look at the pane yourself)"))
     if not running:
-        return Item("jobs", _("Jobs finished"), PASS, _("no GPU compute process, no job running in tmux"))
-    return Item("jobs", _("Jobs finished"), FAIL, _("%d still running") % len(running), running,
-                _("t: tmux panel (Ctrl-C a pane) · k: kill the GPU process"))
+        return Item("jobs", _("Jobs finished"), PASS,
+                    _("no GPU compute process, no job running in tmux or outside it"))
+    return Item("jobs", _("Jobs finished"), FAIL, _("%d still running") % len(running), running + kernels,
+                _("t: tmux panel (Ctrl-C a pane) · k: kill the process"))
 
 
 def check_vram(gpus: Sequence["GpuLive"], procs: Sequence[Proc]) -> Item:
@@ -312,12 +354,13 @@ def build(facts: Facts, gpus: Sequence["GpuLive"], procs: Sequence[Proc],
           tmux_sessions: Iterable[Mapping[str, Any]], base: str, preset: Optional[providers.Preset],
           autostop: Optional[Mapping[str, Any]], figures: Optional["Figures"],
           currency_fmt: Callable[[Optional[float]], str], corrupt: Iterable[str] = (),
-          waived: Iterable[str] = ()) -> Tuple[List[Item], List[Dict[str, Any]]]:
+          waived: Iterable[str] = (),
+          watched: Iterable["JobWatch"] = ()) -> Tuple[List[Item], List[Dict[str, Any]]]:
     """Every checklist item, in the order the Release screen shows them."""
     statuses = artifact_status(facts["artifacts"]["files"], base)
     compute = [p for p in procs if p.get("kind", "C") == "C"]
     items = [
-        check_jobs(compute, tmux_sessions),
+        check_jobs(compute, tmux_sessions, watched),
         check_vram(gpus, procs),
         check_artifacts(statuses, facts["artifacts"].get("truncated"), corrupt),
         check_ephemeral(statuses, preset),

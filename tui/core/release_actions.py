@@ -73,14 +73,15 @@ class Release:
         self.facts = facts
         return facts
 
-    def items(self, gpus: Any, procs: Any, tmux_sessions: Any, autostop: Any, figures: Any) -> List[Any]:
+    def items(self, gpus: Any, procs: Any, tmux_sessions: Any, autostop: Any, figures: Any,
+              watched: Any = ()) -> List[Any]:
         currency = getattr(figures, "currency", None) or self.cfg.currency  # the provider's price: USD
 
         def fmt_money(v: Optional[float]) -> str:
             return format_money(v, currency)
         items, self.statuses = checklist.build(
             self.facts or {}, gpus, procs, tmux_sessions, self.base, self.preset, autostop, figures,
-            fmt_money, corrupt=self.corrupt, waived=self.waived)
+            fmt_money, corrupt=self.corrupt, waived=self.waived, watched=watched)
         return items
 
     def to_download(self) -> List[Dict[str, Any]]:

@@ -21,9 +21,10 @@ from textual.widgets import (
 )
 
 from tui.core import format as fmt, providers
-from tui.core.checklist_verdicts import release_blockers, release_headline, verdict
+from tui.core.checklist_verdicts import outside_tmux, release_blockers, release_headline, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
+from tui.core.state import short_cmd
 from tui.core.release_actions import Release, needs_choice, release_choices
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
@@ -167,7 +168,8 @@ class ReleaseScreen(Translated, Screen):
         procs = [{"pid": r.pid, "gpu": r.gpu, "gpu_mem": r.gpu_mem, "kind": r.kind, "cmd": r.cmd}
                  for r in st.proc_rows()]
         self.items = self.release.items(st.gpus, procs, st.tmux_sessions(),
-                                        self.box.autostop, self.box.billing.figures())
+                                        self.box.autostop, self.box.billing.figures(),
+                                        st.job_model.watch)
         table = self.query_one("#items", DataTable)
         row = table.cursor_row
         table.clear()
@@ -283,20 +285,27 @@ class ReleaseScreen(Translated, Screen):
     @background('Kill', group="release")
     async def action_kill(self):
         rows = [r for r in self.box.state.proc_rows() if r.local]
-        if not rows:
-            self.app.notify(_("No GPU process to kill"))
+        # no GPU process left: the checklist's next blocker is a job outside tmux (nohup)
+        jobs, kernels = outside_tmux(self.box.state.job_model.watch)
+        if not rows and not (jobs or kernels):
+            self.app.notify(_("No GPU process or job outside tmux to kill"))
             return
         if self.release.kill_refused():
             self.app.notify(self.release.kill_refused() + in_config(self.app),
                             severity="warning", timeout=15, markup=False)
             return
-        target = rows[0]
-        if not await self.app.push_screen_wait(ConfirmScreen(
-                _("Kill pid %d `%s` (GPU %s, %s of VRAM)?") % (target.pid, clip(target.cmd, 50), target.gpu,
-                                                         fmt.mib(target.gpu_mem)))):
+        if rows:
+            pid = rows[0].pid
+            question = _("Kill pid %d `%s` (GPU %s, %s of VRAM)?") % (
+                pid, clip(rows[0].cmd, 50), rows[0].gpu, fmt.mib(rows[0].gpu_mem))
+        else:
+            job = (jobs or kernels)[0]
+            pid = job.pid
+            question = _("Kill pid %d `%s` (running outside tmux)?") % (pid, clip(short_cmd(job.name), 50))
+        if not await self.app.push_screen_wait(ConfirmScreen(question)):
             return
-        result = await self.release.kill(target.pid)
-        self.app.notify("pid %d %s" % (target.pid, result))
+        result = await self.release.kill(pid)
+        self.app.notify("pid %d %s" % (pid, result))
 
     @background('Delete temp files', group="release")
     async def action_delete_temp(self):

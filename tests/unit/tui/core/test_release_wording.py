@@ -97,3 +97,41 @@ async def test_wrong_name_keeps_the_command():
         await pilot.pause(0.1)
         shown = str(app.screen.query_one("#what").render())
         assert "does not match" in shown and "shutdown -h now" in shown and "Type the host" in shown
+
+
+def watched(pid, name, state="waiting", kind="python"):
+    from tui.core.model import JobState, JobWatch
+    return JobWatch(id="pid:%d" % pid, kind=kind, name=name, pid=pid, state=JobState(state))
+
+
+def test_a_nohup_job_outside_tmux_is_still_running():
+    """A CPU-only `nohup python preprocess.py &` is no GPU process and no tmux pane, but
+    releasing the box kills it: the checklist fails on it (it passed before)."""
+    it = cv.check_jobs([], [], [watched(7001, "python preprocess.py --shards 64")])
+    assert it.verdict == cv.FAIL and it.reason == "1 still running"
+    assert any("7001" in d and "preprocess.py" in d and "outside tmux" in d for d in it.details)
+
+
+def test_services_ended_jobs_and_gpu_processes_are_not_counted_again():
+    jobs = [watched(7002, "/opt/conda/bin/python /opt/conda/bin/jupyter-lab --allow-root"),
+            watched(7003, "python -m tensorboard.main --logdir runs"),
+            watched(7004, "python train.py", state="finished"),
+            watched(7005, "python eval.py", state="crashed"),
+            watched(4100, "python train.py", state="running", kind="gpu")]
+    it = cv.check_jobs([{"pid": 4100, "gpu": 0, "cmd": "python train.py"}], [], jobs)
+    assert it.reason == "1 still running", it.details  # the GPU process, once
+    assert cv.check_jobs([], [], jobs).verdict == cv.PASS
+
+
+def test_a_notebook_kernel_is_a_warning_not_a_pass():
+    kernel = watched(7006, "python -m ipykernel_launcher -f /root/.local/share/jupyter/runtime/k.json")
+    it = cv.check_jobs([], [], [kernel])
+    assert it.verdict == cv.WARN and "notebook kernel" in it.reason
+    # next to a running job it is listed with it, the verdict the job's
+    it = cv.check_jobs([], [], [kernel, watched(7007, "python train.py", state="hung")])
+    assert it.verdict == cv.FAIL and len(it.details) == 2
+
+
+def test_a_hostile_job_name_is_shown_as_text():
+    it = cv.check_jobs([], [], [watched(7008, "python [bold]x[/]\x1b[31m.py")])
+    assert "\x1b" not in " ".join(it.details)
