@@ -3,6 +3,7 @@ environment (no clone on sys.path), carries its package data and runs `gputui de
 
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -22,7 +23,12 @@ def sh(argv, **kw):
 def installed(tmp_path_factory):
     """-> (launcher, env, tmp, site-packages, "pipx" or "venv", pipx's output)."""
     tmp = tmp_path_factory.mktemp("wheel")
-    built = sh([sys.executable, "-m", "pip", "wheel", REPO, "--no-deps", "--no-build-isolation",
+    # built from a copy: setuptools writes build/ inside the tree it builds, and under xdist the
+    # two tests here may each build at once ("File exists: build/bdist…/dist-info")
+    src = str(tmp / "src")
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
+        ".*", "build", "dist", "*.egg-info", "__pycache__", "snapshot_report.html"))
+    built = sh([sys.executable, "-m", "pip", "wheel", src, "--no-deps", "--no-build-isolation",
                 "-w", str(tmp / "dist")])
     assert built.returncode == 0, built.stdout
     (wheel,) = glob.glob(str(tmp / "dist" / "gputui-*.whl"))
