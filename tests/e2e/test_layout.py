@@ -99,7 +99,7 @@ async def test_dashboard_fits(scenario, size):
                 footer = app.screen.query_one("Footer")
                 keys = " ".join(str(k.render()) for k in footer.query("FooterKey")
                                 if k.region.right <= width)
-                for word in ("Quit", "Release", "Autostop", "Reconnect"):
+                for word in ("Quit", "Release", "Autostop", "Reconnect", "Help"):  # ? leads to the rest
                     assert word in keys, keys
                 await app.action_quit()
     finally:
@@ -151,7 +151,7 @@ async def test_dashboard_fits_in_chinese(scenario, size):
                 footer = app.screen.query_one("Footer")
                 keys = " ".join(str(k.render()) for k in footer.query("FooterKey")
                                 if k.region.right <= width)
-                for word in ("退出", "释放", "自动关机", "重连"):
+                for word in ("退出", "释放", "自动关机", "重连", "帮助"):
                     assert word in keys, keys
                 table = app.query_one(ProcessTable)
                 assert table.region.height - 3 >= 5, regions(app)

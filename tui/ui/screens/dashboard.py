@@ -54,7 +54,6 @@ class DashboardScreen(Translated, Screen):
                 tooltip=N_("Preflight: GPU count, slices, torch build, CUDA vs driver, matmul speed, disks")),
         Binding("R", "release", N_("Release"), id="release",
                 tooltip=N_("Shutdown checklist: jobs, VRAM, downloads, code, temp files, bill; then release")),
-        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter the price this box bills per hour")),
         Binding("a", "autostop", N_("Autostop"), id="autostop",
                 tooltip=N_("Arm or cancel the probe's autostop (runs the release command when idle)")),
         Binding("r", "retry", N_("Reconnect"), id="retry", tooltip=N_("Reconnect now instead of waiting")),
@@ -63,7 +62,12 @@ class DashboardScreen(Translated, Screen):
         # Quit before nvitop: at 80 columns the footer still says how to leave
         Binding("q", "app.quit", N_("Quit"), id="dashboard.quit",
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
-        # after Quit: at 80 columns q stays in the footer, T shows from ~100
+        # Help here, not last with the app's keys: at 80 columns `?` (the way to every key the
+        # footer cannot fit) ends the footer; Rate, set once per box, comes after it
+        Binding("question_mark", "app.help", N_("Help"), id="dashboard.help",
+                tooltip=N_("Show the keys of this screen")),
+        Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter the price this box bills per hour")),
+        # after Quit and Help: at 80 columns both stay in the footer, T shows from ~100
         Binding("T", "tree", N_("Tree"), id="tree",
                 tooltip=N_("Show processes under their parents (torchrun and its ranks); T again: a flat list")),
         Binding("N", "nvitop", "nvitop", id="nvitop",
