@@ -22,6 +22,7 @@ from .idle_rules import idle_verdict
 from .watch_loop import OWN_MARKERS, JobWatch, gpu_inputs
 from .tmux_control import SHELLS
 from .watch_notify import Notifier
+from .watch_scope import is_own, own_scope
 
 log = logging.getLogger("gputui.probe")
 
@@ -99,12 +100,14 @@ class BoxWatch:
         count when they run in tmux (how jobs are started on a box), not any process."""
         newest = self.jobs.newest_start()
         scan = procfs.ProcScan()
-        uid = os.getuid()
+        uid, scope = os.getuid(), own_scope()
         for pid in scan.stats:
             start = scan.start(pid)
             if start is None or (newest is not None and start <= newest) or pid == os.getpid():
                 continue
-            if (uid != 0 and scan.uid(pid) != uid) or not _in_tmux(pid, scan):
+            # the box's own processes only (watch_scope): a simulated box as root counted every
+            # test box's new tmux job as "a job started just before the release" and never fired
+            if not _in_tmux(pid, scan) or not is_own(pid, scan, uid, scope):
                 continue
             if (scan.comm(pid) or "") in SHELLS or any(m in scan.cmdline(pid) for m in OWN_MARKERS):
                 continue

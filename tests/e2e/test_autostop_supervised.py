@@ -8,7 +8,7 @@ import os
 import signal
 import time
 
-from remote_probe import supervise, wire
+from remote_probe import autostop, supervise, wire
 from remote_probe.paths import lock_path
 from tui.core import fleet_rows
 from tui.core.config import HostConfig
@@ -62,8 +62,10 @@ async def test_autostop_fires_after_the_daemon_is_killed(sshbox, tmp_path):
     watcher = watcher_pid(sshbox)
     assert await until(lambda: open("/proc/%d/comm" % watcher).read().strip() == "gputui-watch", 5)
     os.kill(first, signal.SIGKILL)  # what a `pkill -9 python` or the OOM killer does
-    assert await until(lambda: marker.exists(), 40), open(
-        os.path.join(sshbox.remote_dir, "daemon.log")).read()[-2000:]
+    assert await until(lambda: marker.exists(), 40), "\n".join(
+        open(os.path.join(sshbox.remote_dir, name)).read()[-2000:]
+        for name in ("daemon.log", autostop.EVENTS_FILE)
+        if os.path.exists(os.path.join(sshbox.remote_dir, name)))
     assert daemon_pid(sshbox) != first  # a new daemon ran the release
     assert await until(lambda: not alive(watcher), 10)  # fired: nothing armed, the watcher left
 

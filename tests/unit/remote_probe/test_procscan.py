@@ -127,3 +127,27 @@ def test_dataloaders_of_a_neighbour_or_another_simulated_box_are_not_listed(tmp_
     monkeypatch.setenv(SCOPE_VAR, "/box/a")
     assert dataloader.find_workers(scan=procfs.ProcScan(proc)) == ({60: [61]}, [])
     assert protection.python_jobs(now=1_700_000_000 + 100000, scan=procfs.ProcScan(proc)) == [60]
+
+
+def test_the_last_look_before_a_release_sees_only_the_box_own_tmux_jobs(tmp_path, monkeypatch):
+    """Autostop's last look for a job started just before the release (box_watch) counted
+    every new tmux job on the machine as root: a simulated box next to other boxes (the demo
+    beside the user's own tmux, the suite's boxes) never fired. It follows watch_scope now."""
+    import types
+
+    from remote_probe import box_watch
+    from remote_probe.watch_scope import SCOPE_VAR
+    procs = dict(BOX)
+    procs[80] = ("tmux: server", 1, 0, "tmux -L other", 0, 800)
+    procs[81] = ("python", 80, 34818, "python neighbour.py", 0, 9000)  # newest, another box's
+    proc = fake_proc(tmp_path, procs)
+    (tmp_path / "41" / "environ").write_bytes(b"%s=/box/a\0" % SCOPE_VAR.encode())
+    (tmp_path / "81" / "environ").write_bytes(b"%s=/box/b\0" % SCOPE_VAR.encode())
+    real = procfs.ProcScan
+    start_of = real(proc).start
+    monkeypatch.setattr(box_watch.procfs, "ProcScan", lambda *a: real(proc))
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    me = types.SimpleNamespace(jobs=types.SimpleNamespace(newest_start=lambda: None))
+    assert box_watch.BoxWatch.newest_job_start(me) == start_of(81)  # a real box: root sees all
+    monkeypatch.setenv(SCOPE_VAR, "/box/a")
+    assert box_watch.BoxWatch.newest_job_start(me) == start_of(41)  # box a: its own job only
