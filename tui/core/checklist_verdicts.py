@@ -51,10 +51,12 @@ def download_base(host: str, session_key: object) -> str:
     return os.path.join(data_dir(), "downloads", safe_component(host), safe_component(str(session_key)))
 
 
-# Long-lived servers the daemon watches as python jobs but nobody waits for to finish: a box
-# is released with JupyterLab or TensorBoard up, and that is no lost work.
+# Long-lived servers and helpers the daemon watches as python jobs but nobody waits for to
+# finish: a box is released with JupyterLab or TensorBoard up, an editor's language server or
+# wandb's service running, and that is no lost work.
 SERVICE_MARKERS = ("jupyter-lab", "jupyter-notebook", "jupyter_server", "jupyter-server", "jupyterlab",
-                   "notebook.app", "tensorboard")
+                   "notebook.app", "tensorboard", "/.vscode-server/", "/.cursor-server/",
+                   "/.windsurf-server/", "supervisord", "wandb service", "wandb-service")
 KERNEL_MARKERS = ("ipykernel", "ipython kernel")  # a notebook kernel: a cell may still be running
 
 

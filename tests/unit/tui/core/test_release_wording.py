@@ -115,6 +115,10 @@ def test_a_nohup_job_outside_tmux_is_still_running():
 def test_services_ended_jobs_and_gpu_processes_are_not_counted_again():
     jobs = [watched(7002, "/opt/conda/bin/python /opt/conda/bin/jupyter-lab --allow-root"),
             watched(7003, "python -m tensorboard.main --logdir runs"),
+            watched(7009, "/usr/bin/python3 /root/.vscode-server/extensions/ms-python.python-2026.1/"
+                          "python_files/run-jedi-language-server.py"),
+            watched(7010, "/opt/conda/bin/python -m wandb service --port-fname /tmp/x"),
+            watched(7011, "/usr/bin/python3 /usr/bin/supervisord -n"),
             watched(7004, "python train.py", state="finished"),
             watched(7005, "python eval.py", state="crashed"),
             watched(4100, "python train.py", state="running", kind="gpu")]
