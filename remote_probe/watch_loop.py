@@ -265,6 +265,8 @@ class JobWatch:
             job_pid = tmux.pane_job(p.get("pid"), children, comm, gpu_procs)
         with self.lock:
             old = self.jobs.get(job_id)
+            if old is not None:
+                old.name = pane_name(s, w, p)  # a renamed session: the name to find it by now
         if dead:
             if old is not None and old.state in ENDED and old.pid != p.get("pid") and not old.dead_seen:
                 old = None  # a job before this one ended in the shell; now the pane died

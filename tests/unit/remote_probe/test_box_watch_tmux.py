@@ -152,3 +152,20 @@ def test_a_second_job_in_a_ctrl_c_d_pane_is_not_called_interrupted(tmux_server, 
     finished = [e for e in events if e["kind"] == "finished"]
     assert len(finished) == 2, (events, watch.rows())
     assert finished[1]["fields"]["cause"] == "exited", finished[1]  # exit status unknown: a shell's job
+
+
+def test_a_finished_job_follows_its_session_s_new_name(tmux_server, monkeypatch):  # noqa: F811
+    """The Jobs panel kept a renamed session's old name for an ended job: the name the user
+    looks for in `t` is the new one."""
+    from remote_probe import watch_loop
+    monkeypatch.setattr(watch_loop, "MIN_NEWS_S", 1.0)
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    job = tmux.new_job("before", "exec %s -c 'import time; time.sleep(2)'" % PY)
+    job_id = "tmux:" + job["pane"]
+    row, _events = judged(watch, clock, job_id, "finished")
+    assert row["name"].startswith("before:")
+    tmux.rename_session(job["session"], "after")
+    scan(watch, clock)
+    (row,) = [r for r in watch.rows() if r["id"] == job_id]
+    assert row["name"].startswith("after:") and row["state"] == "finished"
