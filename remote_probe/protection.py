@@ -47,6 +47,23 @@ def verdict(chain):
     return True, "not started from SSH"
 
 
+# Where the system keeps its own programs: a python process running a script from there is a
+# service of the OS image (networkd-dispatcher, unattended-upgrade-shutdown, supervisord on
+# Ubuntu), not a job the user started; as root every cloud VM would list them.
+SYSTEM_DIRS = ("/usr/bin/", "/usr/sbin/", "/usr/lib/", "/usr/libexec/", "/usr/share/", "/bin/", "/sbin/",
+               "/lib/")
+
+
+def system_script(cmdline):
+    """Whether `python [options] SCRIPT ...` runs a script installed by the OS (plain function)."""
+    args = cmdline.split()[1:]
+    while args and args[0].startswith("-"):
+        if args[0] in ("-m", "-c"):
+            return False  # a module or inline code: judged by what it does, not where
+        args = args[1:]
+    return bool(args) and args[0].startswith(SYSTEM_DIRS)
+
+
 def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
     """pids of the box's own long-running python processes (watch_scope: this user's, all
     users' when root, a simulated box's only)."""
@@ -57,7 +74,7 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
     newest = (now - min_age - scan.btime) * procfs.CLK_TCK  # start time, in jiffies after boot
     out = []
     for pid, st in scan.stats.items():
-        if st[5] > newest or not scan.runs_python(pid):
+        if st[5] > newest or not scan.runs_python(pid) or system_script(scan.cmdline(pid)):
             continue
         if is_own(pid, scan, uid, scope):
             out.append(pid)

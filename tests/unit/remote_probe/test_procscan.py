@@ -4,6 +4,8 @@ tmux start times; command lines cached by (pid, start time, comm)."""
 import collections
 import os
 
+import pytest
+
 from remote_probe import dataloader, procfs, protection
 
 
@@ -151,3 +153,17 @@ def test_the_last_look_before_a_release_sees_only_the_box_own_tmux_jobs(tmp_path
     assert box_watch.BoxWatch.newest_job_start(me) == start_of(81)  # a real box: root sees all
     monkeypatch.setenv(SCOPE_VAR, "/box/a")
     assert box_watch.BoxWatch.newest_job_start(me) == start_of(41)  # box a: its own job only
+
+
+@pytest.mark.parametrize("cmdline,system", [
+    ("/usr/bin/python3 /usr/bin/networkd-dispatcher --run-startup-triggers", True),
+    ("/usr/bin/python3 /usr/share/unattended-upgrades/unattended-upgrade-shutdown --wait-for-signal", True),
+    ("/usr/bin/python3 -s /usr/sbin/some-daemon", True),
+    ("/usr/bin/python3 train.py --bs 64", False),
+    ("/opt/conda/bin/python /root/code/train.py", False),
+    ("python3 -m torch.distributed.run --nproc 8 train.py", False),
+    ("python3 -u /usr/local/bin/train", False),  # the user's own install location
+    ("python3", False),
+])
+def test_os_services_written_in_python_are_not_jobs(cmdline, system):
+    assert protection.system_script(cmdline) is system
