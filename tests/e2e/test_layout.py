@@ -25,7 +25,7 @@ async def planned_with_laid_out_rows(app, pilot):
         return sum(app.screen.query_one(w).outer_size.height
                    for w in ("#status", "#notice", "#summary", "#loaders", "Footer"))
     try:
-        await wait_for(pilot, lambda: app.screen.other_rows() == laid_out(), timeout=5)
+        await wait_for(pilot, lambda: app.screen.other_rows() == laid_out(), timeout=10)
     except AssertionError:
         raise AssertionError("planned %d rows, laid out %d\n%s"
                              % (app.screen.other_rows(), laid_out(), regions(app))) from None
