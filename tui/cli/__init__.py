@@ -268,6 +268,8 @@ def cmd_checklist(args):
             emit(" %s %s %s" % (marks[i.verdict], pad(visible(i.name), 28), visible(i.reason)))
             for d in i.details[:8]:
                 emit("      %s" % visible(d))
+            if i.verdict != "pass" and not i.waived and i.fix:
+                emit("      %s %s" % (_("fix in `gputui connect` (R):"), visible(i.fix)))
         said = {"pass": _("safe to release"), "warn": _("only warnings: review them before releasing"),
                 "fail": _("not safe to release yet")}[verdict(items)]
         emit("%s: %s — %s (%.1f s)" % (args.host, _(VERDICT_WORDS[verdict(items)]), said, time.time() - t0))

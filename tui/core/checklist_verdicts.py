@@ -76,9 +76,13 @@ def outside_tmux(watched: Iterable["JobWatch"]) -> Tuple[List["JobWatch"], List[
     return jobs, kernels
 
 
-def _outside_line(j: "JobWatch") -> str:
-    return _("pid %s %s (outside tmux, %s)") % (visible(j.pid), visible(short_cmd(j.name), limit=120),
-                                               j.state.label if j.state else _("state unknown"))
+def _outside_line(j: "JobWatch", kernel: bool = False) -> str:
+    if kernel:  # listed beside failing jobs, it must not read as one more of them
+        return _("pid %s %s (notebook kernel: a warning only)") % (
+            visible(j.pid), visible(short_cmd(j.name), limit=120))
+    # "waiting" (the watch's word for alive without a GPU) read as "waiting for something" here
+    state = (_("no GPU use") if j.state == JobState.WAITING else j.state.label) if j.state else _("state unknown")
+    return _("pid %s %s (outside tmux, %s)") % (visible(j.pid), visible(short_cmd(j.name), limit=120), state)
 
 
 def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[str, Any]],
@@ -96,7 +100,8 @@ def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[st
     gpu_pids = {p["pid"] for p in compute_procs}
     jobs, kernel_jobs = outside_tmux(j for j in watched if j.pid not in gpu_pids)
     running += [_outside_line(j) for j in jobs]
-    kernels = [_outside_line(j) for j in kernel_jobs]
+    kernels = [_outside_line(j, kernel=True) for j in kernel_jobs]
+    processes = len(running)  # GPU processes and jobs outside tmux; tmux panes follow
     for s in tmux_sessions:
         for w in s["windows"]:
             for pane in w["panes"]:
@@ -123,8 +128,11 @@ def check_jobs(compute_procs: Iterable[Proc], tmux_sessions: Iterable[Mapping[st
     if not running:
         return Item("jobs", _("Jobs finished"), PASS,
                     _("no GPU compute process, no job running in tmux or outside it"))
+    # only the fixes that apply: `t` for panes, `k` for processes (GPU or outside tmux)
+    fixes = ([_("t: tmux panel (Ctrl-C a pane)")] if len(running) > processes else []) + \
+        ([_("k: kill the process")] if processes else [])
     return Item("jobs", _("Jobs finished"), FAIL, _("%d still running") % len(running), running + kernels,
-                _("t: tmux panel (Ctrl-C a pane) · k: kill the process"))
+                " · ".join(fixes))
 
 
 def check_vram(gpus: Sequence["GpuLive"], procs: Sequence[Proc]) -> Item:
@@ -137,6 +145,8 @@ def check_vram(gpus: Sequence["GpuLive"], procs: Sequence[Proc]) -> Item:
                                                 fmt.mib(p.get("gpu_mem")))
                             for p in owners) or _("no process listed (a leftover context, or another container)")
             held.append(_("GPU %d: %s in use by %s") % (i, fmt.mib(used), who))
+    if not gpus:
+        return Item("vram", _("VRAM released"), PASS, _("no GPU seen on this box"))
     if not held:
         return Item("vram", _("VRAM released"), PASS, _("every GPU's memory is free"))
     return Item("vram", _("VRAM released"), FAIL,

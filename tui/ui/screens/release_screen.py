@@ -100,17 +100,22 @@ def in_config(app) -> str:
 
 
 class ReleaseScreen(Translated, Screen):
+    # The footer's order is what 80 columns keep: back, the screen's purpose (R), the fixes a
+    # failing check names (r g k w t), then ? (the way to every other key); Release and Help
+    # fell off the end at 80 columns before
     BINDINGS = [
         Binding("escape", "app.pop_screen", N_("Back"), id="rel.back"),
+        Binding("R", "release", N_("Release"), id="rel.release", tooltip=N_("Run the provider's release command")),
         Binding("r", "recheck", N_("Re-check"), id="rel.recheck", tooltip=N_("Look at the box again")),
         Binding("g", "download", N_("Download"), id="rel.download", tooltip=N_("Download missing artifacts (resumable, sha256-verified)")),
-        Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box")),
-        Binding("e", "capture_env", N_("Env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment")),
-        Binding("k", "kill", N_("Kill"), id="rel.kill", tooltip=N_("Kill the GPU process of the selected item (confirm)")),
-        Binding("x", "delete_temp", N_("Clean"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
+        Binding("k", "kill", N_("Kill"), id="rel.kill",
+                tooltip=N_("Kill the GPU process, or else a job running outside tmux (confirm)")),
         Binding("w", "waive", N_("Waive"), id="rel.waive", tooltip=N_("Accept the selected failing item knowingly (recorded)")),
         Binding("t", "tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code")),
-        Binding("R", "release", N_("Release"), id="rel.release", tooltip=N_("Run the provider's release command")),
+        Binding("question_mark", "app.help", N_("Help"), id="rel.help", tooltip=N_("Show the keys of this screen")),
+        Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box")),
+        Binding("e", "capture_env", N_("Env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment")),
+        Binding("x", "delete_temp", N_("Clean"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
         Binding("c", "choose_action", N_("Action"), id="rel.action",
                 tooltip=N_("Choose the provider's release action (stop, terminate, …): what it keeps and bills")),
         Binding("m", "manual", N_("By hand"), id="rel.manual",

@@ -110,6 +110,20 @@ def test_a_nohup_job_outside_tmux_is_still_running():
     it = cv.check_jobs([], [], [watched(7001, "python preprocess.py --shards 64")])
     assert it.verdict == cv.FAIL and it.reason == "1 still running"
     assert any("7001" in d and "preprocess.py" in d and "outside tmux" in d for d in it.details)
+    # alive without a GPU is "no GPU use" here ("waiting" read as waiting for something); no
+    # tmux pane is listed, so the fix is k alone
+    assert "no GPU use" in it.details[0] and it.fix == "k: kill the process"
+
+
+def test_the_fix_names_what_applies():
+    sessions = [{"name": "train", "windows": [{"panes": [pane(100, [])]}]}]
+    assert cv.check_jobs([], sessions).fix == "t: tmux panel (Ctrl-C a pane)"
+    both = cv.check_jobs([{"pid": 5000, "gpu": 0, "cmd": "python x.py"}], sessions)
+    assert both.fix == "t: tmux panel (Ctrl-C a pane) · k: kill the process"
+
+
+def test_vram_on_a_box_without_a_gpu_says_so():
+    assert cv.check_vram([], []).reason == "no GPU seen on this box"
 
 
 def test_services_ended_jobs_and_gpu_processes_are_not_counted_again():
@@ -134,6 +148,9 @@ def test_a_notebook_kernel_is_a_warning_not_a_pass():
     # next to a running job it is listed with it, the verdict the job's
     it = cv.check_jobs([], [], [kernel, watched(7007, "python train.py", state="hung")])
     assert it.verdict == cv.FAIL and len(it.details) == 2
+    # the count is the jobs', and the kernel's line says it is only a warning (a user counted
+    # "1 still running" against two lines)
+    assert it.reason == "1 still running" and "warning only" in it.details[1]
 
 
 def test_a_hostile_job_name_is_shown_as_text():
