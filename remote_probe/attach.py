@@ -111,6 +111,9 @@ def stop_daemon(sock, path, only_if_unused=False):
     return None
 
 
+IN_USE_PATIENCE = 2.0  # seconds a daemon in use by another session is asked again
+
+
 class DaemonInUse(Exception):
     """The daemon runs other settings for a live session; it is not ours to replace."""
 
@@ -125,6 +128,7 @@ def daemon_connection(state_dir, simulate):
     want = config_key(simulate)
     spawned = False
     stranger = None  # inode of a socket path that answered without a daemon's hello
+    refused_since = None  # when the daemon of other settings first said it is in use
     deadline = time.time() + SPAWN_WAIT
     while time.time() < deadline:
         if stranger is not None and inode(path) == stranger:
@@ -158,6 +162,12 @@ def daemon_connection(state_dir, simulate):
             # would replace each other's daemon in a loop.
             refused = stop_daemon(sock, path, only_if_unused=True)
             if refused:
+                # a session that has just ended (its bridge exited a moment ago) may still be
+                # counted until the daemon reads its EOF: ask again for a short while
+                refused_since = refused_since or time.time()
+                if time.time() - refused_since < IN_USE_PATIENCE:
+                    time.sleep(0.2)
+                    continue
                 raise DaemonInUse(refused)
             # its autostop watcher would start the old one again; the new daemon starts
             # its own while autostop stays armed
