@@ -32,7 +32,7 @@ SHORT = {
     "doctor_time.py": ["--runs", "1"],
     "fleet.py": ["--boxes", "2", "--idle", "2"],
     "hook_overhead.py": ["--batches", "200", "--rounds", "1"],
-    "latency.py": ["--seconds", "2", "--cases", "2"],
+    "latency.py": ["--seconds", "2", "--cases", "2", "--no-hog"],  # the interrupt run below has the hog
     "probe_overhead.py": ["--ticks", "5"],
     "ring_memory.py": [],
     "status_time.py": ["--runs", "1", "--rtt-ms", "50"],

@@ -1,7 +1,9 @@
 """Issue 23, "Getting it": a wheel built from the tree, installed with pipx into a fresh
 environment (no clone on sys.path), carries its package data and runs `gputui demo`."""
 
+import fcntl
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -19,12 +21,9 @@ def sh(argv, **kw):
                           timeout=300, **kw)
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """-> (launcher, env, tmp, site-packages, "pipx" or "venv", pipx's output)."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    # built from a copy: setuptools writes build/ inside the tree it builds, and under xdist the
-    # two tests here may each build at once ("File exists: build/bdist…/dist-info")
+def install(tmp):
+    """Build the wheel and install it into tmp -> (launcher, env, site, "pipx" or "venv", pipx's output)."""
+    # built from a copy: setuptools writes build/ inside the tree it builds
     src = str(tmp / "src")
     shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
         ".*", "build", "dist", "*.egg-info", "__pycache__", "snapshot_report.html"))
@@ -56,8 +55,31 @@ def installed(tmp_path_factory):
         (site,) = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
         with open(os.path.join(site, "zz_test_deps.pth"), "w") as f:
             f.write(sysconfig.get_paths()["purelib"] + "\n")
-    print("installed with", how, done.stdout[-500:])
-    return launcher, env, tmp, site, how, done.stdout
+    return launcher, env, site, how, done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """-> (launcher, env, tmp, site-packages, "pipx" or "venv", pipx's output).
+
+    Built and installed once per run, not once per xdist worker that runs a test of this file
+    (4 builds and pipx installs were 50 s of CPU); each worker gets its own HOME and cwd."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(str(shared / "wheel-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait for the first one's install
+        record = shared / "wheel-install.json"
+        if not record.exists():
+            tmp = shared / "wheel-install"
+            shutil.rmtree(str(tmp), ignore_errors=True)  # a failed earlier try
+            tmp.mkdir()
+            record.write_text(json.dumps(install(tmp)))
+        launcher, env, site, how, said = json.loads(record.read_text())
+    tmp = tmp_path_factory.mktemp("wheel")
+    env = dict(env, HOME=str(tmp / "home"))
+    os.makedirs(env["HOME"])
+    print("installed with", how, said[-500:])
+    return launcher, env, tmp, site, how, said
 
 
 def test_pipx_installs_the_wheel_with_its_dependencies(installed):

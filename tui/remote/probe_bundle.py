@@ -14,7 +14,9 @@ import zipfile
 
 import remote_probe
 
-MAIN = b"from remote_probe.__main__ import entry\nentry()\n"
+# the zipapp's __main__.py: remote_probe/zip_main.py with the bundle's file names written in
+MAIN_SOURCE = os.path.join(os.path.dirname(os.path.abspath(remote_probe.__file__)), "zip_main.py")
+MAIN_FILES = b"FILES = None"
 EPOCH = (1980, 1, 1, 0, 0, 0)
 SHIPPED_SUFFIXES = (".py", ".json")
 
@@ -40,16 +42,23 @@ def _add(zf, name, data):
 @functools.lru_cache(maxsize=1)
 def build_probe():
     """-> (zip bytes, sha256 hex). Cached: the installed package does not change."""
+    files = []
+    for name, path in _package_files():
+        with open(path, "rb") as f:
+            files.append((name, f.read()))
+    spec = importlib.util.find_spec("pynvml")
+    if spec is not None and spec.origin:
+        with open(spec.origin, "rb") as f:
+            files.append(("pynvml.py", f.read()))
+    with open(MAIN_SOURCE, "rb") as f:
+        main = f.read()
+    assert main.count(MAIN_FILES) == 1, MAIN_SOURCE
+    main = main.replace(MAIN_FILES, b"FILES = " + repr(tuple(n for n, _ in files)).encode())
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        _add(zf, "__main__.py", MAIN)
-        for name, path in _package_files():
-            with open(path, "rb") as f:
-                _add(zf, name, f.read())
-        spec = importlib.util.find_spec("pynvml")
-        if spec is not None and spec.origin:
-            with open(spec.origin, "rb") as f:
-                _add(zf, "pynvml.py", f.read())
+        _add(zf, "__main__.py", main)
+        for name, data in files:
+            _add(zf, name, data)
     data = buf.getvalue()
     return data, hashlib.sha256(data).hexdigest()
 
