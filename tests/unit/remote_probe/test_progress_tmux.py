@@ -60,14 +60,18 @@ def _finished_at(truth, timeout=60):
 def test_tqdm_in_a_real_pane(tmux_server, tmp_path):  # noqa: F811
     pytest.importorskip("tqdm")
     job, truth = _start(tmp_path, "tqdm-job", TQDM_JOB)
-    wait_for(lambda: truth.exists() and _truth(truth)[0] >= 80, timeout=30)
+    wait_for(lambda: truth.exists() and _truth(truth)[0] >= 40, timeout=30)
+    first, first_at = _truth(truth)
+    wait_for(lambda: _truth(truth)[0] >= 80, timeout=30)
     text = tmux.capture(job["pane"])
     seen_at = time.time()
-    done, _ = _truth(truth)
+    done, done_at = _truth(truth)
     p = progress.parse_progress(text)
     assert p is not None, text[-500:]
     assert p.fraction == pytest.approx(done / 300.0, rel=0.15)
-    assert p.rate == pytest.approx(20.0, rel=0.3)  # nominal; a loaded machine runs slower
+    # the pace the job really kept over the last steps (20 it/s nominal; a loaded machine is
+    # slower: 10.8 it/s was seen with 8 xdist workers on 2 cores)
+    assert p.rate == pytest.approx((done - first) / (done_at - first_at), rel=0.3)
     remaining = _finished_at(truth) - seen_at
     assert p.eta_seconds == pytest.approx(remaining, rel=0.15, abs=1.0)
     cost = progress.cost_to_finish(p.eta_seconds, 36.0, "second")  # 36/h = 0.01/s
