@@ -22,6 +22,7 @@ from . import jobwatch, procfs, progress as progress_mod, protection, tmux_contr
 from .watch_facts import (_count, _has_ancestor_in, _tree, gpu_inputs, new_lines,  # noqa: F401
                           pane_name, runtime_text)
 from .wire import MAX_WATCH_JOBS, GpuCol, ProcCol, proc_flags
+from .wire.job_kinds import is_service
 from .wire.rows import PROC_GRAPHICS, PROC_HOST_PID
 
 CAPTURE_EVERY_S = 3.0        # panes are captured this often, not every tick
@@ -219,8 +220,10 @@ class JobWatch:
         candidates -= pane_trees
         candidates -= set(own_pids)
         candidates.discard(os.getpid())
-        # the daemon's own children (the simulator's stand-in jobs, its tmux calls) are not jobs
-        candidates = set(pid for pid in candidates if scan.ppid(pid) != os.getpid())
+        # the daemon's own children (the simulator's stand-in jobs, its tmux calls) are not jobs;
+        # nor JupyterLab, TensorBoard or an editor's server (its notebook kernels still are)
+        candidates = set(pid for pid in candidates if scan.ppid(pid) != os.getpid()
+                         and (pid in gpu_procs or not is_service(scan.cmdline(pid))))
         # GPU processes first; a root box lists every user's python: MAX_WATCH_JOBS at most
         for pid in sorted(candidates, key=lambda x: (x not in gpu_procs, x))[:MAX_WATCH_JOBS]:
             if _has_ancestor_in(pid, candidates, scan):

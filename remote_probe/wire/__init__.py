@@ -8,6 +8,7 @@ import-linter contract in pyproject.toml says so). Stdlib only, Python 3.8. Its 
 - schema:   validate() / clean() / check_request() and the schemas they apply
 - rows:     columnar GPU and process rows, their named columns, the process-row cap
 - idle:     the idle rule autostop acts on and the laptop's idle cost shows
+- job_kinds: which python processes are jobs (servers and kernels told apart), for both sides
 
 ``from remote_probe import wire`` then ``wire.encode(...)``, ``wire.ProcCol.PID``.
 See docs/architecture.md, "The wire protocol".

@@ -6,14 +6,15 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from remote_probe.wire.job_kinds import is_kernel, is_service
 from tui.core import format as fmt
 from tui.core import providers
 from tui.core.boxtext import visible
 from tui.core.config import data_dir
 from tui.core.i18n import _, ngettext
 from tui.core.model import JobState
-from tui.core.state import short_cmd
 from tui.core.preflight_verdicts import FAIL, ORDER, PASS, WARN
+from tui.core.state import short_cmd
 from tui.core.transfer import (
     NAMES_FILE,
     RefusedPath,
@@ -51,15 +52,6 @@ def download_base(host: str, session_key: object) -> str:
     return os.path.join(data_dir(), "downloads", safe_component(host), safe_component(str(session_key)))
 
 
-# Long-lived servers and helpers the daemon watches as python jobs but nobody waits for to
-# finish: a box is released with JupyterLab or TensorBoard up, an editor's language server or
-# wandb's service running, and that is no lost work.
-SERVICE_MARKERS = ("jupyter-lab", "jupyter-notebook", "jupyter_server", "jupyter-server", "jupyterlab",
-                   "notebook.app", "tensorboard", "/.vscode-server/", "/.cursor-server/",
-                   "/.windsurf-server/", "supervisord", "wandb service", "wandb-service")
-KERNEL_MARKERS = ("ipykernel", "ipython kernel")  # a notebook kernel: a cell may still be running
-
-
 def outside_tmux(watched: Iterable["JobWatch"]) -> Tuple[List["JobWatch"], List["JobWatch"]]:
     """(jobs, kernels): python processes the daemon watches outside tmux (nohup, screen, a
     login shell's `&`) that are still alive. A CPU-only preprocessing run started with nohup
@@ -69,10 +61,9 @@ def outside_tmux(watched: Iterable["JobWatch"]) -> Tuple[List["JobWatch"], List[
     for j in watched:
         if j.kind != "python" or j.pid is None or j.state in (JobState.FINISHED, JobState.CRASHED):
             continue  # GPU processes are listed from the samples; tmux panes from tmux
-        cmd = (j.name or "").lower()
-        if any(m in cmd for m in SERVICE_MARKERS):
+        if is_service(j.name):  # the daemon leaves them out too; a fact list may be older
             continue
-        (kernels if any(m in cmd for m in KERNEL_MARKERS) else jobs).append(j)
+        (kernels if is_kernel(j.name) else jobs).append(j)
     return jobs, kernels
 
 

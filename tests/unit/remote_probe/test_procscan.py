@@ -167,3 +167,24 @@ def test_the_last_look_before_a_release_sees_only_the_box_own_tmux_jobs(tmp_path
 ])
 def test_os_services_written_in_python_are_not_jobs(cmdline, system):
     assert protection.system_script(cmdline) is system
+
+
+def test_servers_are_not_watched_as_jobs_but_a_kernel_and_a_script_are(tmp_path, monkeypatch):
+    """JupyterLab or TensorBoard left up is no job: the dashboard's Jobs panel listed it as a
+    waiting job (and its stopping as an ended one) while the checklist rightly ignored it."""
+    from remote_probe.watch_loop import JobWatch
+    procs = {
+        1: ("systemd", 0, 0, "/sbin/init", 0, 1),
+        60: ("python", 1, 0, "/opt/conda/bin/python /opt/conda/bin/jupyter-lab --port 8888", 1, 600),
+        61: ("python", 1, 0, "/usr/bin/python3 -m tensorboard.main --logdir runs", 1, 610),
+        62: ("python", 60, 0, "/opt/conda/bin/python -m ipykernel_launcher -f k.json", 1, 620),
+        63: ("python", 1, 0, "python preprocess.py --shards 64", 1, 630),
+    }
+    proc = fake_proc(tmp_path, procs)
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    now = 1_700_000_000 + 100000
+    watch = JobWatch(clock=lambda: now, proc_known=True)
+    watch.scan({"sessions": []}, procfs.ProcScan(proc), now=now)
+    names = sorted(r["name"] for r in watch.rows())
+    assert names == ["/opt/conda/bin/python -m ipykernel_launcher -f k.json",
+                     "python preprocess.py --shards 64"], names
