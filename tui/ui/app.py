@@ -39,6 +39,7 @@ from tui.ui.palette import ActionsProvider
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
+from tui.ui.help_key import help_binding
 
 log = logging.getLogger("gputui.ui")
 PRICE_EVERY = 300.0  # seconds between provider_price requests (the box caches its answer as long)
@@ -141,7 +142,7 @@ class CockpitApp(Translated, App):
     # Global keys only; each screen brings its own (the dashboard's are in DashboardScreen).
     BINDINGS = [
         Binding("q", "quit", N_("Quit"), id="quit", tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
-        Binding("question_mark", "help", N_("Help"), id="help", tooltip=N_("Show the keys of this screen")),
+        help_binding("help", "help"),
     ]
 
     def __init__(self, config: Config) -> None:

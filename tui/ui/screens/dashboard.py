@@ -39,6 +39,7 @@ from tui.ui.widgets.process_table import ProcessTable
 from tui.ui.widgets.status_bar import StatusBar, render_status
 from tui.ui.screens.filter_dialog import FilterScreen
 from tui.ui.translate import Translated
+from tui.ui.help_key import help_binding
 
 
 class DashboardScreen(Translated, Screen):
@@ -64,8 +65,7 @@ class DashboardScreen(Translated, Screen):
                 tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
         # Help here, not last with the app's keys: at 80 columns `?` (the way to every key the
         # footer cannot fit) ends the footer; Rate, set once per box, comes after it
-        Binding("question_mark", "app.help", N_("Help"), id="dashboard.help",
-                tooltip=N_("Show the keys of this screen")),
+        help_binding("dashboard.help"),
         Binding("b", "rate", N_("Rate"), id="rate", tooltip=N_("Enter the price this box bills per hour")),
         # after Quit and Help: at 80 columns both stay in the footer, T shows from ~100
         Binding("T", "tree", N_("Tree"), id="tree",

@@ -34,6 +34,7 @@ from tui.ui.screens.modals import ConfirmScreen, FormScreen
 from tui.ui.screens.release_choice import ActionChoiceScreen
 from tui.ui.screens.tmux_screen import TmuxScreen
 from tui.ui.translate import Translated
+from tui.ui.help_key import help_binding
 
 MARK = {"pass": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "bold red")}
 
@@ -112,7 +113,7 @@ class ReleaseScreen(Translated, Screen):
                 tooltip=N_("Kill the GPU process, or else a job running outside tmux (confirm)")),
         Binding("w", "waive", N_("Waive"), id="rel.waive", tooltip=N_("Accept the selected failing item knowingly (recorded)")),
         Binding("t", "tmux", "tmux", id="rel.tmux", tooltip=N_("tmux panel: stop jobs, commit code")),
-        Binding("question_mark", "app.help", N_("Help"), id="rel.help", tooltip=N_("Show the keys of this screen")),
+        help_binding("rel.help"),
         Binding("v", "verify", N_("Verify"), id="rel.verify", tooltip=N_("Compare sha256 of every downloaded artifact with the box")),
         Binding("e", "capture_env", N_("Env"), id="rel.env", tooltip=N_("Save pip freeze / conda env of the training environment")),
         Binding("x", "delete_temp", N_("Clean"), id="rel.delete", tooltip=N_("Delete the listed caches and leftovers (confirm)")),
