@@ -9,7 +9,11 @@ from .watch_scope import is_own, own_scope
 
 SIGHUP_BIT = 1 << 0  # SIGHUP is signal 1 -> bit 0 of SigIgn
 MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
-LONG_RUNNING = 60.0  # seconds before a python process counts as a job
+LONG_RUNNING = 60.0  # seconds before a python process counts as a job ...
+# ... unless it was put in the background on purpose (it would outlive the SSH connection:
+# nohup, setsid, screen, `ssh box python3 x.py`). Then it is a job from its first seconds: a
+# `nohup python3 preprocess.py &` released in its first minute was in no checklist item.
+DETACHED_AFTER = 3.0
 
 
 def ancestry(pid, proc=procfs.PROC, scan=None, sighup=True):
@@ -64,21 +68,36 @@ def system_script(cmdline):
     return bool(args) and args[0].startswith(SYSTEM_DIRS)
 
 
-def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None):
-    """pids of the box's own long-running python processes (watch_scope: this user's, all
-    users' when root, a simulated box's only)."""
+def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None,
+                detached_age=DETACHED_AFTER):
+    """pids of the box's own python jobs: running min_age seconds, or detached_age when put
+    in the background on purpose (watch_scope: this user's, all users' when root, a
+    simulated box's only)."""
     scope = own_scope()
     now = time.time() if now is None else now
     scan = scan if scan is not None else procfs.ProcScan(proc)
     uid = os.getuid()
-    newest = (now - min_age - scan.btime) * procfs.CLK_TCK  # start time, in jiffies after boot
+
+    def started_before(age):  # a start time, in jiffies after boot
+        return (now - age - scan.btime) * procfs.CLK_TCK
+
+    newest = started_before(min_age)
+    newest_detached = started_before(min(min_age, detached_age))
     out = []
     for pid, st in scan.stats.items():
-        if st[5] > newest or not scan.runs_python(pid) or system_script(scan.cmdline(pid)):
+        if st[5] > newest_detached or not scan.runs_python(pid) or system_script(scan.cmdline(pid)):
+            continue
+        if st[5] > newest and not detached(pid, scan):
             continue
         if is_own(pid, scan, uid, scope):
             out.append(pid)
     return sorted(out)
+
+
+def detached(pid, scan):
+    """Put in the background on purpose: it would outlive the SSH connection (nohup, setsid,
+    screen, no terminal; tmux panes are judged as panes)."""
+    return verdict(ancestry(pid, scan=scan))[0]
 
 
 def unprotected_jobs(gpu_pids, own_pids=(), scan=None):

@@ -236,7 +236,9 @@ async def test_a_nohup_job_outside_tmux_blocks_the_checklist_until_killed(sshbox
     job = subprocess.Popen(["nohup", "python3", str(script)], cwd=str(tmp_path), env=box_tmux_env(sshbox),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        await asyncio.sleep(62)  # a python process is a job once it has run a minute (LONG_RUNNING)
+        # put in the background on purpose (nohup, its own session): a job within seconds
+        # (protection.DETACHED_AFTER), not after the minute a python in a terminal needs
+        await asyncio.sleep(4)
 
         def cli_jobs():
             r = subprocess.run([sys.executable, "-m", "tui", "checklist", "--json", "testbox", "--simulate",

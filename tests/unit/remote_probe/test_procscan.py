@@ -188,3 +188,26 @@ def test_servers_are_not_watched_as_jobs_but_a_kernel_and_a_script_are(tmp_path,
     names = sorted(r["name"] for r in watch.rows())
     assert names == ["/opt/conda/bin/python -m ipykernel_launcher -f k.json",
                      "python preprocess.py --shards 64"], names
+
+
+def test_a_job_put_in_the_background_is_a_job_within_seconds(tmp_path):
+    """`nohup python3 preprocess.py &` (or setsid, or `ssh box python3 x.py`: no terminal) is a job
+    from its first seconds; a python in a login shell's terminal only after a minute, and one
+    a second old (a prompt's helper, the probe's own start checks) never yet."""
+    tck = procfs.CLK_TCK
+    procs = {
+        10: ("sshd", 1, 0, "sshd: root@pts/0", 0, 1 * tck),
+        20: ("bash", 10, 34816, "-bash", 0, 2 * tck),
+        30: ("python", 20, 34816, "python shell_job.py", 0, 90 * tck),      # a terminal: 10 s old
+        50: ("python", 20, 34816, "python nohup_job.py", 1, 90 * tck),      # SIGHUP ignored
+        60: ("python", 1, 0, "python setsid_job.py", 0, 94 * tck),          # no terminal, 6 s old
+        70: ("python", 1, 0, "python -c import sys", 0, 99 * tck),          # 1 s old
+        80: ("python", 20, 34816, "python old_shell_job.py", 0, 20 * tck),  # a terminal: 80 s old
+        85: ("screen", 20, 34816, "screen -S prep", 0, 80 * tck),
+        90: ("python", 85, 34818, "python in_screen.py", 0, 95 * tck),      # in screen, 5 s old
+    }
+    btime = 1_700_000_000
+    scan = procfs.ProcScan(fake_proc(tmp_path, procs, btime=btime))
+    assert protection.python_jobs(now=btime + 100, scan=scan) == [50, 60, 80, 90]
+    # the old rule still holds where asked for (a minute for everything)
+    assert protection.python_jobs(now=btime + 100, scan=scan, detached_age=60) == [80]
