@@ -42,14 +42,19 @@ def unpacked(pyz, files):
         os.mkdir(tmp, 0o700)
         with zipfile.ZipFile(pyz) as zf:
             zf.extractall(tmp)
-        if os.path.lexists(home):  # broken or foreign: ours now
+        # a good copy another start put in place meanwhile stays (it may be importing from
+        # it); only a broken or foreign one is moved away
+        if os.path.lexists(home) and not (_ours(home) and _complete(home, files)):
             old = "%s.old-%d" % (home, os.getpid())
             os.rename(home, old)
-            shutil.rmtree(old, ignore_errors=True)
-        os.rename(tmp, home)
+            if os.path.islink(old):
+                os.unlink(old)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+        os.rename(tmp, home)  # refused where a copy is in place by now: that one is used
     except Exception:  # whatever went wrong, the zip still runs
-        shutil.rmtree(tmp, ignore_errors=True)
-    # another start may have renamed its copy into place first
+        pass
+    shutil.rmtree(tmp, ignore_errors=True)
     return home if _ours(home) and _complete(home, files) else None
 
 

@@ -126,3 +126,39 @@ def test_the_bundle_names_its_files_in_its_main():
     for name in ("remote_probe/daemon.py", "remote_probe/scenarios/a100x2.json", "pynvml.py"):
         assert repr(name) in main and name in names
     assert build_probe()[1] == build_probe.__wrapped__()[1]  # still deterministic
+
+
+def test_a_good_copy_another_start_made_meanwhile_is_kept(pyz, monkeypatch):
+    """Two first starts at once (attach and a second laptop): the one that finishes second must
+    not move away the copy the first is importing from."""
+    import zipfile
+
+    import remote_probe.zip_main as zip_main
+    home = pyz[:-4] + ".d"
+    real = zipfile.ZipFile.extractall
+
+    def racing(self, path=None, members=None, pwd=None):
+        real(self, path, members, pwd)
+        if not os.path.exists(home):  # the other start wins the race while this one extracts
+            os.mkdir(home + ".other", 0o700)
+            real(self, home + ".other", members, pwd)
+            os.rename(home + ".other", home)
+            open(os.path.join(home, "marker-of-the-first"), "w").close()
+
+    monkeypatch.setattr(zipfile.ZipFile, "extractall", racing)
+    files = ("remote_probe/__init__.py", "remote_probe/daemon.py")
+    assert zip_main.unpacked(pyz, files) == home
+    assert os.path.exists(os.path.join(home, "marker-of-the-first"))  # the same copy, untouched
+    assert sorted(os.listdir(os.path.dirname(pyz))) == sorted([os.path.basename(pyz), os.path.basename(home)])
+
+
+def test_a_symlink_in_place_of_the_copy_is_replaced_not_followed(pyz, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "remote_probe").mkdir(parents=True)
+    (elsewhere / "remote_probe" / "__init__.py").write_text("raise SystemExit('followed a link')\n")
+    os.symlink(str(elsewhere), pyz[:-4] + ".d")
+    out = run(pyz, "scenarios")
+    assert out.returncode == 0 and "followed" not in out.stderr, out.stderr
+    assert not os.path.islink(pyz[:-4] + ".d")
+    assert (elsewhere / "remote_probe" / "__init__.py").exists()  # nothing deleted through it
+    assert not [n for n in os.listdir(os.path.dirname(pyz)) if ".old-" in n or ".tmp-" in n]
