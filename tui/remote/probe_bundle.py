@@ -52,7 +52,8 @@ def build_probe():
             files.append(("pynvml.py", f.read()))
     with open(MAIN_SOURCE, "rb") as f:
         main = f.read()
-    assert main.count(MAIN_FILES) == 1, MAIN_SOURCE
+    if main.count(MAIN_FILES) != 1:  # a build bug, not a user's problem: say it loudly
+        raise RuntimeError("%s must hold %r exactly once" % (MAIN_SOURCE, MAIN_FILES))
     main = main.replace(MAIN_FILES, b"FILES = " + repr(tuple(n for n, _ in files)).encode())
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
