@@ -58,9 +58,36 @@ def unpacked(pyz, files):
     return home if _ours(home) and _complete(home, files) else None
 
 
+class ZipFallback:
+    """The zip answers for a module missing from the unpacked copy: a daemon started from the
+    copy imports some modules only when first asked (the checklist's), and a /tmp cleaner may
+    have taken exactly those files since; the next start remakes the copy."""
+
+    def __init__(self, pyz):
+        self.pyz = pyz
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] not in ("remote_probe", "pynvml"):
+            return None
+        import zipimport
+        try:
+            zi = zipimport.zipimporter(os.path.join(self.pyz, *name.split(".")[:-1]))
+            find_spec = getattr(zi, "find_spec", None)  # Python 3.10+
+            if find_spec is not None:
+                return find_spec(name)
+            if zi.find_module(name) is None:  # 3.8, 3.9
+                return None
+            import importlib.util
+            return importlib.util.spec_from_loader(name, zi, is_package=zi.is_package(name))
+        except Exception:  # not in the zip either: the import error stays the normal one
+            return None
+
+
 if __name__ == "__main__":
-    _home = unpacked(os.path.abspath(sys.argv[0]), FILES)
+    _pyz = os.path.abspath(sys.argv[0])
+    _home = unpacked(_pyz, FILES)
     if _home:
         sys.path.insert(0, _home)
+        sys.meta_path.append(ZipFallback(_pyz))
     from remote_probe.__main__ import entry
     entry()

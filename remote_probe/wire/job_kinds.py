@@ -1,23 +1,75 @@
 """Which python processes are jobs: one rule for the daemon's watch (the Jobs panel, the
-notifications) and the laptop's checklist, so the two never disagree about a process."""
+notifications) and the laptop's checklist, so the two never disagree about a process.
 
-from typing import Optional
+Judged by the program a process runs (its script, or its `-m` module), never by its arguments:
+`python3 train.py --report_to tensorboard` is a job; `python3 /usr/local/bin/tensorboard` is not."""
+
+import os
+from typing import List, Optional, Tuple
 
 # Long-lived servers and helpers nobody waits for to finish: a box is released with JupyterLab
 # or TensorBoard up, an editor's language server or wandb's service running, and that is no lost
-# work; their stopping is no news either.
-SERVICE_MARKERS = ("jupyter-lab", "jupyter-notebook", "jupyter_server", "jupyter-server", "jupyterlab",
-                   "notebook.app", "tensorboard", "/.vscode-server/", "/.cursor-server/",
-                   "/.windsurf-server/", "supervisord", "wandb service", "wandb-service")
-KERNEL_MARKERS = ("ipykernel", "ipython kernel")  # a notebook kernel: a cell may still be running
+# work; their stopping is no news either. Program names (a script's name without .py, or a
+# module and its parents) ...
+SERVICE_PROGRAMS = ("jupyter-lab", "jupyter-notebook", "jupyter-server", "jupyterlab", "jupyter_server",
+                    "notebook", "tensorboard", "supervisord")
+# ... a launcher and its first argument (`jupyter lab`, `python -m wandb service`) ...
+SERVICE_SUBCOMMANDS = (("jupyter", "lab"), ("jupyter", "notebook"), ("jupyter", "server"),
+                       ("wandb", "service"), ("wandb-service", None))
+# ... and where editors keep their servers (any program under these)
+SERVICE_DIRS = ("/.vscode-server/", "/.cursor-server/", "/.windsurf-server/")
+KERNEL_PROGRAMS = ("ipykernel", "ipykernel_launcher")  # a notebook kernel: a cell may still be running
+KERNEL_SUBCOMMANDS = (("ipython", "kernel"),)
+OPTIONS_WITH_VALUE = ("-W", "-X", "-Q")  # python options whose value is the next word
+
+
+def program(cmdline: Optional[str]) -> Tuple[str, str, str]:
+    """(path, name, first argument) of what a command line runs: for `python [opts] SCRIPT`
+    the script, for `python -m MOD` the module, else the executable itself. Plain function."""
+    words: List[str] = (cmdline or "").split()
+    if not words:
+        return "", "", ""
+    i = 0
+    if os.path.basename(words[0]).startswith("python"):
+        i = 1
+        while i < len(words) and words[i].startswith("-") and words[i] != "-":
+            if words[i] == "-m" and i + 1 < len(words):
+                rest = words[i + 2:]
+                return "", words[i + 1], rest[0] if rest else ""
+            if words[i] == "-c":
+                return "", "-c", ""
+            i += 2 if words[i] in OPTIONS_WITH_VALUE else 1
+        if i >= len(words):
+            return words[0], os.path.basename(words[0]), ""
+    path = words[i]
+    name = os.path.basename(path)
+    if name.endswith(".py"):
+        name = name[:-3]
+    return path, name, words[i + 1] if i + 1 < len(words) else ""
+
+
+def _named(name: str, programs: Tuple[str, ...]) -> bool:
+    name = name.lower()
+    return any(name == p or name.startswith(p + ".") for p in programs)  # tensorboard.main
+
+
+def _sub(name: str, arg: str, pairs: Tuple[Tuple[str, Optional[str]], ...]) -> bool:
+    name, arg = name.lower(), arg.lower()
+    return any(name == n and (a is None or arg == a) for n, a in pairs)
 
 
 def is_service(cmdline: Optional[str]) -> bool:
-    """Whether a process's command line is one of SERVICE_MARKERS' servers (plain function)."""
-    cmd = (cmdline or "").lower()
-    return any(m in cmd for m in SERVICE_MARKERS)
+    """Whether a process runs one of the servers above (plain function, table-tested)."""
+    path, name, arg = program(cmdline)
+    if any(d in path for d in SERVICE_DIRS):
+        return True
+    if path.endswith(".py"):  # the user's own script, whatever its name (notebook.py)
+        return False
+    return _named(name, SERVICE_PROGRAMS) or _sub(name, arg, SERVICE_SUBCOMMANDS)
 
 
 def is_kernel(cmdline: Optional[str]) -> bool:
-    cmd = (cmdline or "").lower()
-    return any(m in cmd for m in KERNEL_MARKERS)
+    path, name, arg = program(cmdline)
+    if path.endswith(".py"):
+        return False
+    return _named(name, KERNEL_PROGRAMS) or _sub(name, arg, KERNEL_SUBCOMMANDS)

@@ -162,3 +162,24 @@ def test_a_symlink_in_place_of_the_copy_is_replaced_not_followed(pyz, tmp_path):
     assert not os.path.islink(pyz[:-4] + ".d")
     assert (elsewhere / "remote_probe" / "__init__.py").exists()  # nothing deleted through it
     assert not [n for n in os.listdir(os.path.dirname(pyz)) if ".old-" in n or ".tmp-" in n]
+
+
+def test_a_module_taken_from_the_copy_while_the_probe_runs_comes_from_the_zip(pyz):
+    """A daemon imports the checklist's module only when first asked; a walk-through deleted
+    that file from the copy while the daemon ran and every checklist failed with ImportError
+    until the daemon was killed by hand."""
+    assert run(pyz, "scenarios").returncode == 0
+    home = pyz[:-4] + ".d"
+    code = ("import sys, zipimport; sys.argv = [%r, '--version'];"
+            "src = zipimport.zipimporter(%r).get_source('__main__')"
+            ".replace('entry()', 'import os; os.unlink(os.path.join(_home, \\\"remote_probe\\\", "
+            "\\\"checklist_facts.py\\\")); import remote_probe.checklist_facts as m; print(m.__file__)');"
+            "exec(compile(src, '__main__', 'exec'), {'__name__': '__main__'})" % (pyz, pyz))
+    # -S: no site, as on a box (this venv's editable install would find the module in the tree)
+    out = subprocess.run([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith(pyz + os.sep), out.stdout  # from the zip
+    assert not os.path.exists(os.path.join(home, "remote_probe", "checklist_facts.py"))
+    assert run(pyz, "scenarios").returncode == 0  # the next start remakes the copy
+    assert os.path.exists(os.path.join(home, "remote_probe", "checklist_facts.py"))
