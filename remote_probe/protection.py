@@ -87,9 +87,9 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None,
     for pid, st in scan.stats.items():
         if st[5] > newest_detached or not scan.runs_python(pid) or system_script(scan.cmdline(pid)):
             continue
-        if st[5] > newest and not detached(pid, scan):
-            continue
-        if is_own(pid, scan, uid, scope):
+        if not is_own(pid, scan, uid, scope):
+            continue  # before the ancestry walk below: a busy shared box has many pythons
+        if st[5] <= newest or detached(pid, scan):
             out.append(pid)
     return sorted(out)
 

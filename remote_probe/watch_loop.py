@@ -174,9 +174,14 @@ class JobWatch:
 
     def newest_start(self):
         """Epoch of the newest running job's start (autostop's "a job just appeared")."""
+        now = self.clock()
         with self.lock:
+            # a python job outside tmux counts once it has run LONG_RUNNING, as before it was
+            # listed within seconds (protection.DETACHED_AFTER): a helper process of a few
+            # seconds must not restart autostop's idle window
             starts = [j.started_t for j in self.jobs.values()
-                      if j.state in ALIVE and j.started_t is not None]
+                      if j.state in ALIVE and j.started_t is not None
+                      and not (j.kind == "python" and now - j.started_t < protection.LONG_RUNNING)]
         return max(starts) if starts else None
 
     def configure(self, hung_after=None, stale_after=None):

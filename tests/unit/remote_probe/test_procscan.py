@@ -211,3 +211,22 @@ def test_a_job_put_in_the_background_is_a_job_within_seconds(tmp_path):
     assert protection.python_jobs(now=btime + 100, scan=scan) == [50, 60, 80, 90]
     # the old rule still holds where asked for (a minute for everything)
     assert protection.python_jobs(now=btime + 100, scan=scan, detached_age=60) == [80]
+
+
+def test_a_young_background_job_is_listed_but_does_not_restart_autostops_window(tmp_path, monkeypatch):
+    """Listed within seconds (the checklist, the Jobs panel), but autostop's "a job just appeared"
+    counts a python job outside tmux only once it has run a minute, as before."""
+    from remote_probe.watch_loop import JobWatch
+    tck = procfs.CLK_TCK
+    btime = 1_700_000_000
+    procs = {1: ("systemd", 0, 0, "/sbin/init", 0, 1),
+             60: ("python", 1, 0, "python prep.py", 1, 90 * tck)}  # nohup'd, 10 s old
+    scan = procfs.ProcScan(fake_proc(tmp_path, procs, btime=btime))
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    now = [btime + 100.0]
+    watch = JobWatch(clock=lambda: now[0], proc_known=True)
+    watch.scan({"sessions": []}, scan, now=now[0])
+    assert [r["name"] for r in watch.rows()] == ["python prep.py"]
+    assert watch.newest_start() is None
+    now[0] += 60
+    assert watch.newest_start() == pytest.approx(btime + 90, abs=1)
