@@ -6,6 +6,7 @@ import time
 
 from . import procfs
 from .watch_scope import is_own, own_scope
+from .wire.job_kinds import python_script
 
 SIGHUP_BIT = 1 << 0  # SIGHUP is signal 1 -> bit 0 of SigIgn
 MULTIPLEXERS = ("tmux", "screen", "SCREEN", "zellij", "byobu")
@@ -59,13 +60,9 @@ SYSTEM_DIRS = ("/usr/bin/", "/usr/sbin/", "/usr/lib/", "/usr/libexec/", "/usr/sh
 
 
 def system_script(cmdline):
-    """Whether `python [options] SCRIPT ...` runs a script installed by the OS (plain function)."""
-    args = cmdline.split()[1:]
-    while args and args[0].startswith("-"):
-        if args[0] in ("-m", "-c"):
-            return False  # a module or inline code: judged by what it does, not where
-        args = args[1:]
-    return bool(args) and args[0].startswith(SYSTEM_DIRS)
+    """Whether `python [options] SCRIPT ...` runs a script installed by the OS (plain function);
+    a module or inline code is judged by what it does, not where."""
+    return python_script(cmdline).startswith(SYSTEM_DIRS)
 
 
 def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None,

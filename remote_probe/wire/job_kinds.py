@@ -23,6 +23,29 @@ KERNEL_SUBCOMMANDS = (("ipython", "kernel"),)
 OPTIONS_WITH_VALUE = ("-W", "-X", "-Q")  # python options whose value is the next word
 
 
+def _after_options(words: List[str]) -> int:
+    """Index of the first word after a python's options (`-m` and `-c` stop there: what follows
+    them is a module or code, not an option)."""
+    i = 1
+    while i < len(words) and words[i].startswith("-") and words[i] not in ("-", "-m", "-c"):
+        i += 2 if words[i] in OPTIONS_WITH_VALUE else 1
+    return i
+
+
+def _is_python(word: str) -> bool:
+    return os.path.basename(word).startswith("python")
+
+
+def python_script(cmdline: Optional[str]) -> str:
+    """The SCRIPT of `python [options] SCRIPT ...`; "" for `-m`, `-c`, a bare python or another
+    program. Plain function."""
+    words: List[str] = (cmdline or "").split()
+    if not words or not _is_python(words[0]):
+        return ""
+    i = _after_options(words)
+    return words[i] if i < len(words) and words[i] not in ("-m", "-c") else ""
+
+
 def program(cmdline: Optional[str]) -> Tuple[str, str, str]:
     """(path, name, first argument) of what a command line runs: for `python [opts] SCRIPT`
     the script, for `python -m MOD` the module, else the executable itself. Plain function."""
@@ -30,16 +53,14 @@ def program(cmdline: Optional[str]) -> Tuple[str, str, str]:
     if not words:
         return "", "", ""
     i = 0
-    if os.path.basename(words[0]).startswith("python"):
-        i = 1
-        while i < len(words) and words[i].startswith("-") and words[i] != "-":
-            if words[i] == "-m" and i + 1 < len(words):
-                rest = words[i + 2:]
-                return "", words[i + 1], rest[0] if rest else ""
-            if words[i] == "-c":
-                return "", "-c", ""
-            i += 2 if words[i] in OPTIONS_WITH_VALUE else 1
-        if i >= len(words):
+    if _is_python(words[0]):
+        i = _after_options(words)
+        if i + 1 < len(words) and words[i] == "-m":
+            rest = words[i + 2:]
+            return "", words[i + 1], rest[0] if rest else ""
+        if i < len(words) and words[i] == "-c":
+            return "", "-c", ""
+        if i >= len(words) or words[i] == "-m":  # a bare python (or a `-m` with no module)
             return words[0], os.path.basename(words[0]), ""
     path = words[i]
     name = os.path.basename(path)
