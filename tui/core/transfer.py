@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 import stat
-from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
 
 from tui.core.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
@@ -36,18 +36,18 @@ STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newe
 # Sized for long, fast links (issue 26): a 300 ms, 100 MB/s link holds ~30 MB in flight (its
 # bandwidth-delay product), and a transfer is capped at window / RTT (asyncssh's default 2 MiB
 # window: 7 MB/s at 300 ms). Every SSH channel gets WINDOW/MAX_PKTSIZE (tui/remote/ssh/connect.py
-# sets them on the connection); every SFTP open and probe-channel read uses BLOCK/MAX_REQUESTS.
-# Memory bound, per download: at most WINDOW bytes the box has sent and we have not read (asyncssh
-# buffers no more than the window it granted), plus READS_IN_FLIGHT read calls of CHUNK being
-# assembled and one CHUNK being hashed/written: 32 + 4 x 8 + 8 = 72 MiB at most, less in practice
-# (the requests in flight are the window's bytes). Loopback is not slowed: the window only lets the
-# box send sooner.
+# sets them on the connection); an SFTP download keeps WINDOW // BLOCK single-block requests in
+# flight, the probe channel READS_IN_FLIGHT read calls of CHUNK (each its own pipelined chunks).
+# Memory bound, per download: the WINDOW of answers the box may have sent and we have not taken,
+# plus one CHUNK of blocks being gathered and one being hashed/written: 32 + 8 + 8 = 48 MiB at
+# most (the probe channel: WINDOW + READS_IN_FLIGHT x CHUNK + CHUNK = 72 MiB). Loopback is not
+# slowed: the window only lets the box send sooner.
 WINDOW = 32 << 20  # bytes a channel lets the box send before we read (the BDP of 300 ms x 100 MB/s)
 MAX_PKTSIZE = 256 << 10  # bytes per channel data packet: fewer packets for Python to handle
 BLOCK = 256 << 10  # bytes per SFTP request: OpenSSH's sftp-server accepts 256 KiB
-CHUNK = 8 << 20  # bytes per read call; asyncssh splits it into CHUNK / BLOCK parallel requests
-READS_IN_FLIGHT = 4  # read calls outstanding at once, so the pipe never drains between calls
-MAX_REQUESTS = CHUNK // BLOCK  # requests in flight per read call (x READS_IN_FLIGHT = WINDOW)
+CHUNK = 8 << 20  # bytes handed to the disk and the hash at once; bytes per probe-channel read call
+READS_IN_FLIGHT = 4  # probe-channel read calls outstanding at once, so its pipe never drains
+MAX_REQUESTS = CHUNK // BLOCK  # probe-channel chunks in flight per read call
 SFTP_OPTIONS = {"block_size": BLOCK, "max_requests": MAX_REQUESTS}
 STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no read limit
 
@@ -349,48 +349,85 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
     if progress:
         progress(done, size)
     loop = asyncio.get_running_loop()
+    if hasattr(sftp, "stat"):
+        # SFTP: opened with block_size=0, each read() is one FXP_READ request, answered by one
+        # packet we keep as it is: asyncssh's parallel reader would copy every block into a
+        # bytearray and again into bytes, and wait on all its tasks after each answer (a third
+        # of the client's CPU on loopback, where the laptop's CPU is the limit)
+        block = read_block(sftp)
+        opener = sftp.open(remote_arg, "rb", block_size=0)
+        in_flight = WINDOW // block
+    else:  # the probe channel pipelines its own chunks within a read call
+        block = CHUNK
+        opener = sftp.open(remote_arg, "rb", **SFTP_OPTIONS)
+        in_flight = READS_IN_FLIGHT
     # `async with`, entered by hand to bound the open: SFTP and the probe channel both
     # hand out an async context manager.
-    block = read_block(sftp)
-    per_call = block * MAX_REQUESTS  # a whole number of requests: no short tail request per call
-    opener = sftp.open(remote_arg, "rb", block_size=block, max_requests=MAX_REQUESTS)
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
-    reads: Deque[Tuple[int, int, "asyncio.Future[bytes]"]] = collections.deque()  # the next read calls, in order
     try:
         with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
-            def sink(data: bytes) -> None:  # hashlib and file writes release the GIL: overlap with the network
-                out.write(data)
-                digest.update(data)
+            def sink(blocks: List[bytes]) -> None:  # hashlib and file writes release the GIL
+                out.writelines(blocks)
+                for data in blocks:
+                    digest.update(data)
 
             pending: Optional["asyncio.Future[None]"] = None
-            ahead = done  # where the next read call starts
-            while done < size:
-                while len(reads) < READS_IN_FLIGHT and ahead < size:
-                    n = min(per_call, size - ahead)
-                    reads.append((ahead, n, asyncio.ensure_future(f.read(n, ahead))))
-                    ahead += n
-                _offset, want, task = reads.popleft()
-                data = await asyncio.wait_for(task, stall_seconds)
-                if not data:
-                    break
+            batch: List[bytes] = []
+            batched = 0
+            async for data in _blocks(f, done, size, block, in_flight, stall_seconds):
+                batch.append(data)
+                batched += len(data)
+                done += len(data)
+                if batched >= CHUNK or done >= size:
+                    if pending is not None:
+                        await pending
+                    pending = loop.run_in_executor(None, sink, batch)
+                    batch, batched = [], 0
+                    if progress:
+                        progress(done, size)
+            if batch:  # the file ended early (shrank): what came is kept for the resume
                 if pending is not None:
                     await pending
-                pending = loop.run_in_executor(None, sink, data)
-                done += len(data)
+                pending = loop.run_in_executor(None, sink, batch)
                 if progress:
                     progress(done, size)
-                if len(data) < want:  # the file ended early (shrank): what follows is not there
-                    break
             if pending is not None:
                 await pending
     finally:
-        for _offset, _n, task in reads:
-            task.cancel()
-        if reads:
-            await asyncio.gather(*(t for _o, _n, t in reads), return_exceptions=True)
         try:  # a stalled server may not answer the close either
             await asyncio.wait_for(opener.__aexit__(None, None, None), 5)
         except Exception:  # noqa: BLE001 - the download's own outcome is what matters
             pass
     return done, digest.hexdigest()
+
+
+async def _blocks(f: Any, start: int, size: int, block: int, in_flight: int,
+                  stall_seconds: float) -> AsyncIterator[bytes]:
+    """The file's bytes from `start` to `size`, in order, with `in_flight` reads of `block`
+    bytes outstanding. A short answer (a server's own read limit) is completed before going on;
+    an empty one is the end of the file (it shrank on the box)."""
+    reads: Deque[Tuple[int, int, "asyncio.Future[bytes]"]] = collections.deque()
+    ahead = start
+    try:
+        while True:
+            while len(reads) < in_flight and ahead < size:
+                n = min(block, size - ahead)
+                reads.append((ahead, n, asyncio.ensure_future(f.read(n, ahead))))
+                ahead += n
+            if not reads:
+                return
+            at, want, task = reads.popleft()
+            data = await asyncio.wait_for(task, stall_seconds)
+            while data and len(data) < want:
+                yield data
+                at, want = at + len(data), want - len(data)
+                data = await asyncio.wait_for(f.read(want, at), stall_seconds)
+            if not data:
+                return
+            yield data
+    finally:
+        for _at, _n, task in reads:
+            task.cancel()
+        if reads:
+            await asyncio.gather(*(t for _a, _n, t in reads), return_exceptions=True)
