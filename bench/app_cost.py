@@ -1,11 +1,20 @@
-"""The app's own cost while idle on the dashboard, against htop in the same window (issue 12).
+"""The app's own cost while idle on the dashboard, against a bare Textual app drawing the same
+screen in the same window (issues 12, 25, 26).
 
-    python bench/app_cost.py [--seconds 20] [--repo PATH]
+    python bench/app_cost.py [--seconds 60] [--cases h100x8@120x40,h100x8@200x60,a100x2@120x40]
+                             [--busy-box] [--repo PATH]
 
 A demo box (embedded SSH server + simulator) runs in a separate process; `gputui connect`
-runs on a real pseudo-terminal (160x50) like a user's, and its CPU and RSS are read from
-/proc while it sits on the dashboard. `htop -d 10` (1 s refresh) runs on another pty in the
-same window as the peer. Cases: 2 and 8 GPUs, 64 and 2,064 processes on the box.
+runs on a real pseudo-terminal of each case's size, like a user's, and its CPU and RSS are
+read from /proc while it sits on the dashboard. In the same window, each on a pty of the same
+size:
+  floor    a Textual app with asyncssh imported and one screen-filling Static re-drawn once a
+           second (every line changes), and a Footer: what any app built on gputui's libraries
+           pays to show a screen a second. The ratio app/floor is the figure (target <= 1.5x;
+           RSS <= floor + 8 MB).
+  htop -d 10, bpytop (update 1 s), glances -t 1: the monitors people use, where installed;
+           for context only (their cost depends on how many processes the machine has).
+--busy-box adds a case with 2,000 more processes on the box (the daemon scans them all).
 --repo measures another checkout (e.g. a worktree of an older commit) the same way."""
 
 import argparse
@@ -22,7 +31,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_scope import cleanup, guarded, kill_pid, on_exit, stop_group, temp_path  # noqa: E402
+from bench_scope import cleanup, guarded, kill_pid, mkdtemp, on_exit, stop_group, temp_path  # noqa: E402
 REPO = os.path.dirname(HERE)
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -88,20 +97,42 @@ except KeyboardInterrupt:
 """
 
 # The floor any app built on gputui's libraries (docs/architecture.md, "The rooms") must pay:
-# a Textual app with one Static redrawn each second, asyncssh imported, nothing of gputui ("floor" in the output).
+# a Textual app with asyncssh imported, one Static filling the screen re-drawn each second
+# (every line changes: the time is on each), and a Footer; nothing of gputui.
 FLOOR_APP = r"""
 import asyncssh  # noqa: F401 - the SSH library the app must carry
 from textual.app import App
 from textual.widgets import Footer, Static
 import time
 class Floor(App):
+    BINDINGS = [("q", "quit", "Quit")]
     def compose(self):
         yield Static(id="s")
         yield Footer()
     def on_mount(self):
-        self.set_interval(1.0, lambda: self.query_one("#s", Static).update(time.ctime()))
+        self.set_interval(1.0, self.tick)
+        self.tick()
+    def tick(self):
+        w, h = self.size
+        now = time.strftime("%H:%M:%S")
+        lines = ["%s %4d " % (now, i) + ("GPU %d  util 88%%  mem 61.2/80.0 GiB  62 C  350 W  " % (i % 8)) * 4
+                 for i in range(h - 1)]
+        self.query_one("#s", Static).update("\n".join(line[:w] for line in lines))
 Floor().run()
 """
+
+# Monitors people use, measured beside when installed: (name, argv, files its HOME needs)
+PEERS = (
+    ("htop", ["htop", "-d", "10"], {}),
+    ("bpytop", ["bpytop"], {".config/bpytop/bpytop.conf": "update_ms=1000\n"}),
+    ("glances", ["glances", "-t", "1"], {}),
+)
+
+
+def peer_argv(argv):
+    """argv with its program found on PATH or beside this python (a venv's), or None."""
+    found = shutil.which(argv[0]) or shutil.which(argv[0], path=os.path.dirname(sys.executable))
+    return [found] + argv[1:] if found else None
 
 
 def extra_processes(n):
@@ -133,54 +164,71 @@ def start_demo():
     return info
 
 
-def measure(repo, scenario, extra, seconds):
+def parse_case(text):
+    scenario, size = text.split("@")
+    cols, rows = (int(x) for x in size.split("x"))
+    return scenario, cols, rows
+
+
+def measure(repo, scenario, size, extra, seconds):
+    """CPU % and RSS of the app, the floor and the installed peers over one window."""
     from frame_log import frame_log_env
+    cols, rows = size
     frames = temp_path("gputui-frames-", ".view")
     # the frame log (bench/frame_log.py) counts the samples that reached the screen
     env = frame_log_env(dict(os.environ, TERM="xterm-256color", PYTHONPATH=repo), frames)
     env.pop("TMUX", None)
+    peer_home = mkdtemp("gputui-bench-peers-")
+    for _name, _argv, files in PEERS:
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(peer_home, rel)), exist_ok=True)
+            with open(os.path.join(peer_home, rel), "w") as f:
+                f.write(text)
+    peer_env = dict(env, HOME=peer_home, TMPDIR=peer_home)  # glances logs into TMPDIR
     info = start_demo()
     sleepers = extra_processes(extra)
-    app_pid = htop_pid = floor_pid = None
+    pids = {}
     try:
-        app_pid, _ = spawn_pty([sys.executable, "-m", "tui", "connect", "gputui-demo", "--ssh-config",
-                                info["config"], "--simulate", scenario],
-                               env, repo)
-        htop_pid, _ = spawn_pty(["htop", "-d", "10"], env, repo)
-        floor_pid, _ = spawn_pty([sys.executable, "-c", FLOOR_APP], env, repo)
+        pids["app"], _ = spawn_pty([sys.executable, "-m", "tui", "connect", "gputui-demo", "--ssh-config",
+                                    info["config"], "--simulate", scenario], env, repo, (rows, cols))
+        pids["floor"], _ = spawn_pty([sys.executable, "-c", FLOOR_APP], env, repo, (rows, cols))
+        for name, argv, _files in PEERS:
+            found = peer_argv(argv)
+            if found:
+                pids[name], _ = spawn_pty(found, peer_env, peer_home, (rows, cols))
         deadline = time.time() + 60  # connect, deploy, first samples, dashboard drawn
-        while b"live" not in SCREENS.get(app_pid, b"") and time.time() < deadline:
+        while b"live" not in SCREENS.get(pids["app"], b"") and time.time() < deadline:
             time.sleep(0.2)
-        if b"live" not in SCREENS.get(app_pid, b""):
+        if b"live" not in SCREENS.get(pids["app"], b""):
             import re
-            text = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b" ", bytes(SCREENS.get(app_pid, b"")))
+            text = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b" ", bytes(SCREENS.get(pids["app"], b"")))
             raise SystemExit("the app never went live: %s" % text.decode("utf-8", "replace")[-3000:])
         time.sleep(3)
-        a0, h0, f0, t0 = cpu_seconds(app_pid), cpu_seconds(htop_pid), cpu_seconds(floor_pid), time.time()
+        before, t0 = {k: cpu_seconds(pid) for k, pid in pids.items()}, time.time()
         time.sleep(seconds)
-        a1, h1, f1, t1 = cpu_seconds(app_pid), cpu_seconds(htop_pid), cpu_seconds(floor_pid), time.time()
+        after, t1 = {k: cpu_seconds(pid) for k, pid in pids.items()}, time.time()
         wall = t1 - t0
         drawn = [float(line.split()[0]) for line in open(frames)] if os.path.exists(frames) else []
         drawn = [t for t in drawn if t0 <= t <= t1]
-        return {"scenario": scenario, "extra_processes": extra,
-                "app_cpu_pct": 100 * (a1 - a0) / wall, "htop_cpu_pct": 100 * (h1 - h0) / wall,
-                "floor_cpu_pct": 100 * (f1 - f0) / wall,
-                "app_rss_mb": rss_mb(app_pid), "htop_rss_mb": rss_mb(htop_pid),
-                "floor_rss_mb": rss_mb(floor_pid),
+        return {"scenario": scenario, "size": "%dx%d" % (cols, rows), "extra_processes": extra,
+                "cpu_pct": {k: 100 * (after[k] - before[k]) / wall for k in pids},
+                "rss_mb": {k: rss_mb(pid) for k, pid in pids.items()},
                 "samples_drawn_per_s": len(drawn) / wall}
     finally:
-        for pid in (app_pid, htop_pid, floor_pid):
-            if pid:
-                kill_pid(pid)
+        for pid in pids.values():
+            kill_pid(pid)
         for p in sleepers:
             p.kill()
             p.wait()
-        cleanup()  # the demo box, the frame log
+        cleanup()  # the demo box, the frame log, the peers' home
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--cases", default="h100x8@120x40,h100x8@200x60,a100x2@120x40",
+                    help="scenario@COLSxROWS, comma-separated")
+    ap.add_argument("--busy-box", action="store_true", help="also h100x8@160x50 with 2,000 more processes")
     ap.add_argument("--repo", default=REPO, help="checkout whose app is measured")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
@@ -189,25 +237,28 @@ def main():
 
 
 def run(args):
+    cases = [parse_case(c) + (0,) for c in args.cases.split(",") if c]
+    if args.busy_box:
+        cases.append(("h100x8", 160, 50, 2000))
     rows = []
-    for scenario, extra in (("a100x2", 0), ("h100x8", 0), ("h100x8", 2000)):
-        r = measure(os.path.abspath(args.repo), scenario, extra, args.seconds)
+    for scenario, cols, nrows, extra in cases:
+        r = measure(os.path.abspath(args.repo), scenario, (cols, nrows), extra, args.seconds)
         rows.append(r)
-        print("%-7s +%4d procs  app CPU %5.2f%% (htop %5.2f%%, floor %4.2f%%) = %4.1fx htop (target "
-              "<= 2.5x)   app RSS %5.1f MB (htop %4.1f MB, floor %4.1f MB; target <= 45)   "
-              "%.2f samples drawn/s" % (
-                  r["scenario"], r["extra_processes"], r["app_cpu_pct"], r["htop_cpu_pct"],
-                  r["floor_cpu_pct"], r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]),
-                  r["app_rss_mb"], r["htop_rss_mb"], r["floor_rss_mb"], r["samples_drawn_per_s"]),
-              flush=True)
-        # htop's own cost depends on the machine (how many processes it draws); the stable
-        # reference is the floor: a bare Textual app redrawing in the same window (issue 26)
-        case = "%s +%d procs" % (r["scenario"], r["extra_processes"])
+        cpu, rss = r["cpu_pct"], r["rss_mb"]
+        ratio = cpu["app"] / max(0.01, cpu["floor"])
+        case = "%s %s%s" % (scenario, r["size"], " +%d procs" % extra if extra else "")
+        others = "".join(", %s %.2f%% %.1f MB" % (k, cpu[k], rss[k]) for k in cpu if k not in ("app", "floor"))
+        print("%-26s app %5.2f%% = %4.2fx floor %4.2f%% (target <= 1.5x); RSS app %5.1f MB = floor %4.1f "
+              "MB %+5.1f (target <= +8)%s; %.2f samples drawn/s" % (
+                  case, cpu["app"], ratio, cpu["floor"], rss["app"], rss["floor"], rss["app"] - rss["floor"],
+                  others, r["samples_drawn_per_s"]), flush=True)
         print("RESULT " + json.dumps(dict(
             bench="app_cost", figure="app CPU idle, " + case, via="demo box (loopback)",
-            peer="bare Textual app (floor)", ours_s=r["app_cpu_pct"] / 100, peer_s=r["floor_cpu_pct"] / 100,
-            ratio=r["app_cpu_pct"] / max(0.01, r["floor_cpu_pct"]),
-            htop_ratio=r["app_cpu_pct"] / max(0.01, r["htop_cpu_pct"]), unit="cpu")), flush=True)
+            peer="bare Textual app (floor)", ours_s=cpu["app"] / 100, peer_s=cpu["floor"] / 100,
+            ratio=ratio, target=1.5, unit="cpu", rss_mb=rss["app"], floor_rss_mb=rss["floor"],
+            rss_over_floor_mb=rss["app"] - rss["floor"],
+            others={k: {"cpu_pct": cpu[k], "rss_mb": rss[k]} for k in cpu if k not in ("app", "floor")})),
+            flush=True)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
 

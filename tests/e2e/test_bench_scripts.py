@@ -22,7 +22,7 @@ BENCHES = sorted(glob.glob(os.path.join(ROOT, "bench", "*.py")))
 # How each bench runs for a few seconds: its own options, made small. None: it cannot run here
 # (the reason is the value's second part).
 SHORT = {
-    "app_cost.py": ["--seconds", "2"],
+    "app_cost.py": ["--seconds", "2", "--cases", "a100x2@80x24"],  # peers (htop, bpytop) where installed
     "frame_work.py": ["--samples", "3", "--gpus", "2", "--sizes", "80x24"],
     "app_flood.py": ["--samples", "12"],  # its memory figure starts at the 10th
     "checklist_bench.py": ["--files", "50", "--mb", "4", "--runs", "1", "--rtt-ms", "50"],
@@ -43,7 +43,7 @@ SHORT = {
 # Modules the benches share (not benches themselves): what they start is cleaned up by the
 # bench that uses them, so they are checked through those.
 LIBS = {"bench_box.py", "bench_scope.py", "frame_log.py", "readme_table.py", "relay.py"}
-NEEDS = {"app_cost.py": "htop"}  # its peer; skipped where the program is not installed
+NEEDS = {}  # bench -> a program it cannot run without (skipped where it is not installed)
 CANNOT = {
     "dl_gpu.py": "needs a CUDA GPU",
     "nvml_record.py": "needs a real GPU (NVML)",
