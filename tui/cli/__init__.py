@@ -10,7 +10,7 @@ import time
 from tui import __version__
 from tui.cli.contact import config_for, configured_python, host_settings, price_of, record_contact
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
-                            _terminal_trust, asker_of, emit, emit_json, print_notices, run_remote,
+                            _terminal_trust, asker_of, emit, emit_json, preload, print_notices, run_remote,
                             open_session, target_of, warn)
 from tui.core.boxtext import visible
 from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, set_language
@@ -159,17 +159,21 @@ def split_box_argv(argv):
 
 
 def cmd_status(args):
+    from tui.cli.contact import AFTER_REPLY
     from tui.core.notify_wire import notify_config
-    from tui.core.report import jobs_json, status_json, status_text
     from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
     host_settings(args, host_cfg)
-    reply = run_remote(snapshot(target_of(args), simulate=args.simulate, remote_dir=args.remote_dir,
+    target = target_of(args)
+    loaded = preload(("tui.core.report",) + AFTER_REPLY)
+    reply = run_remote(snapshot(target, simulate=args.simulate, remote_dir=args.remote_dir,
                                 ask_trust=_terminal_trust, remote_python=args.remote_python,
                                 asker=asker_of(args), notify_config=notify_config(cfg.data, args.host)[0],
                                 price=True))
+    loaded()
     if reply is None:
         return EXIT_CONNECT
+    from tui.core.report import jobs_json, status_json, status_text
     print_notices(reply.get("notices"))
     doc = status_json(reply, args.host)
     doc["billing"] = record_contact(args.host, reply["inventory"], cfg, reply.get("sample"),

@@ -13,7 +13,7 @@ on without X.509 certificates, which OpenSSH does not use anyway. Where pyOpenSS
 the module is skipped before it loads cryptography.x509: the same outcome, 35 ms sooner."""
 
 import ctypes.util
-import glob
+import fnmatch
 import importlib.util
 import os
 import sys
@@ -26,18 +26,26 @@ X509_MODULE = "asyncssh.crypto.x509"
 _real_find_library = ctypes.util.find_library
 
 
-def find_fast(name):
+def find_fast(name, listings=None):
     """find_library for asyncssh's optional libraries, from a directory listing (no
-    subprocess); any other name as before."""
+    subprocess); any other name as before. Each directory is listed once per import of
+    asyncssh (it asks for five names; /usr/lib/x86_64-linux-gnu holds thousands of files)."""
     if name not in FAST_NAMES:
         return _real_find_library(name)
+    listings = {} if listings is None else listings
     base = name[3:] if name.startswith("lib") else name
     dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d] + list(LIB_DIRS)
     for d in dirs:
-        hits = sorted(glob.glob(os.path.join(d, "lib%s.so*" % glob.escape(base))) +
-                      glob.glob(os.path.join(d, "lib%s.*dylib" % glob.escape(base))))
+        if d not in listings:
+            try:
+                listings[d] = os.listdir(d)
+            except OSError:
+                listings[d] = []
+        prefix = "lib%s." % base  # what both patterns start with: a cheap test before fnmatch
+        hits = sorted(f for f in listings[d] if f.startswith(prefix) and (
+            fnmatch.fnmatchcase(f, prefix + "so*") or fnmatch.fnmatchcase(f, prefix + "*dylib")))
         if hits:
-            return hits[0]
+            return os.path.join(d, hits[0])
     return None
 
 
@@ -50,7 +58,8 @@ def _import():
     skipped = skip_x509()
     if skipped:
         sys.modules[X509_MODULE] = None  # type: ignore[assignment] # `import` raises ImportError
-    ctypes.util.find_library = find_fast
+    listings = {}  # directory -> its names, for this import only (a library installed later is found)
+    ctypes.util.find_library = lambda name: find_fast(name, listings)
     try:
         import asyncssh  # noqa: F401 - imported here once; everyone else gets it from sys.modules
     finally:

@@ -10,7 +10,7 @@ from typing import Callable, List, Optional
 from remote_probe import wire
 from tui.core.fleet_rows import FleetBox, FleetHost
 from tui.core.i18n import _
-from tui.core.model import ConnState
+from tui.core.conn_state import ConnState
 from tui.core.notify_wire import notify_config
 from tui.remote import ssh
 from tui.remote.session import REQUEST_ERRORS, RemoteSession

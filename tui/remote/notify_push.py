@@ -7,7 +7,7 @@ import logging
 
 from remote_probe import wire
 from tui.core.i18n import _
-from tui.core.model import ConnState
+from tui.core.conn_state import ConnState
 from tui.core.notify_wire import notify_config
 from tui.remote.probe_client import ProbeError
 

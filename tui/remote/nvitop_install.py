@@ -8,7 +8,7 @@ import asyncssh
 from tui.core import paste
 from tui.core import nvitop_commands as nvitop
 from tui.core.i18n import _
-from tui.core.model import ConnState
+from tui.core.conn_state import ConnState
 from tui.remote import transports
 from tui.remote.probe_client import ProbeError
 

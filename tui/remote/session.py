@@ -20,7 +20,7 @@ import asyncssh
 from remote_probe import wire
 from tui.core import probe_sockets
 from tui.core.i18n import _
-from tui.core.model import ConnState
+from tui.core.conn_state import ConnState
 from tui.remote import notify_push, probe_files, ssh, transports
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 

@@ -9,12 +9,11 @@ from typing import Optional
 
 import asyncssh
 
-from tui.core import transfer
+from tui.core import link_sizes
 from tui.core.destination import parse_destination
 from tui.core.i18n import _
 from tui.remote.ssh.auth import Credentials, _Client, auth_failure, describe_error
 from tui.remote.ssh.errors import AuthFailed, ConnectError, NotRetryable
-from tui.remote.ssh.key_install import offer_key_install
 from tui.remote.ssh.known_hosts import (
     ChangedHostKey,
     UnknownHostKey,
@@ -108,7 +107,7 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
                   public_key_auth=res.pubkey_auth, password_auth=res.password_auth,
                   kbdint_auth=res.kbdint_auth,
                   # every channel (SFTP, the probe's, the shell's) sized for long, fast links
-                  window=transfer.WINDOW, max_pktsize=transfer.MAX_PKTSIZE)
+                  window=link_sizes.WINDOW, max_pktsize=link_sizes.MAX_PKTSIZE)
     if res.preferred_auth:
         kwargs["preferred_auth"] = [m for m in res.preferred_auth if m in (
             "publickey", "password", "keyboard-interactive", "hostbased", "gssapi-with-mic",
@@ -232,5 +231,6 @@ async def connect(target: Target, creds: Optional[Credentials] = None):
         raise ConnectError(_("Cannot use the SSH settings for %s: %s") % (target.host, exc))
     conn = await _open(res, creds)
     if res.where() in creds.password_used:
+        from tui.remote.ssh.key_install import offer_key_install  # only after a password login
         await offer_key_install(conn, res, creds)
     return conn
