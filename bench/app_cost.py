@@ -80,7 +80,8 @@ def spawn_pty(argv, env, cwd, size=(50, 160)):
 
 
 DEMO_SERVER = r"""
-import asyncio, json, sys
+import asyncio, json, sys, warnings
+warnings.filterwarnings("ignore", message="coroutine .Queue.join. was never awaited")  # asyncssh at a cut channel (tui/ui/demo.py)
 sys.path.insert(0, sys.argv[1])
 from tui.remote.demo_box import DemoBox
 async def main():

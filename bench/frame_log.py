@@ -17,6 +17,7 @@ Production code has no bench hook: the driver is the seam, and the two wrappers 
 gputui's own public methods, installed only when this module is imported."""
 
 import os
+import sys
 import time
 from typing import Any, Dict, Mapping, Optional
 
@@ -40,6 +41,12 @@ _received = {"t": 0.0}  # wall time the newest sample reached the app
 
 
 def _install_wrappers() -> None:
+    """Wrap the dashboard's sample and refresh, once, in a gputui process only: another Textual
+    app given this driver (a bench's floor) must not load gputui's modules (they would count
+    in its memory)."""
+    if "tui.ui.app" not in sys.modules or getattr(_install_wrappers, "done", False):
+        return
+    _install_wrappers.done = True  # type: ignore[attr-defined]
     from tui.ui.app import _AppListener
     from tui.ui.screens.dashboard import DashboardScreen
     log = os.environ.get(LOG_VAR)
@@ -64,6 +71,7 @@ class FrameLogDriver(LinuxDriver):
 
     def __init__(self, app: Any, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
+        _install_wrappers()  # by now the app has imported its modules
         self.frame_app = app
         self.frame_log = os.environ.get(LOG_VAR)
         self.frame_seq: Optional[Any] = None
@@ -77,6 +85,3 @@ class FrameLogDriver(LinuxDriver):
             with open(self.frame_log, "a") as f:
                 f.write("%.6f %s %.6f %.6f\n" % (time.time(), sample.get("seq"),
                                                    sample.get("t") or 0, _received["t"]))
-
-
-_install_wrappers()

@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 from rich.text import Text
 
 from remote_probe import wire
-from tui.core import billing, nvitop_commands as nvitop, providers, release_actions
+from tui.core import billing, providers
 from tui.core.billing import format_money
 from tui.core.config import ConfigError
 from tui.core.i18n import _
-from tui.remote.nvitop_install import install_nvitop, nvitop_present
 from tui.ui.box_context import BoxContext
 from tui.ui.screens.modals import AutostopScreen, ConfirmScreen, RateScreen
-from tui.ui.terminal_handoff import hand_off
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
@@ -97,6 +95,7 @@ async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
                    % (box.host, box.billing.preset.name, app.config.path),
                    severity="warning", timeout=20, markup=False)
         return
+    from tui.core import release_actions  # with the checklist's verdicts: not for the dashboard (issue 25)
     answer = await app.push_screen_wait(AutostopScreen(
         box.host, release_actions.action_command_text(box.billing.preset), auto.idle_minutes, auto.max_hours, auto.grace_seconds,
         stop_at=auto.deadline, cancel_command=(box.autostop or {}).get("cancel_command")))
@@ -199,6 +198,9 @@ def install_question(host: str, command: str) -> Text:
 
 async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
     """The whole flow; run it from a background action (it waits on a dialog)."""
+    from tui.core import nvitop_commands as nvitop
+    from tui.remote.nvitop_install import install_nvitop, nvitop_present
+    from tui.ui.terminal_handoff import hand_off
     session, cfg = box.session, box.cfg
     assert session is not None
     python = cfg.python or "python3"
