@@ -2,7 +2,10 @@
 
     python bench/status_time.py --runs 5 --rtt-ms 200 | tee /tmp/status.out
     python bench/checklist_bench.py --mb 300 --runs 3 --rtt-ms 200 | tee /tmp/checklist.out
-    python bench/readme_table.py /tmp/status.out /tmp/checklist.out
+    python bench/transfer.py --mb 200 --runs 3 --rtt-ms 300 | tee /tmp/transfer.out
+    python bench/app_cost.py | tee /tmp/app_cost.out
+    python bench/latency.py | tee /tmp/latency.out
+    python bench/readme_table.py /tmp/status.out /tmp/checklist.out /tmp/transfer.out /tmp/app_cost.out /tmp/latency.out
 
 Reads the `RESULT {json}` lines the benches print (one per figure, with its peer measured in
 the same window) and prints the table with the date and the machine it ran on, so the next run
@@ -47,7 +50,8 @@ def results(paths):
 
 def value(rec):
     if rec.get("unit") == "cpu":
-        return "%.2f %% of a core" % (rec["ours_s"] * 100)
+        rss = ", RSS %.1f MB (%+.1f MB)" % (rec["rss_mb"], rec["rss_over_floor_mb"]) if "rss_mb" in rec else ""
+        return "%.2f %% of a core%s" % (rec["ours_s"] * 100, rss)
     if "ours_mb_s" in rec:
         return "%.1f MB/s (%.1f s)" % (rec["ours_mb_s"], rec["ours_s"])
     return "%.0f ms" % (rec["ours_s"] * 1000)
@@ -55,7 +59,8 @@ def value(rec):
 
 def peer_value(rec):
     if rec.get("unit") == "cpu":
-        return "%.2f %%" % (rec["peer_s"] * 100)
+        rss = ", RSS %.1f MB" % rec["floor_rss_mb"] if "floor_rss_mb" in rec else ""
+        return "%.2f %%%s" % (rec["peer_s"] * 100, rss)
     if "peer_mb_s" in rec:
         return "%.1f MB/s" % rec["peer_mb_s"]
     return "%.0f ms" % (rec["peer_s"] * 1000)
@@ -78,6 +83,12 @@ def rows(recs):
     yield "| figure (bench) | via | gputui | peer (same window) | ratio, median (range) | target |"
     yield "|---|---|---|---|---|---|"
     for r in recs:
+        if "lost_bytes" in r:  # transfer.py's resume: what a cut connection cost, no peer
+            cells = ("%s (`%s.py`)" % (r["figure"], r["bench"]), r["via"],
+                     "%d bytes lost (%.2f chunks)" % (r["lost_bytes"], r["lost_chunks"]), "", "",
+                     "≤ %d chunk" % r["target_chunks"])
+            yield "| %s |" % " | ".join(cells)
+            continue
         cells = ("%s (`%s.py`)" % (r["figure"], r["bench"]), r["via"], value(r),
                  "%s: %s" % (r["peer"], peer_value(r)), ratio(r), target(r))
         yield "| %s |" % " | ".join(c.replace("|", "\\|") for c in cells)
