@@ -58,6 +58,7 @@ class ProbeClient:
     def __init__(self, reader, writer, on_push=None):
         self.reader, self.writer = reader, writer
         self.on_push = on_push or (lambda msg: None)
+        self.ack_now = None  # sends the TCP ACK due now (tui.remote.tcp_ack); set by the session
         self.ids = itertools.count(1)
         self.pending = {}
         self.hello = None
@@ -156,6 +157,8 @@ class ProbeClient:
                     fut = self.pending.pop(rid)
                     if not fut.done():
                         fut.set_result(msg)
+                    if self.pending and self.ack_now is not None:
+                        self.ack_now()  # the next reply may be waiting for this one's ACK (tcp_ack)
                 elif kind == wire.REPLY:
                     log.info("a reply to no open request (id %.40r): late, dropped", rid)
                 elif kind == wire.ERROR:

@@ -21,7 +21,7 @@ from remote_probe import wire
 from tui.core import probe_sockets
 from tui.core.i18n import _
 from tui.core.conn_state import ConnState
-from tui.remote import notify_push, probe_files, ssh, transports
+from tui.remote import notify_push, probe_files, ssh, tcp_ack, transports
 from tui.remote.probe_client import IncompatibleProbe, ProbeError
 
 log = logging.getLogger("gputui.session")
@@ -241,7 +241,12 @@ class RemoteSession:
         """Start the probe over this session's transport; switch to the terminal
         transport when the box refuses exec like a PTY-only proxy; redeploy once when
         the probe there speaks another protocol. A daemon already running is reached
-        through its socket first (tui.core.probe_sockets)."""
+        through its socket first (tui.core.probe_sockets). -> (process, client)."""
+        process, client = await self._start_probe_once(mode)
+        client.ack_now = tcp_ack.ack_now_for(self.conn)  # replies in a row: no 40 ms wait each
+        return process, client
+
+    async def _start_probe_once(self, mode):
         key = self._socket_key() if mode == "attach" and self.transport_name == transports.EXEC else None
         self._direct_failed = None
         started = await self._start_direct(key)

@@ -110,3 +110,52 @@ async def test_a_dropped_request_leaves_no_unread_error_when_the_channel_goes():
     gc.collect()
     await asyncio.sleep(0)
     assert not [c for c in seen if "never retrieved" in c.get("message", "")], seen
+
+
+async def test_a_reply_while_others_are_awaited_asks_for_the_ack_at_once():
+    """sshd's Nagle holds the daemon's next answer until the laptop acknowledges the last
+    one, which Linux delays by up to 40 ms (tui.remote.tcp_ack): a warm `status` paid it per
+    extra reply. The ACK is asked for only while more replies are due."""
+    reader, writer, acks = asyncio.StreamReader(), Writer(), []
+    client = ProbeClient(reader, writer)
+    client.ack_now = lambda: acks.append(len(client.pending))
+    feed(reader, wire.hello("probe", "0.1.0", []))
+    await client.start()
+    snap, price = client.send(wire.SNAPSHOT), client.send(wire.PROVIDER_PRICE)
+    feed(reader, {"type": "reply", "id": price.rid, "price": None})
+    await client.reply(price, timeout=2)
+    assert acks == [1]  # the snapshot is still due: ACK now
+    feed(reader, {"type": "reply", "id": snap.rid, "inventory": {}})
+    await client.reply(snap, timeout=2)
+    assert acks == [1]  # nothing more is due: no extra system call
+
+
+def test_ack_now_only_for_a_tcp_socket():
+    import socket
+
+    from tui.remote.tcp_ack import ack_now_for
+
+    class Conn:
+        def __init__(self, sock):
+            self.sock = sock
+
+        def get_extra_info(self, name):
+            return self.sock if name == "socket" else None
+
+    assert ack_now_for(None) is None
+    assert ack_now_for(Conn(None)) is None  # a ProxyCommand's pipe: no socket
+    a, b = socket.socketpair()  # AF_UNIX: no TCP ACK to speed up
+    with a, b:
+        assert ack_now_for(Conn(a)) is None
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    with server, socket.create_connection(server.getsockname()) as tcp:
+        ack = ack_now_for(Conn(tcp))
+        if not hasattr(socket, "TCP_QUICKACK"):  # macOS, Windows
+            assert ack is None
+        else:
+            ack()  # sets the option; no error on a live connection
+            assert tcp.getsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK) in (0, 1)
+    if ack is not None:
+        ack()  # a closed socket: swallowed, the reply loop notices on its own
