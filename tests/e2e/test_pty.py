@@ -124,7 +124,7 @@ async def test_dashboard_samples_and_checklist_download_over_the_terminal(pty_on
         # Resumable: a cut download continues from its .part and is verified whole.
         (work / "ckpt" / "more.pt").write_bytes(payload[::-1])
         dest = transfer.local_path_for(rel.base, str(work / "ckpt" / "more.pt"))
-        with open(dest + ".part", "wb") as f:
+        with open(dest + transfer.PART_SUFFIX, "wb") as f:
             f.write(payload[::-1][:1000000])
         st = os.stat(work / "ckpt" / "more.pt")
         sha = (await s.request("sha256", paths=[str(work / "ckpt" / "more.pt")]))["sha256"]

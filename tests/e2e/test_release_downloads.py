@@ -6,6 +6,7 @@ import sys
 
 from tui.core.config import HostConfig
 from tui.core.release_actions import Release
+from tui.core.transfer import PART_SUFFIX
 from tui.remote import ssh
 from tui.remote.session import RemoteSession
 
@@ -39,7 +40,7 @@ async def test_one_failed_artifact_never_blocks_the_rest(sshbox, tmp_path):
         assert "not a regular file" in by_status["refused"][0].detail
         assert len(by_status["downloaded"]) == len(todo) - 1  # every other one
         for r in by_status["downloaded"]:
-            assert os.path.isfile(r.local) and not os.path.exists(r.local + ".part")
+            assert os.path.isfile(r.local) and not os.path.exists(r.local + PART_SUFFIX)
             assert_inert(os.path.relpath(r.local, rel.base))
     finally:
         await session.close(stop_daemon=True)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tui.core.transfer import RefusedPath, download, local_path_for, sha256_file
+from tui.core.transfer import PART_SUFFIX, RefusedPath, download, local_name, local_path_for, sha256_file
 from tui.remote import ssh
 
 
@@ -41,14 +41,14 @@ async def test_interrupted_download_resumes_and_verifies(sftp, tmp_path):
     base = str(tmp_path / "local")
     local = local_path_for(base, remote)
     os.makedirs(os.path.dirname(local))
-    with open(remote, "rb") as f, open(local + ".part", "wb") as out:
+    with open(remote, "rb") as f, open(local + PART_SUFFIX, "wb") as out:
         out.write(f.read(size // 3))  # what an interrupted run left behind
     seen = []
     r = await download(sftp, remote, base, size, mtime, expected_sha=sha,
                        progress=lambda done, total: seen.append(done))
     assert r.status == "resumed" and r.bytes == size - size // 3
     assert seen[0] == size // 3 and seen[-1] == size
-    assert sha256_file(local) == sha and not os.path.exists(local + ".part")
+    assert sha256_file(local) == sha and not os.path.exists(local + PART_SUFFIX)
     assert abs(os.stat(local).st_mtime - mtime) < 1
     again = await download(sftp, remote, base, size, mtime, expected_sha=sha)
     assert again.status == "up to date"
@@ -60,7 +60,7 @@ async def test_sha_mismatch_is_caught_and_nothing_is_replaced(sftp, tmp_path):
     r = await download(sftp, remote, base, size, mtime, expected_sha="0" * 64)
     assert r.status == "corrupt" and "sha256 mismatch" in r.detail
     local = local_path_for(base, remote)
-    assert not os.path.exists(local) and not os.path.exists(local + ".part")
+    assert not os.path.exists(local) and not os.path.exists(local + PART_SUFFIX)
 
 
 async def test_newer_local_file_is_not_overwritten(sftp, tmp_path):
@@ -76,6 +76,45 @@ async def test_newer_local_file_is_not_overwritten(sftp, tmp_path):
     assert open(local).read() == "my edited copy"
 
 
+async def test_a_users_file_named_like_gputuis_own_is_never_taken_for_them(sftp, tmp_path):
+    """A walk-through lost `big.bin.part` (the user's own file, beside the pull's target) when
+    it was resumed as a partial download and removed as corrupt, and a pulled `names.json`
+    got gputui's name map written into it. gputui's names are its own now, and a box file
+    bearing one lands under another name."""
+    remote, size, mtime, sha = make_remote(tmp_path)
+    base = str(tmp_path / "local")
+    local = local_path_for(base, remote)
+    os.makedirs(os.path.dirname(local))
+    for mine in (local + ".part", os.path.join(os.path.dirname(local), "names.json")):
+        with open(mine, "w") as f:
+            f.write("my notes")
+    r = await download(sftp, remote, base, size, mtime, expected_sha=sha)
+    assert r.status == "downloaded" and sha256_file(local) == sha
+    assert open(local + ".part").read() == "my notes"
+    assert open(os.path.join(os.path.dirname(local), "names.json")).read() == "my notes"
+    for reserved in ("x.bin" + PART_SUFFIX, ".gputui-names.json"):
+        landed = local_name(reserved)
+        assert landed != reserved and not landed.endswith(PART_SUFFIX) and landed != ".gputui-names.json"
+
+
+async def test_a_replaced_local_copy_is_kept_under_a_free_name(sftp, tmp_path):
+    """A stale local copy goes beside as NAME.old, never over a NAME.old that is there (the
+    box's own g.txt.old, pulled a moment before, was overwritten by g.txt's backup)."""
+    remote, size, mtime, sha = make_remote(tmp_path)
+    base = str(tmp_path / "local")
+    local = local_path_for(base, remote)
+    os.makedirs(os.path.dirname(local))
+    for path, text in ((local, "stale copy"), (local + ".old", "the box's own .old file")):
+        with open(path, "w") as f:
+            f.write(text)
+        os.utime(path, (mtime - 60, mtime - 60))
+    r = await download(sftp, remote, base, size, mtime, expected_sha=sha)
+    assert r.status == "downloaded" and sha256_file(local) == sha
+    assert open(local + ".old").read() == "the box's own .old file"
+    assert open(local + ".old.1").read() == "stale copy"
+    assert os.path.basename(local) + ".old.1" in r.detail
+
+
 async def test_remote_name_escaping_the_folder_is_refused(sftp, tmp_path):
     r = await download(sftp, "../../evil", str(tmp_path / "local"), 10, 0)
     assert r.status == "refused"
@@ -83,7 +122,7 @@ async def test_remote_name_escaping_the_folder_is_refused(sftp, tmp_path):
 
 
 # -- hostile names, special files, full disks (issue 10) ------------------------------
-from tui.core.transfer import NAME_BYTES, NotRegular, local_name, remote_for  # noqa: E402
+from tui.core.transfer import NAME_BYTES, NotRegular, remote_for  # noqa: E402
 
 from tests.support.hostile import BAD_UTF8, LONG, LONG_UTF8, NAMES, assert_inert, make_artifacts  # noqa: E402
 
@@ -131,8 +170,8 @@ async def test_hostile_names_download_under_safe_local_names_that_map_back(sftp,
             assert f.read() == data
         assert_inert(os.path.basename(r.local))
         if os.path.basename(r.local) != os.path.basename(remote):
-            assert remote_for(base, r.local) == remote  # names.json maps it back
-        assert not os.path.exists(r.local + ".part")
+            assert remote_for(base, r.local) == remote  # the name map (NAMES_FILE) maps it back
+        assert not os.path.exists(r.local + PART_SUFFIX)
 
 
 async def test_a_file_swapped_for_a_fifo_is_refused_and_the_next_still_downloads(sftp, tmp_path):
@@ -143,7 +182,8 @@ async def test_a_file_swapped_for_a_fifo_is_refused_and_the_next_still_downloads
     r = await download(sftp, fifo, base, 1000, time.time(), stall_seconds=20)
     assert r.status == "refused" and "regular file" in r.detail
     loop = await download(sftp, made["loop"].decode(), base, 10, time.time(), stall_seconds=20)
-    assert loop.status == "failed" and ".part" in loop.detail
+    # a symlink loop: no byte came, so no partial file is promised
+    assert loop.status == "failed" and "nothing was kept" in loop.detail and PART_SUFFIX not in loop.detail
     assert time.monotonic() - t0 < 15
     plain = made["plain"].decode()
     st = os.stat(plain)
@@ -168,7 +208,7 @@ async def test_free_space_is_checked_before_a_download(sftp, tmp_path, small_dis
     remote, size, mtime, sha = make_remote(tmp_path, size=12 << 20)
     r = await download(sftp, remote, str(small_disk / "dl"), size, mtime, expected_sha=sha)
     assert r.status == "no space" and "free" in r.detail
-    assert not any(n.endswith(".part") for _, _, files in os.walk(small_disk) for n in files)
+    assert not any(n.endswith(PART_SUFFIX) for _, _, files in os.walk(small_disk) for n in files)
 
 
 async def test_a_disk_that_fills_mid_download_says_how_to_resume_then_resumes(sftp, tmp_path, small_disk):
@@ -181,7 +221,7 @@ async def test_a_disk_that_fills_mid_download_says_how_to_resume_then_resumes(sf
             filler.write_bytes(b"\0" * (12 << 20))
     r = await download(sftp, remote, base, size, mtime, expected_sha=sha, progress=fill_once, reserve=0)
     assert r.status == "failed" and "disk is full" in r.detail
-    assert ".part" in r.detail and "resume" in r.detail and "delete it" in r.detail
+    assert PART_SUFFIX in r.detail and "resume" in r.detail and "delete it" in r.detail
     filler.unlink()
     again = await download(sftp, remote, base, size, mtime, expected_sha=sha, reserve=0)
     assert again.status == "resumed" and 0 < again.bytes < size and sha256_file(again.local) == sha

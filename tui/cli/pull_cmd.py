@@ -62,8 +62,9 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                         failed += 1
                         print(_("\n  %s: %s %s") % (visible(r.remote), _(r.status), visible(r.detail)),
                               file=sys.stderr)
-                    else:
-                        print(_("\n  %s: %s") % (visible(r.remote), _(r.status)), file=sys.stderr)
+                    else:  # a detail here says where an earlier local copy was kept
+                        print(_("\n  %s: %s") % (visible(r.remote), _(r.status))
+                              + ("; %s" % visible(r.detail) if r.detail else ""), file=sys.stderr)
                 await pull_files(sftp, session, files, parent, local, bar.add, said)
         return 1 if failed else 0
     finally:

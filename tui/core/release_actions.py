@@ -17,6 +17,7 @@ from tui.core.i18n import _
 from tui.core.model import ConnState
 from tui.core.private import make_private_dir, write_private_file
 from tui.core.transfer import (
+    PART_SUFFIX,
     RESERVE_BYTES,
     NotRegular,
     download,
@@ -35,7 +36,7 @@ def free_space_problem(base: str, todo: Sequence[Dict[str, Any]]) -> Optional[st
     """One line if the artifacts still to download do not fit on the laptop, else None."""
     need = 0
     for s in todo:
-        part = (s.get("local") or "") + ".part"
+        part = (s.get("local") or "") + PART_SUFFIX
         have = os.path.getsize(part) if s.get("local") and os.path.isfile(part) else 0
         need += max(0, s["size"] - have)
     free = free_bytes(base)

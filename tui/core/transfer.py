@@ -48,9 +48,14 @@ def read_block(sftp: Any) -> int:
 
 
 STALL_SECONDS = 120  # no byte for this long: the download is given up (resumable)
-NAME_BYTES = 200  # a local name at most: leaves room for '.part', '.old', '.corrupt-<time>'
+NAME_BYTES = 200  # a local name at most: leaves room for PART_SUFFIX, '.old.N', '.corrupt-<time>'
 RESERVE_BYTES = 64 << 20  # free space left on the laptop's disk after a download
-NAMES_FILE = "names.json"
+# gputui's own files in a download folder, named so that no file of the user's is taken for one
+# (a walk-through's `notes.bin.part` was resumed as a partial download and deleted as corrupt; a
+# pulled `names.json` got gputui's name map written into it). A box file with one of these names
+# is given another local name, as a name the disk cannot hold is (local_name).
+NAMES_FILE = ".gputui-names.json"
+PART_SUFFIX = ".gputui-part"  # the bytes of a download so far, until verified (as push's on the box)
 
 
 class RefusedPath(ValueError):
@@ -69,12 +74,13 @@ def local_name(component: str) -> str:
     Deterministic: the same remote name always maps to the same local name."""
     raw = component.encode("utf-8", "surrogateescape")
     fits = len(raw) <= NAME_BYTES
-    if fits and not any(is_unsafe(ch) for ch in component):
+    reserved = component == NAMES_FILE or component.endswith(PART_SUFFIX)
+    if fits and not reserved and not any(is_unsafe(ch) for ch in component):
         return component
     digest = hashlib.sha256(raw).hexdigest()[:12]
     stem, ext = os.path.splitext(component)
-    if len(ext) > 16 or any(is_unsafe(ch) for ch in ext):
-        stem, ext = component, ""
+    if reserved or len(ext) > 16 or any(is_unsafe(ch) for ch in ext):
+        stem, ext = component, ""  # the digest last: the new name does not end as the reserved one
     stem = "".join("_" if is_unsafe(ch) else ch for ch in stem)
     room = NAME_BYTES - len(ext.encode()) - len(digest) - 1
     cut = stem.encode("utf-8")[:room].decode("utf-8", "ignore")  # never half a character
@@ -164,9 +170,21 @@ def free_bytes(path: str) -> int:
 
 
 def part_advice(part: str, done: int) -> str:
-    """What the user can do with a .part left behind."""
-    return (_("%s (%s so far) is kept: press g again (or run `gputui checklist` and download) "
-              "to resume from there, or delete it to free the space") % (part, size_text(done)))
+    """What the user can do with the partial file left behind (none when no byte came)."""
+    if done <= 0 or not os.path.exists(part):
+        return _("nothing was kept; download it again to retry")
+    return (_("%s (%s so far) is kept: download it again (the same command, or g on the Release "
+              "screen) to resume from there, or delete it to free the space") % (visible(part), size_text(done)))
+
+
+def backup_path(local: str) -> str:
+    """A free name beside `local` for the copy a download replaces: NAME.old, else NAME.old.1,
+    .old.2, ... (never over a file, such as a NAME.old the same pull brought from the box)."""
+    candidate, n = local + ".old", 0
+    while os.path.lexists(candidate):
+        n += 1
+        candidate = "%s.old.%d" % (local, n)
+    return candidate
 
 
 def size_text(n: float) -> str:
@@ -245,7 +263,7 @@ async def _download(sftp: Any, remote: str, base: str, size: int, mtime: float,
     if state == "newer local" and not force:
         return Result(remote, local, "kept newer local",
                       detail=_("the local copy is newer than the box's; it was not overwritten"))
-    part = local + ".part"
+    part = local + PART_SUFFIX
     for path in (local, part):
         if os.path.lexists(path) and not os.path.isfile(path):
             return Result(remote, local, "refused", detail=_("%s exists and is not a regular file; "
@@ -280,37 +298,40 @@ async def _download(sftp: Any, remote: str, base: str, size: int, mtime: float,
     except asyncio.TimeoutError:
         done = _getsize(part)
         return Result(remote, local, "failed", done - offset, _("no data from the box for %d s; %s") % (
-            stall_seconds, part_advice(visible(part), done)), stalled=True)
+            stall_seconds, part_advice(part, done)), stalled=True)
     except OSError as exc:  # the laptop's disk (ENOSPC, EDQUOT, EIO) or a name it refuses
         done = _getsize(part)
         why = _("the laptop's disk is full") if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
             (exc.strerror or str(exc))
         return Result(remote, local, "failed", done - offset, "%s; %s" % (
-            visible(why), part_advice(visible(part), done)))
+            visible(why), part_advice(part, done)))
     except Exception as exc:  # noqa: BLE001 - SFTP errors (asyncssh is not imported here)
         done = _getsize(part)
         return Result(remote, local, "failed", done - offset, "%s; %s" % (
-            visible(getattr(exc, "reason", None) or exc), part_advice(visible(part), done)))
+            visible(getattr(exc, "reason", None) or exc), part_advice(part, done)))
     if done != size:
         return Result(remote, local, "corrupt", done, _("the box's file changed size during the "
-                                                        "download; %s") % part_advice(visible(part), done))
+                                                        "download; %s") % part_advice(part, done))
     if expected_sha is not None and inspect.isawaitable(expected_sha):
         try:
             expected_sha = await expected_sha
         except Exception as exc:  # noqa: BLE001 - the box could not hash it: keep the .part
             return Result(remote, local, "failed", done - offset, _("the box could not compute the "
                                                                   "sha256 (%s); %s") % (
-                visible(str(exc) or type(exc).__name__), part_advice(visible(part), done)))
+                visible(str(exc) or type(exc).__name__), part_advice(part, done)))
     if expected_sha:
         if got != expected_sha:
             os.unlink(part)
             return Result(remote, local, "corrupt", done, _("sha256 mismatch (box %s…, local %s…): "
                                                             "the partial file was removed; download again") % (expected_sha[:12], got[:12]))
+    kept = None
     if os.path.exists(local):  # stale or corrupt: keep it beside, never lose a file silently
-        os.replace(local, local + ".old")
+        kept = backup_path(local)
+        os.replace(local, kept)
     os.replace(part, local)
     os.utime(local, (mtime, mtime))
-    return Result(remote, local, "resumed" if offset else "downloaded", done - offset)
+    return Result(remote, local, "resumed" if offset else "downloaded", done - offset,
+                  _("the earlier local copy is kept as %s") % visible(os.path.basename(kept)) if kept else "")
 
 
 def _getsize(path: str) -> int:
