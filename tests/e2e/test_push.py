@@ -124,6 +124,28 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     assert err.count("up to date") == 2, err
 
 
+def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):
+    """One such name stopped a whole SFTP pull ('Unable to decode name': nothing was pulled);
+    now it comes with the rest, under a name the laptop's disk takes, mapped back to its bytes."""
+    from tui.core.transfer import remote_for
+    box = user_world.box
+    src = tmp_path / "boxside" / "odd"
+    src.mkdir(parents=True)
+    raw = bytes(src) + b"/ckpt-\xff\xfe.pt"
+    with open(raw, "wb") as f:
+        f.write(b"weights")
+    (src / "ok.txt").write_text("fine\n")
+    local = tmp_path / "laptop"
+    p = gputui("pull", "mybox:%s" % src, str(local), "--remote-dir", box.remote_dir, "--simulate", "idle")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert (local / "odd" / "ok.txt").read_text() == "fine\n"
+    landed = [n for n in os.listdir(local / "odd") if n.startswith("ckpt-")]
+    assert len(landed) == 1 and (local / "odd" / landed[0]).read_bytes() == b"weights"
+    assert remote_for(str(local), str(local / "odd" / landed[0])).encode("utf-8", "surrogateescape") \
+        == b"odd/ckpt-\xff\xfe.pt"
+
+
 @pytest.mark.parametrize("size,part", [
     (300 << 10, "weights.bin.gputui-part"),
     (60 << 20, "weights.bin.gputui-part.2"),  # a big file's segment part (tui/remote/push_spread.py)

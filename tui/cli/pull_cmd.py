@@ -53,7 +53,7 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                     print(_("  not pulled: %s (not a regular file or folder)") % visible(rel), file=sys.stderr)
                 parent = posixpath.dirname(top.rstrip("/")) or "/"
                 if is_sftp:  # names below are relative: they land under LOCAL as they are
-                    await sftp.chdir(parent)
+                    await sftp.chdir(parent.encode("utf-8", "surrogateescape"))  # a name that is not UTF-8
                 bar = Progress(sum(s for _r, s, _m in files))
 
                 def said(r: Any) -> None:

@@ -26,7 +26,16 @@ FileRow = Tuple[str, int, float]  # (path relative to the pulled path's parent, 
 
 async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[str]]:
     """(regular files, skipped entries: links, FIFOs, devices) under top, sorted by name.
-    Names come with lstat attributes (readdir), so a symlink is listed, never followed."""
+    Names come with lstat attributes (readdir), so a symlink is listed, never followed.
+    SFTP is asked with bytes, so a name that is not UTF-8 comes back as its bytes (asyncssh
+    gives up on the whole listing otherwise: 'Unable to decode name'); here names are str
+    with those bytes as surrogates, as tui.core.transfer takes them."""
+    def raw(path: str) -> bytes:
+        return path.encode("utf-8", "surrogateescape")
+
+    def text(name: Any) -> str:
+        return name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+
     top = top.rstrip("/") or "/"
     parent = posixpath.dirname(top) or "/"
     files: List[FileRow] = []
@@ -43,19 +52,20 @@ async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[str]]:
             skipped.append(rel)
 
     level: List[str] = []
-    sort(top, await sftp.lstat(top), level)
+    sort(top, await sftp.lstat(raw(top)), level)
     gate = asyncio.Semaphore(DIRS_IN_FLIGHT)
 
     async def listing(path: str) -> List[Any]:
         async with gate:
-            return await sftp.readdir(path)
+            return await sftp.readdir(raw(path))
     while level:
         found = await asyncio.gather(*(listing(d) for d in level))
         below: List[str] = []
         for path, names in zip(level, found):
             for name in names:
-                if name.filename not in (".", ".."):
-                    sort(posixpath.join(path, name.filename), name.attrs, below)
+                filename = text(name.filename)
+                if filename not in (".", ".."):
+                    sort(posixpath.join(path, filename), name.attrs, below)
         level = below
     return sorted(files), sorted(skipped)
 
