@@ -87,9 +87,12 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
             counts[r.status] = counts.get(r.status, 0) + 1
             if r.status == "failed":
                 print(_("  failed: %s: %s") % (visible(r.rel), r.detail), file=sys.stderr)
+        lost = [e for e in entries if e.lost]
+        if lost:  # the user's data that did not go: listed at the start, counted here
+            counts[_("not sent (listed above)")] = len(lost)
         print(_("%s sent in %.1f s; %s") % (size_text(sent), secs, ", ".join(
             "%d %s" % (n, k) for k, n in sorted(counts.items()))))
-        return 1 if counts.get("failed") else 0
+        return 1 if counts.get("failed") or lost else 0
     finally:
         await session.close()
 

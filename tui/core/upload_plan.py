@@ -40,6 +40,7 @@ class LocalEntry:
     mode: int = 0o644
     link: str = ""  # a symlink's target, as it is (rsync -a keeps links as links)
     why: str = ""  # for "unusual": what it is, shown to the user
+    lost: bool = False  # "unusual" and the user's data (unreadable, a name the box refuses): push fails
 
 
 def _kind_of(st: os.stat_result) -> Tuple[str, str]:
@@ -76,15 +77,27 @@ def name_problem(rel: str, is_file: bool = False) -> Optional[str]:
     return None
 
 
+def unreadable(path: str) -> Optional[str]:
+    """Why this local file cannot be read, or None: found before anything is sent (one such
+    file stopped every push of its tree, each leaving empty parts on the box)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)))
+    except OSError as exc:
+        return "a file that cannot be read here: %s" % (exc.strerror or exc)
+    return None
+
+
 def _entry(path: str, rel: str) -> LocalEntry:
     st = os.lstat(path)
     kind, why = _kind_of(st)
     problem = name_problem(rel, kind == "file") if rel else None
+    if problem is None and kind == "file":
+        problem = unreadable(path)
     if problem:
         kind, why = "unusual", problem
     link = os.readlink(path) if kind == "symlink" else ""
     return LocalEntry(rel, path, kind, st.st_size if kind == "file" else 0, st.st_mtime,
-                      stat.S_IMODE(st.st_mode), link, why)
+                      stat.S_IMODE(st.st_mode), link, why, lost=problem is not None)
 
 
 def scan_local(paths: Iterable[str]) -> List[LocalEntry]:
@@ -98,7 +111,11 @@ def scan_local(paths: Iterable[str]) -> List[LocalEntry]:
         out.append(first)
         if first.kind != "dir":
             continue
-        for root, dirs, files in os.walk(top):
+        unlisted: "dict[str, str]" = {}  # folders os.walk could not read: path -> why
+
+        def cannot_list(exc: OSError) -> None:
+            unlisted[exc.filename] = exc.strerror or str(exc)
+        for root, dirs, files in os.walk(top, onerror=cannot_list):
             dirs.sort()
             rel_root = posixpath.join(base, os.path.relpath(root, top).replace(os.sep, "/"))
             rel_root = posixpath.normpath(rel_root)
@@ -106,6 +123,10 @@ def scan_local(paths: Iterable[str]) -> List[LocalEntry]:
                 out.append(_entry(os.path.join(root, name), posixpath.join(rel_root, name)))
             # a symlinked directory is an entry, never walked into
             dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        if unlisted:  # made empty on the box, its files would be missing without a word
+            out = [dataclasses.replace(e, kind="unusual", lost=True,
+                                       why="a folder that cannot be read here: %s" % unlisted[e.path])
+                   if e.kind == "dir" and e.path in unlisted else e for e in out]
     return _one_per_name(out)
 
 
@@ -121,7 +142,7 @@ def _one_per_name(entries: List[LocalEntry]) -> List[LocalEntry]:
             seen[e.rel] = e.kind
             out.append(e)
         elif not (e.kind == first == "dir"):
-            out.append(dataclasses.replace(e, kind="unusual", size=0,
+            out.append(dataclasses.replace(e, kind="unusual", size=0, lost=True,
                                            why="the same name as another source"))
     return out
 

@@ -164,3 +164,60 @@ def test_two_sources_with_one_name_send_the_first_and_list_the_second(tmp_path):
         ("data/a.txt", "unusual", "the same name as another source", str(tmp_path / "b" / "data" / "a.txt")),
         ("data/b.txt", "file", "", str(tmp_path / "b" / "data" / "b.txt")),
     ]
+
+
+UNREADABLE_SCAN = r"""
+import json, sys
+from tui.core.upload_plan import scan_local
+print(json.dumps({e.rel: [e.kind, e.why, e.lost] for e in scan_local([sys.argv[1]])}))
+"""
+
+
+def test_what_cannot_be_read_is_listed_and_counts_as_not_sent(tmp_path):
+    """A walk-through's unreadable file stopped every push of its tree ('push stopped:
+    Permission denied', parts left on the box) and a folder without read permission arrived
+    empty without a word. Both are listed before anything is sent, and push fails on them
+    (`lost`); a FIFO is listed but is no data of the user's. Run as a user the permissions
+    bind (root reads everything)."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from tests.support import REPO
+    top = tempfile.mkdtemp(prefix="gputui-unreadable-")
+    try:
+        os.chmod(top, 0o755)
+        d = os.path.join(top, "d")
+        os.makedirs(os.path.join(d, "locked"))
+        for name, mode in (("ok.txt", 0o644), ("secret.txt", 0o000)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(name)
+            os.chmod(os.path.join(d, name), mode)
+        with open(os.path.join(d, "locked", "inside.txt"), "w") as f:
+            f.write("x")
+        os.chmod(os.path.join(d, "locked"), 0o000)
+        os.mkfifo(os.path.join(d, "pipe"))
+        os.chmod(d, 0o755)
+        argv = [sys.executable, "-c", UNREADABLE_SCAN, d]
+        if os.geteuid() == 0:  # root without the capabilities that read past permissions
+            import shutil as sh
+            if not sh.which("setpriv"):
+                pytest.skip("running as root without util-linux's setpriv")
+            drop = "-dac_override,-dac_read_search"
+            argv = ["setpriv", "--inh-caps=" + drop, "--bounding-set=" + drop] + argv
+        out = subprocess.run(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ, PYTHONPATH=REPO), timeout=60)
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout)
+        assert got["d/ok.txt"] == ["file", "", False]
+        assert got["d/secret.txt"][0] == "unusual" and "cannot be read" in got["d/secret.txt"][1]
+        assert got["d/secret.txt"][2] is True
+        assert got["d/locked"][0] == "unusual" and "folder that cannot be read" in got["d/locked"][1]
+        assert got["d/locked"][2] is True
+        assert got["d/pipe"] == ["unusual", "a FIFO", False]
+    finally:
+        for root, dirs, _files in os.walk(top):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+        import shutil
+        shutil.rmtree(top, ignore_errors=True)
