@@ -225,3 +225,16 @@ async def test_a_disk_that_fills_mid_download_says_how_to_resume_then_resumes(sf
     filler.unlink()
     again = await download(sftp, remote, base, size, mtime, expected_sha=sha, reserve=0)
     assert again.status == "resumed" and 0 < again.bytes < size and sha256_file(again.local) == sha
+
+
+async def test_push_checks_free_space_on_the_disk_dest_is_on(sftp, tmp_path):
+    """Push's SFTP side asked DEST's parent: a DEST that is a disk of its own was checked on
+    the wrong one, and a DEST under folders not made yet was not checked at all. Now it is
+    DEST, or the nearest folder above it that exists (the probe channel's rule)."""
+    from tui.remote.push import SftpBox
+    box = SftpBox(sftp)
+    deep = tmp_path / "not" / "made" / "yet"
+    got = await box.free(str(deep))
+    v = os.statvfs(tmp_path)
+    assert got is not None and abs(got - v.f_bavail * v.f_frsize) < (64 << 20)
+    assert await box.free("/") is not None

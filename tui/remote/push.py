@@ -165,11 +165,21 @@ class SftpBox:
         return dest
 
     async def free(self, dest: str) -> Optional[int]:
-        try:
-            v = await self.sftp.statvfs(dest.rsplit("/", 1)[0] or "/")
-            return int(v.bavail * v.frsize)
-        except (asyncssh.SFTPError, OSError, AttributeError):
-            return None
+        """Free bytes on the disk DEST is on: DEST itself if it exists, else the nearest
+        folder above it that does, as the probe's free_bytes does (DEST's parent was asked:
+        a DEST that is a mount point of its own was checked on the wrong disk, and one whose
+        parent did not exist yet was not checked at all). None where the box cannot say."""
+        path = dest.rstrip("/") or "/"
+        while True:
+            try:
+                v = await self.sftp.statvfs(path)
+                return int(v.bavail * v.frsize)
+            except asyncssh.SFTPNoSuchFile:
+                if path == "/":
+                    return None
+                path = posixpath.dirname(path) or "/"
+            except (asyncssh.SFTPError, OSError, AttributeError):  # no statvfs@openssh.com
+                return None
 
     async def prefetch(self, dest: str, rels: Iterable[str]) -> None:
         """lstat every name, its part and the folders above it at once (LSTAT_IN_FLIGHT
