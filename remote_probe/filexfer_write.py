@@ -13,7 +13,7 @@ state needed) or by the daemon on a direct channel (handlers.on_file_write).
 
 Requests (all carry "root"; "path" is '/'-separated, relative, no '.' or '..'):
   file_stat   {paths}                -> {root, home, free, entries: {path: {kind, size, mtime, part}}}
-  file_mkdir  {path}                 -> {}            ("" makes the root itself, like mkdir -p)
+  file_mkdir  {path, mode}           -> {}            ("" makes the root itself, like mkdir -p)
   file_link   {path, target}         -> {made: bool}  (an existing entry is left alone)
   file_write  {path, offset, data, sha256, truncate} -> {size}   (path ends in PART_SUFFIX)
   file_commit {path, to, size, mode, mtime, discard} -> {}
@@ -145,10 +145,13 @@ def on_mkdir(msg):
     if rel == "":
         os.makedirs(root_path(msg.get("root")), exist_ok=True)
         return {}
+    mode = msg.get("mode")
+    # the local folder's permissions (a 0700 folder stays private on a shared box), less umask
+    mode = mode & 0o777 if isinstance(mode, int) and not isinstance(mode, bool) else 0o777
     fd, name = open_parent(msg.get("root"), rel)
     try:
         try:
-            os.mkdir(name, 0o777, dir_fd=fd)
+            os.mkdir(name, mode, dir_fd=fd)
         except FileExistsError:
             kind = _kind(_lstat_at(fd, name))
             if kind == "link":

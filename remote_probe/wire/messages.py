@@ -163,7 +163,7 @@ REQUEST_TYPES = REQUEST_TYPES | frozenset({NOTIFY_BILLING})
 # Writing through the probe channel (`gputui push` on boxes without SFTP; remote_probe/filexfer_write.py):
 # answered by the attach bridge like file_read, or by the daemon on a direct channel.
 FILE_STAT = "file_stat"  # {root, paths}
-FILE_MKDIR = "file_mkdir"  # {root, path}
+FILE_MKDIR = "file_mkdir"  # {root, path, mode}
 FILE_LINK = "file_link"  # {root, path, target}
 FILE_WRITE = "file_write"  # {root, path, offset, data, sha256, truncate}
 FILE_COMMIT = "file_commit"  # {root, path, to, size, mode, mtime, discard}

@@ -428,7 +428,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     # `gputui push` through the probe channel (remote_probe/filexfer_write.py): every one names
     # the root (DEST); paths are relative (filexfer_write refuses '..' and absolute ones itself)
     FILE_STAT: Obj({"root": PATH, "paths": List(PATH, 2000)}),  # filexfer_write.STAT_BATCH
-    FILE_MKDIR: Obj({"root": PATH, "path": PATH}),
+    FILE_MKDIR: Obj({"root": PATH, "path": PATH, "mode": Num(0, 0o7777, integer=True)}),
     FILE_LINK: Obj({"root": PATH, "path": PATH, "target": PATH}),
     FILE_WRITE: Obj({"root": PATH, "path": PATH, "offset": COUNT, "truncate": Bool(),
                      "data": Str(4 * ((MAX_CHUNK + 2) // 3)), "sha256": Str(64)}),

@@ -36,6 +36,8 @@ def make_tree(root, mb=200):
             f.write(block[i:] + block[:i])  # `mb` MiB, no two alike
     (data / "sub" / "train.py").write_text("print('hi')\n")
     os.chmod(data / "sub" / "train.py", 0o755)
+    (data / "private").mkdir()  # stays private on a shared box (it arrived 0755)
+    os.chmod(data / "private", 0o700)
     os.symlink("sub/train.py", data / "link.py")
     os.mkfifo(data / "pipe")
     return data
@@ -63,6 +65,7 @@ def assert_tree_landed(dest, data, err):
     assert sha(big) == sha(data / "big.bin") and not (dest / "data" / "big.bin.gputui-part").exists()
     assert abs(big.stat().st_mtime - (data / "big.bin").stat().st_mtime) < 1
     assert (dest / "data" / "sub" / "train.py").stat().st_mode & 0o777 == 0o755
+    assert (dest / "data" / "private").stat().st_mode & 0o777 == 0o700
     assert os.readlink(dest / "data" / "link.py") == "sub/train.py"
     assert "not sent: data/pipe (a FIFO)" in err  # listed, never silently dropped
 
@@ -109,6 +112,8 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     (src / "ckpt").mkdir(parents=True)
     (src / "ckpt" / "epoch_3.pt").write_bytes(os.urandom(3 << 20))
     (src / "train.log").write_text("step 1/10\n" * 1000)
+    (src / "train.sh").write_text("python train.py\n")
+    os.chmod(src / "train.sh", 0o755)
     os.mkfifo(src / "pipe")
     local = tmp_path / "laptop"
     args = ("pull", "mybox:%s" % src, str(local), "--remote-dir", box.remote_dir, "--simulate", "idle")
@@ -118,10 +123,12 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     assert sha(local / "run" / "ckpt" / "epoch_3.pt") == sha(src / "ckpt" / "epoch_3.pt")
     assert (local / "run" / "train.log").read_text() == (src / "train.log").read_text()
     assert "not pulled: run/pipe" in err  # listed, not a hang on the FIFO
+    assert os.stat(local / "run" / "train.sh").st_mode & 0o777 == 0o700  # still runnable, still private
+    assert os.stat(local / "run" / "train.log").st_mode & 0o777 == 0o600
     p = gputui(*args)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
-    assert err.count("up to date") == 2, err
+    assert err.count("up to date") == 3, err
 
 
 def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):

@@ -283,9 +283,11 @@ async def _download(sftp: Any, remote: str, base: str, size: int, mtime: float,
     # and all, which the probe turns back into the same bytes.
     is_sftp = hasattr(sftp, "stat")
     remote_arg = remote.encode("utf-8", "surrogateescape") if is_sftp else remote
+    box_mode = 0
     try:
         if is_sftp:
             attrs = await asyncio.wait_for(sftp.stat(remote_arg), stall_seconds)
+            box_mode = attrs.permissions or 0
             if attrs.permissions is not None and not stat.S_ISREG(attrs.permissions):
                 return Result(remote, local, "refused", detail=_("not a regular file on the box any "
                                                                  "more (a FIFO or device would block the download)"))
@@ -330,6 +332,8 @@ async def _download(sftp: Any, remote: str, base: str, size: int, mtime: float,
         os.replace(local, kept)
     os.replace(part, local)
     os.utime(local, (mtime, mtime))
+    if box_mode & 0o111:  # a script stays runnable (the file is private: 0600 -> 0700)
+        os.chmod(local, 0o700)
     return Result(remote, local, "resumed" if offset else "downloaded", done - offset,
                   _("the earlier local copy is kept as %s") % visible(os.path.basename(kept)) if kept else "")
 

@@ -45,6 +45,12 @@ STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no 
 Progress = Optional[Callable[[int], None]]
 
 
+def folder_mode(mode: int) -> int:
+    """The mode a pushed folder is made with: the local one's permission bits, always
+    writable and searchable by the owner (the push must fill it; rsync -a chmods afterwards)."""
+    return (mode & 0o777) | 0o700
+
+
 class PushRefused(Exception):
     """A name or a path on the box that push will not write through."""
 
@@ -232,12 +238,14 @@ class SftpBox:
         if _kind(await self._lstat(dest)) != "dir":  # makedirs asks once per path component
             await self.sftp.makedirs(dest, exist_ok=True)
 
-    async def mkdir(self, dest: str, rel: str) -> None:
+    async def mkdir(self, dest: str, rel: str, mode: int = 0o777) -> None:
+        """A folder made with the local one's permissions, less the box's umask, as rsync -a
+        makes it: a 0700 folder became 0755 on a shared box, readable by every user there."""
         remote = remote_path_for(dest, rel)
         await self._check_chain(dest, rel)
         kind = _kind(await self._lstat_dir(remote))
         if kind == "none":
-            await self.sftp.mkdir(remote)
+            await self.sftp.mkdir(remote, asyncssh.SFTPAttrs(permissions=folder_mode(mode)))
             self._seen[remote] = _MADE_DIR
         elif kind != "dir":
             raise PushRefused("%s exists on the box and is not a folder" % remote)
@@ -454,7 +462,7 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
 
     async def folder(i: int, e: LocalEntry) -> None:
         await parent_made(e.rel)
-        await box.mkdir(dest, e.rel)
+        await box.mkdir(dest, e.rel, e.mode)
         results[i] = FileResult(e.rel, "dir")
 
     async def link(i: int, e: LocalEntry) -> None:

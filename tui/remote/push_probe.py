@@ -17,7 +17,7 @@ from remote_probe import wire
 from tui.core.i18n import N_
 from tui.core.upload_plan import PART_SUFFIX, LocalEntry, RemoteStat, remote_path_for
 from tui.remote.probe_client import ProbeError
-from tui.remote.push import HashingReader, Have, Progress, PushRefused, SftpBox
+from tui.remote.push import HashingReader, Have, Progress, PushRefused, SftpBox, folder_mode
 
 CHUNK = 256 << 10  # bytes per file_write: base64 ~350 KB, a third of wire.MAX_LINE
 CHUNKS_IN_FLIGHT = 32  # 8 MiB outstanding: fills 50 MB/s x 150 ms; memory bound ~11 MB of lines
@@ -84,9 +84,9 @@ class ProbeBox:
     async def make_root(self, dest: str) -> None:
         await self._ask(wire.FILE_MKDIR, root=dest, path="")
 
-    async def mkdir(self, dest: str, rel: str) -> None:
+    async def mkdir(self, dest: str, rel: str, mode: int = 0o777) -> None:
         remote_path_for(dest, rel)  # refuses a climbing name before the box does
-        await self._ask(wire.FILE_MKDIR, root=dest, path=rel)
+        await self._ask(wire.FILE_MKDIR, root=dest, path=rel, mode=folder_mode(mode))
 
     async def symlink(self, dest: str, rel: str, target: str) -> None:
         remote_path_for(dest, rel)
