@@ -1,5 +1,5 @@
 """`gputui pull HOST:PATH... LOCAL`: files and folders from the box, through the same
-download engine the checklist's `g` uses (tui.core.transfer.download: .part resumed, the
+download engine the checklist's `g` uses (tui.core.transfer.download: NAME.gputui-part resumed, the
 box's sha256 computed while bytes flow and checked before anything is replaced, a newer
 local copy never overwritten, remote names never trusted as local paths), many files at once
 (tui/remote/pull.py)."""

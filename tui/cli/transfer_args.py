@@ -69,8 +69,8 @@ class Progress:
 INTERRUPTED = {
     "push": lambda: _("\ngputui: interrupted; partial files are kept on the box as NAME.gputui-part: run "
                       "the same command again to continue"),
-    "pull": lambda: _("\ngputui: interrupted; partial files are kept as NAME.part: run the same command "
-                      "again to continue"),
+    "pull": lambda: _("\ngputui: interrupted; partial files are kept as NAME.gputui-part: run the same "
+                      "command again to continue"),
 }
 STOPPED = {
     "push": lambda: _("gputui: push stopped: %s; run the same command again to continue"),
@@ -92,5 +92,9 @@ def run_transfer(command: str, make: Callable[[], Coroutine[Any, Any, int]],
         print("gputui: %s" % visible(str(exc)), file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback; the parts are kept
+        from tui.remote.ssh.errors import ConnectError
+        if isinstance(exc, ConnectError):  # not reached, refused, a changed key: nothing moved,
+            print("gputui: %s" % visible(str(exc)), file=sys.stderr)  # and again would fail alike
+            return 2
         print(STOPPED[command]() % visible(str(exc) or type(exc).__name__), file=sys.stderr)
         return 1

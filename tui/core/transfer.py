@@ -5,7 +5,7 @@
 * A remote name a local disk may not hold (over NAME_BYTES, not UTF-8, control
   characters) gets a safe local name: cut, plus a digest of the original, so two such
   names never collide; `names.json` in the download folder maps it back.
-* A download goes to `NAME.part` and continues from its size after an interruption.
+* A download goes to `NAME.gputui-part` and continues from its size after an interruption.
   Free space is checked first; a failed download says how to resume or remove it.
 * The result is checked against the box's sha256 before it replaces anything.
 * A local file newer than the remote one is kept, and said so, never overwritten.

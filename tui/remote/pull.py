@@ -1,6 +1,6 @@
 """`gputui pull`'s engine: what is under a path on the box, then many downloads at once.
 
-Each file goes through tui.core.transfer.download (the checklist's engine: .part resumed,
+Each file goes through tui.core.transfer.download (the checklist's engine: NAME.gputui-part resumed,
 the box's sha256 computed while the bytes flow, a newer local copy never overwritten). Small
 files go SMALL_IN_FLIGHT at a time beside the big ones (one big file at a time, with all its
 reads in flight): each small file costs ~4 round trips of its own (stat, open, read, close),
