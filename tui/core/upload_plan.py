@@ -257,8 +257,8 @@ def plan_lines(plan: Plan, bytes_per_second: Optional[float] = None) -> List[Tup
         out.append(("info", _("the GPUs bill %s/h while this runs") % format_money(
             plan.rate_per_hour, plan.currency)))
     if plan.provider in NO_GPU_MODE_PROVIDERS and plan.total:
-        out.append(("info", _("tip: started in 无卡模式 (no-GPU mode), the instance bills a fraction of "
-                              "the GPU rate while data moves; restart with the GPU once it is there")))
+        out.append(("info", _("tip: an instance started in 无卡模式 (no-GPU mode) bills a fraction "
+                              "of the GPU rate while data moves; restart it with the GPU once the data is there")))
     return out
 
 
