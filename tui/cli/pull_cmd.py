@@ -6,6 +6,7 @@ local copy never overwritten, remote names never trusted as local paths), many f
 
 import posixpath
 import sys
+import time
 from typing import Any, List, Tuple
 
 from tui.cli.shared import open_session
@@ -36,8 +37,11 @@ async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int,
 
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
     from tui.remote.pull import pull_files, walk_sftp
+    from tui.core.transfer import size_text
     session = await open_session(args, files=True)
-    failed = 0
+    counts: "dict[str, int]" = {}
+    received = [0]
+    t0 = time.monotonic()
     try:
         async with session.file_client() as sftp:
             is_sftp = hasattr(sftp, "chdir")
@@ -56,16 +60,18 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                     await sftp.chdir(parent.encode("utf-8", "surrogateescape"))  # a name that is not UTF-8
                 bar = Progress(sum(s for _r, s, _m in files))
 
-                def said(r: Any) -> None:
-                    nonlocal failed
+                def said(r: Any) -> None:  # failures, and a kept earlier copy, as they happen
+                    counts[r.status] = counts.get(r.status, 0) + 1
+                    received[0] += r.bytes
                     if r.status in ("failed", "corrupt", "refused", "no space"):
-                        failed += 1
-                        print(_("\n  %s: %s %s") % (visible(r.remote), _(r.status), visible(r.detail)),
-                              file=sys.stderr)
-                    else:  # a detail here says where an earlier local copy was kept
-                        print(_("\n  %s: %s") % (visible(r.remote), _(r.status))
-                              + ("; %s" % visible(r.detail) if r.detail else ""), file=sys.stderr)
+                        bar.say(_("  %s: %s %s") % (visible(r.remote), _(r.status), visible(r.detail)))
+                    elif r.detail:
+                        bar.say(_("  %s: %s; %s") % (visible(r.remote), _(r.status), visible(r.detail)))
                 await pull_files(sftp, session, files, parent, local, bar.add, said)
+                bar.end()
+        failed = sum(n for k, n in counts.items() if k in ("failed", "corrupt", "refused", "no space"))
+        print(_("%s received in %.1f s; %s") % (size_text(received[0]), time.monotonic() - t0, ", ".join(
+            "%d %s" % (n, _(k)) for k, n in sorted(counts.items())) or _("nothing to pull")))
         return 1 if failed else 0
     finally:
         await session.close()

@@ -45,7 +45,7 @@ class _Estimate:
             self.said = True
             for level, text in plan_lines(self.plan, self.bar.rate()):
                 if level == "estimate":
-                    print("\n  " + text, file=sys.stderr)
+                    self.bar.say("  " + text)
 
 
 async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
@@ -81,7 +81,7 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
                                         _Estimate(bar, plan).add)
         secs = time.monotonic() - t0
         sent = sum(r.sent for r in results)
-        print("", file=sys.stderr)
+        bar.end()
         counts = {}
         for r in results:
             counts[r.status] = counts.get(r.status, 0) + 1

@@ -40,29 +40,60 @@ def set_target(args: Any, host: str) -> None:
     args.host = args.target.key
 
 
+_LINE_OPEN = [False]  # a progress line is on the terminal without its newline
+
+
+def _break_line(out: Any = sys.stderr) -> None:
+    """End an open progress line, so what is printed next starts on its own line."""
+    if _LINE_OPEN[0]:
+        out.write("\n")
+        out.flush()
+        _LINE_OPEN[0] = False
+
+
 class Progress:
-    """One line, rewritten at most once a second: done/total, rate, ETA."""
+    """One line, rewritten at most once a second: done/total, rate, ETA. The clock starts with
+    the first byte (connecting and listing are not the transfer's rate), and no ETA is shown
+    before a second of it (a first guess from a few kilobytes read 86077 minutes)."""
 
     def __init__(self, total: int, out: Any = sys.stderr) -> None:
         self.total, self.done, self.out = total, 0, out
         self.t0 = time.monotonic()
+        self.started = None  # type: Any
         self.shown = 0.0
 
     def rate(self) -> float:
-        return self.done / max(time.monotonic() - self.t0, 1e-6)
+        if self.started is None:
+            return 0.0
+        return self.done / max(time.monotonic() - self.started, 1e-6)
 
     def add(self, rel: str, n: int) -> None:
+        if n and self.started is None:
+            self.started = time.monotonic()
         self.done += n
         now = time.monotonic()
         if now - self.shown < 1.0 and self.done < self.total:
             return
         self.shown = now
         rate = self.rate()
-        eta = max(self.total - self.done, 0) / rate if rate > 0 else 0  # a file may grow while sent
-        self.out.write("\r  %s / %s  %s/s  ETA %d:%02d  %s" % (
-            size_text(self.done), size_text(self.total), size_text(int(rate)), eta // 60, eta % 60,
+        known = self.started is not None and now - self.started >= 1.0 and rate > 0
+        eta = max(self.total - self.done, 0) / rate if known else None  # a file may grow while sent
+        if self.done >= self.total:
+            eta = 0
+        self.out.write("\r  %s / %s  %s/s  ETA %s  %s" % (
+            size_text(self.done), size_text(self.total), size_text(int(rate)),
+            "%d:%02d" % (eta // 60, eta % 60) if eta is not None else "--:--",
             visible(rel, limit=40)) + " " * 4)
         self.out.flush()
+        _LINE_OPEN[0] = True
+
+    def say(self, text: str) -> None:
+        """A line of its own between progress lines (a failure, a kept copy)."""
+        _break_line(self.out)
+        print(text, file=self.out)
+
+    def end(self) -> None:
+        _break_line(self.out)
 
 
 # what the user can do after a cut, per command: the parts each direction keeps
@@ -86,13 +117,16 @@ def run_transfer(command: str, make: Callable[[], Coroutine[Any, Any, int]],
     try:
         return asyncio.run(make())
     except KeyboardInterrupt:
-        print(INTERRUPTED[command](), file=sys.stderr)
+        _break_line()
+        print(INTERRUPTED[command]().lstrip("\n"), file=sys.stderr)
         return 130
     except refused as exc:
+        _break_line()
         print("gputui: %s" % visible(str(exc)), file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback; the parts are kept
         from tui.remote.ssh.errors import ConnectError
+        _break_line()
         if isinstance(exc, ConnectError):  # not reached, refused, a changed key: nothing moved,
             print("gputui: %s" % visible(str(exc)), file=sys.stderr)  # and again would fail alike
             return 2

@@ -20,7 +20,7 @@ from typing import Iterable, List, Optional, Tuple
 from remote_probe import wire
 from tui.core.billing import format_money
 from tui.core.format import bytes_rate, duration
-from tui.core.i18n import _
+from tui.core.i18n import _, ngettext
 from tui.core.transfer import size_text
 
 PART_SUFFIX = wire.PART_SUFFIX  # a partial upload beside its final name, continued on the next push
@@ -233,7 +233,7 @@ def plan_for(entries: Iterable[LocalEntry], dest: str, free: Optional[int], pres
 def plan_lines(plan: Plan, bytes_per_second: Optional[float] = None) -> List[Tuple[str, str]]:
     """(level, text) lines about a plan: level "info", "warn", "stop" (nothing is sent) or
     "estimate" (the time and cost at the measured rate, once there is one)."""
-    out: List[Tuple[str, str]] = [("info", _("%d files, %s") % (plan.files, size_text(plan.total)))]
+    out: List[Tuple[str, str]] = [("info", ngettext("%d file, %s", "%d files, %s", plan.files) % (plan.files, size_text(plan.total)))]
     if not plan.fits:
         out.append(("stop", _("the box has %s free there, the files need %s: nothing sent") % (
             size_text(plan.free or 0), size_text(plan.total))))

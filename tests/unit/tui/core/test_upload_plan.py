@@ -127,7 +127,7 @@ def test_plan_lines(dest, free, preset, rate, bps, want, unwanted):
     plan = plan_for(TREE, dest, free, preset, rate)
     assert (plan.files, plan.total, plan.unusual) == (1, 2 * GIB, (("d/p", "a FIFO"),))
     lines = plan_lines(plan, bps)
-    assert lines[0] == ("info", "1 files, 2.0 GiB")
+    assert lines[0] == ("info", "1 file, 2.0 GiB")
     for level, text in want:
         assert any(lv == level and text in t for lv, t in lines), (level, text, lines)
     for text in unwanted:
