@@ -131,6 +131,27 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     assert "3 up to date" in out and "0 B received" in out, (out, err)  # a summary, not a line a file
 
 
+def test_one_file_pushed_to_a_new_name_lands_as_that_file(user_world, tmp_path):
+    """`push model.pt box:/runs/best.pt` made a folder best.pt holding model.pt (a walk-through);
+    scp and rsync make the file best.pt. Pushed again it is up to date; into a folder, inside."""
+    box = user_world.box
+    model = tmp_path / "model.pt"
+    model.write_bytes(os.urandom(4096))
+    runs = tmp_path / "boxside" / "runs"
+    runs.mkdir(parents=True)
+    common = ("--remote-dir", box.remote_dir, "--simulate", "idle")
+    for _ in range(2):
+        p = gputui("push", str(model), "mybox:%s" % (runs / "best.pt"), *common)
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert (runs / "best.pt").is_file() and sha(runs / "best.pt") == sha(model)
+    assert "up to date" in out, out
+    p = gputui("push", str(model), "mybox:%s" % runs, *common)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert sha(runs / "model.pt") == sha(model)
+
+
 def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):
     """One such name stopped a whole SFTP pull ('Unable to decode name': nothing was pulled);
     now it comes with the rest, under a name the laptop's disk takes, mapped back to its bytes."""

@@ -67,3 +67,18 @@ def test_push_through_the_terminal_refuses_a_symlink_inside_dest(pty_only_box, t
     assert p.returncode == 2, (out, err)
     assert "symlink" in err, err
     assert os.listdir(outside) == []  # nothing written through it
+
+
+def test_one_file_to_a_new_name_through_the_terminal(pty_only_box, tmp_path):
+    """The probe channel tells a missing DEST from a folder as SFTP does: one file pushed to
+    box:/runs/best.pt is the file best.pt, and a DEST that is a folder takes it inside."""
+    box = pty_only_box
+    model = tmp_path / "model.pt"
+    model.write_bytes(os.urandom(8192))
+    runs = tmp_path / "boxside" / "runs"
+    runs.mkdir(parents=True)
+    for dest, landed in ((runs / "best.pt", runs / "best.pt"), (runs, runs / "model.pt")):
+        p = gputui(*box_args(box, "push", str(model), "testbox:%s" % dest))
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert landed.is_file() and sha(landed) == sha(model), (out, err)

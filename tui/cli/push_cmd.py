@@ -50,7 +50,7 @@ class _Estimate:
 
 async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
     from tui.core.providers import resolve
-    from tui.core.upload_plan import plan_for, plan_lines, scan_local
+    from tui.core.upload_plan import as_file_target, plan_for, plan_lines, scan_local
     from tui.remote import push as pusher
     from tui.remote.push_probe import box_files
     missing = [p for p in locals_ if not os.path.lexists(p)]
@@ -68,7 +68,10 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
         preset = resolve(((snap.get("inventory") or {}).get("host") or {}).get("provider") or {}, host_cfg)
         async with session.file_client() as client:
             box = box_files(session, client)
+            folder_meant = dest.endswith("/")
             dest = await box.resolve(dest)
+            if len(entries) == 1 and entries[0].kind == "file" and not folder_meant:
+                entries, dest = as_file_target(entries, dest, await box.kind(dest), folder_meant)
             plan = plan_for(entries, dest, await box.free(dest), preset, host_cfg.rate,
                             getattr(host_cfg, "currency", "CNY") or "CNY")
             print(_("to %s:%s (through %s)") % (args.host, visible(dest), _(box.via)), file=sys.stderr)

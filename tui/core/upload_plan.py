@@ -147,6 +147,20 @@ def _one_per_name(entries: List[LocalEntry]) -> List[LocalEntry]:
     return out
 
 
+def as_file_target(entries: List[LocalEntry], dest: str, dest_kind: Optional[str],
+                   folder_meant: bool) -> Tuple[List[LocalEntry], str]:
+    """(entries, DEST folder) with `push model.pt box:/x/best.pt` read as scp and rsync read it:
+    one file pushed to a DEST that is not a folder (absent, or a file) lands as DEST, not
+    inside a new folder named best.pt. A DEST written with a trailing '/', one that is a folder
+    (or a link to one), or more than one source: the folder to put them in."""
+    if folder_meant or dest_kind not in ("none", "file") or len(entries) != 1 or entries[0].kind != "file":
+        return entries, dest
+    parent, name = posixpath.split(dest.rstrip("/"))
+    if not name or name in (".", "..") or name_problem(name, True):
+        return entries, dest
+    return [dataclasses.replace(entries[0], rel=name)], parent or "/"
+
+
 def remote_path_for(dest: str, rel: str) -> str:
     """DEST/rel, refusing anything that would land outside DEST."""
     if not rel or rel.startswith("/") or "\x00" in rel:

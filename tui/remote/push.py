@@ -234,6 +234,10 @@ class SftpBox:
         stat_ = None if final is None else RemoteStat(final.size or 0, final.mtime or 0, kind == "file")
         return Have(kind, stat_, None if part is None else (part.size or 0))
 
+    async def kind(self, path: str) -> str:
+        """What is at `path` on the box ('none', 'file', 'dir', 'link', 'other'), not followed."""
+        return _kind(await self._lstat(path))
+
     async def make_root(self, dest: str) -> None:
         if _kind(await self._lstat(dest)) != "dir":  # makedirs asks once per path component
             await self.sftp.makedirs(dest, exist_ok=True)

@@ -11,6 +11,7 @@ alone (it truncates a stale part), the rest follow in order.
 import asyncio
 import base64
 import hashlib
+import posixpath
 from typing import Any, Awaitable, Callable, Dict, Iterable, Optional
 
 from remote_probe import wire
@@ -80,6 +81,16 @@ class ProbeBox:
             reply = await self._ask(wire.FILE_STAT, root=dest, paths=[rel])
             facts = (reply.get("entries") or {}).get(rel) or {}
         return have_from(facts)
+
+    async def kind(self, path: str) -> str:
+        """What is at `path` on the box, as SftpBox.kind says it; 'unknown' where the box cannot
+        tell (its folder is missing, a name it refuses)."""
+        parent, name = posixpath.split(path.rstrip("/"))
+        try:
+            return have_from((await self._ask(wire.FILE_STAT, root=parent or "/", paths=[name]))
+                             .get("entries", {}).get(name) or {}).kind
+        except (PushRefused, ProbeError):
+            return "unknown"
 
     async def make_root(self, dest: str) -> None:
         await self._ask(wire.FILE_MKDIR, root=dest, path="")

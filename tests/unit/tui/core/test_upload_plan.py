@@ -221,3 +221,24 @@ def test_what_cannot_be_read_is_listed_and_counts_as_not_sent(tmp_path):
                 os.chmod(os.path.join(root, name), 0o755)
         import shutil
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind, folder_meant, more, want", [
+    ("none", False, False, ("best.pt", "/x")),      # scp model.pt box:/x/best.pt
+    ("file", False, False, ("best.pt", "/x")),      # ... over the box's older best.pt
+    ("dir", False, False, ("model.pt", "/x/best.pt")),  # a folder: into it
+    ("link", False, False, ("model.pt", "/x/best.pt")),  # a link (to a folder, maybe): as before
+    ("none", True, False, ("model.pt", "/x/best.pt")),  # best.pt/ : the folder to make
+    ("none", False, True, (None, "/x/best.pt")),     # two sources: DEST is their folder
+])
+def test_one_file_to_a_dest_that_is_not_a_folder_lands_as_dest(kind, folder_meant, more, want):
+    from tui.core.upload_plan import as_file_target
+    entries = [LocalEntry("model.pt", "/l/model.pt", "file", 5)]
+    if more:
+        entries.append(LocalEntry("b.txt", "/l/b.txt", "file", 1))
+    got, dest = as_file_target(entries, "/x/best.pt", kind, folder_meant)
+    assert dest == want[1]
+    if want[0]:
+        assert [e.rel for e in got] == [want[0]] and got[0].path == "/l/model.pt"
+    else:
+        assert got == entries
