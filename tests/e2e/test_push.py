@@ -152,6 +152,22 @@ def test_one_file_pushed_to_a_new_name_lands_as_that_file(user_world, tmp_path):
     assert sha(runs / "model.pt") == sha(model)
 
 
+def test_push_dot_fills_dest_with_the_folders_contents(user_world, tmp_path):
+    box = user_world.box
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "train.py").write_text("print('go')\n")
+    (proj / "src" / "model.py").write_text("class M: pass\n")
+    work = tmp_path / "boxside" / "work"
+    p = subprocess.Popen([sys.executable, "-m", "tui", "push", ".", "mybox:%s" % work, "--remote-dir",
+                          box.remote_dir, "--simulate", "idle"], cwd=proj, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert (work / "train.py").read_text() == "print('go')\n"
+    assert (work / "src" / "model.py").read_text() == "class M: pass\n"
+
+
 def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):
     """One such name stopped a whole SFTP pull ('Unable to decode name': nothing was pulled);
     now it comes with the rest, under a name the laptop's disk takes, mapped back to its bytes."""

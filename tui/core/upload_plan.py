@@ -102,32 +102,46 @@ def _entry(path: str, rel: str) -> LocalEntry:
 
 def scan_local(paths: Iterable[str]) -> List[LocalEntry]:
     """Every entry under each path (a directory's own name is kept, as `rsync -a dir dest`
-    without a trailing slash does). Symlinks are not followed."""
+    without a trailing slash does; `.` and `..` give their contents, as rsync and scp copy
+    them: `push . box:/x` fills /x). Symlinks are not followed."""
     out: List[LocalEntry] = []
     for top in paths:
+        norm = os.path.normpath(top)
+        if norm in (".", "..") or norm.endswith(os.sep + ".."):
+            out.extend(_walk(norm, ""))  # was refused: "refusing name '.'"
+            continue
         top = top.rstrip("/") or "/"
         base = os.path.basename(top)
         first = _entry(top, base)
         out.append(first)
-        if first.kind != "dir":
-            continue
-        unlisted: "dict[str, str]" = {}  # folders os.walk could not read: path -> why
-
-        def cannot_list(exc: OSError) -> None:
-            unlisted[exc.filename] = exc.strerror or str(exc)
-        for root, dirs, files in os.walk(top, onerror=cannot_list):
-            dirs.sort()
-            rel_root = posixpath.join(base, os.path.relpath(root, top).replace(os.sep, "/"))
-            rel_root = posixpath.normpath(rel_root)
-            for name in sorted(dirs) + sorted(files):
-                out.append(_entry(os.path.join(root, name), posixpath.join(rel_root, name)))
-            # a symlinked directory is an entry, never walked into
-            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
-        if unlisted:  # made empty on the box, its files would be missing without a word
-            out = [dataclasses.replace(e, kind="unusual", lost=True,
-                                       why="a folder that cannot be read here: %s" % unlisted[e.path])
-                   if e.kind == "dir" and e.path in unlisted else e for e in out]
+        if first.kind == "dir":
+            out.extend(_walk(top, base))
     return _one_per_name(out)
+
+
+def _walk(top: str, base: str) -> List[LocalEntry]:
+    """The entries below folder `top`, named under `base` ('' for the folder's contents)."""
+    out: List[LocalEntry] = []
+    unlisted: "dict[str, str]" = {}  # folders os.walk could not read: path -> why
+
+    def cannot_list(exc: OSError) -> None:
+        unlisted[exc.filename] = exc.strerror or str(exc)
+    for root, dirs, files in os.walk(top, onerror=cannot_list):
+        dirs.sort()
+        rel_root = posixpath.normpath(posixpath.join(base, os.path.relpath(root, top).replace(os.sep, "/")))
+        rel_root = "" if rel_root == "." else rel_root
+        for name in sorted(dirs) + sorted(files):
+            out.append(_entry(os.path.join(root, name), posixpath.join(rel_root, name)))
+        # a symlinked directory is an entry, never walked into
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+    if unlisted:  # made empty on the box, its files would be missing without a word
+        out = [dataclasses.replace(e, kind="unusual", lost=True,
+                                   why="a folder that cannot be read here: %s" % unlisted[e.path])
+               if e.kind == "dir" and e.path in unlisted else e for e in out]
+    if top in unlisted and not base:  # the contents of a folder that cannot be read
+        out.append(LocalEntry(".", top, "unusual", why="a folder that cannot be read here: %s"
+                              % unlisted[top], lost=True))
+    return out
 
 
 def _one_per_name(entries: List[LocalEntry]) -> List[LocalEntry]:

@@ -242,3 +242,18 @@ def test_one_file_to_a_dest_that_is_not_a_folder_lands_as_dest(kind, folder_mean
         assert [e.rel for e in got] == [want[0]] and got[0].path == "/l/model.pt"
     else:
         assert got == entries
+
+
+def test_dot_pushes_the_folders_contents(tmp_path, monkeypatch):
+    """`push . box:/x` was refused ("refusing name '.'"); rsync and scp fill /x with the
+    contents, and so does push now (also `..` and `sub/..`)."""
+    (tmp_path / "proj" / "src").mkdir(parents=True)
+    (tmp_path / "proj" / "train.py").write_text("x")
+    (tmp_path / "proj" / "src" / "m.py").write_text("y")
+    monkeypatch.chdir(tmp_path / "proj")
+    for top in (".", "./", "src/.."):
+        got = {e.rel: e.kind for e in scan_local([top])}
+        assert got == {"src": "dir", "src/m.py": "file", "train.py": "file"}, (top, got)
+    monkeypatch.chdir(tmp_path / "proj" / "src")
+    assert {e.rel for e in scan_local([".."])} == {"src", "src/m.py", "train.py"}
+    assert {e.rel for e in scan_local(["../src"])} == {"src", "src/m.py"}  # a named folder keeps its name
