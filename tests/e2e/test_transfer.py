@@ -10,10 +10,16 @@ from tui.core.transfer import PART_SUFFIX, RefusedPath, download, local_name, lo
 from tui.remote import ssh
 
 
-@pytest.mark.parametrize("name", ["../../evil", "/data/../../etc/passwd", "a/./b", "", "x\x00y", "a\\b"])
+@pytest.mark.parametrize("name", ["../../evil", "/data/../../etc/passwd", "a/./b", "", "x\x00y"])
 def test_unsafe_remote_names_are_refused(tmp_path, name):
     with pytest.raises(RefusedPath):
         local_path_for(str(tmp_path), name)
+
+
+@pytest.mark.parametrize("name", ["a\\b", "..\\..\\evil", "x/..\\y.pt"])
+def test_a_backslash_is_renamed_never_a_separator(tmp_path, name):
+    local = local_path_for(str(tmp_path), name)
+    assert local.startswith(str(tmp_path) + os.sep) and "\\" not in local
 
 
 def test_safe_names_land_under_the_base(tmp_path):
@@ -95,6 +101,22 @@ async def test_a_users_file_named_like_gputuis_own_is_never_taken_for_them(sftp,
     for reserved in ("x.bin" + PART_SUFFIX, ".gputui-names.json"):
         landed = local_name(reserved)
         assert landed != reserved and not landed.endswith(PART_SUFFIX) and landed != ".gputui-names.json"
+
+
+async def test_a_box_name_with_a_backslash_is_downloaded_under_a_safe_name(sftp, tmp_path):
+    """Push sends such names (a backslash is an ordinary character on Linux); pull refused them.
+    They come down renamed (the backslash would be a folder separator on Windows), mapped back."""
+    box = tmp_path / "box"
+    box.mkdir()
+    remote = box / "run\\epoch 3.pt"
+    remote.write_bytes(b"weights")
+    st = remote.stat()
+    base = str(tmp_path / "local")
+    r = await download(sftp, str(remote), base, st.st_size, st.st_mtime)
+    assert r.status == "downloaded", r
+    assert "\\" not in os.path.basename(r.local) and r.local.endswith(".pt")
+    assert open(r.local, "rb").read() == b"weights"
+    assert remote_for(base, r.local) == str(remote)
 
 
 async def test_a_replaced_local_copy_is_kept_under_a_free_name(sftp, tmp_path):

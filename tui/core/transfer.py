@@ -74,14 +74,15 @@ def local_name(component: str) -> str:
     Deterministic: the same remote name always maps to the same local name."""
     raw = component.encode("utf-8", "surrogateescape")
     fits = len(raw) <= NAME_BYTES
-    reserved = component == NAMES_FILE or component.endswith(PART_SUFFIX)
-    if fits and not reserved and not any(is_unsafe(ch) for ch in component):
+    reserved = component == NAMES_FILE or component.endswith(PART_SUFFIX)  # gputui's own names
+    slash = "\\" in component  # a folder separator to Windows: `..\\x` would climb there
+    if fits and not reserved and not slash and not any(is_unsafe(ch) for ch in component):
         return component
     digest = hashlib.sha256(raw).hexdigest()[:12]
     stem, ext = os.path.splitext(component)
-    if reserved or len(ext) > 16 or any(is_unsafe(ch) for ch in ext):
+    if reserved or len(ext) > 16 or "\\" in ext or any(is_unsafe(ch) for ch in ext):
         stem, ext = component, ""  # the digest last: the new name does not end as the reserved one
-    stem = "".join("_" if is_unsafe(ch) else ch for ch in stem)
+    stem = "".join("_" if is_unsafe(ch) or ch == "\\" else ch for ch in stem)
     room = NAME_BYTES - len(ext.encode()) - len(digest) - 1
     cut = stem.encode("utf-8")[:room].decode("utf-8", "ignore")  # never half a character
     return "%s~%s%s" % (cut, digest, ext)
@@ -89,7 +90,7 @@ def local_name(component: str) -> str:
 
 def local_path_for(base: str, remote_path: object) -> str:
     """Where a remote file lands under `base`; RefusedPath if it could escape."""
-    if not isinstance(remote_path, str) or not remote_path or "\x00" in remote_path or "\\" in remote_path:
+    if not isinstance(remote_path, str) or not remote_path or "\x00" in remote_path:
         raise RefusedPath("refusing remote name %r" % (remote_path,))
     parts = [p for p in remote_path.split("/") if p not in ("",)]
     if not parts or any(p in (".", "..") for p in parts):
