@@ -119,22 +119,26 @@ async def test_a_box_name_with_a_backslash_is_downloaded_under_a_safe_name(sftp,
     assert remote_for(base, r.local) == str(remote)
 
 
-async def test_a_replaced_local_copy_is_kept_under_a_free_name(sftp, tmp_path):
-    """A stale local copy goes beside as NAME.old, never over a NAME.old that is there (the
-    box's own g.txt.old, pulled a moment before, was overwritten by g.txt's backup)."""
+async def test_a_replaced_local_copy_is_kept_under_a_name_no_box_file_takes(sftp, tmp_path):
+    """A stale local copy goes beside as NAME.gputui-old (.1, ... when taken): as NAME.old it
+    collided with the box's own g.txt.old, pulled in the same run (overwritten once; then,
+    pulled after g.txt, it pushed the backup on to g.txt.old.old)."""
     remote, size, mtime, sha = make_remote(tmp_path)
     base = str(tmp_path / "local")
     local = local_path_for(base, remote)
     os.makedirs(os.path.dirname(local))
-    for path, text in ((local, "stale copy"), (local + ".old", "the box's own .old file")):
+    for path, text in ((local, "stale copy"), (local + ".old", "the box's own .old file"),
+                       (local + ".gputui-old", "an earlier backup")):
         with open(path, "w") as f:
             f.write(text)
         os.utime(path, (mtime - 60, mtime - 60))
     r = await download(sftp, remote, base, size, mtime, expected_sha=sha)
     assert r.status == "downloaded" and sha256_file(local) == sha
     assert open(local + ".old").read() == "the box's own .old file"
-    assert open(local + ".old.1").read() == "stale copy"
-    assert os.path.basename(local) + ".old.1" in r.detail
+    assert open(local + ".gputui-old").read() == "an earlier backup"
+    assert open(local + ".gputui-old.1").read() == "stale copy"
+    assert os.path.basename(local) + ".gputui-old.1" in r.detail
+    assert local_name("x.bin.gputui-old") != "x.bin.gputui-old"  # a box file never lands as one
 
 
 async def test_remote_name_escaping_the_folder_is_refused(sftp, tmp_path):

@@ -48,7 +48,7 @@ def read_block(sftp: Any) -> int:
 
 
 STALL_SECONDS = 120  # no byte for this long: the download is given up (resumable)
-NAME_BYTES = 200  # a local name at most: leaves room for PART_SUFFIX, '.old.N', '.corrupt-<time>'
+NAME_BYTES = 200  # a local name at most: leaves room for PART_SUFFIX, OLD_SUFFIX + '.N', '.corrupt-<time>'
 RESERVE_BYTES = 64 << 20  # free space left on the laptop's disk after a download
 # gputui's own files in a download folder, named so that no file of the user's is taken for one
 # (a walk-through's `notes.bin.part` was resumed as a partial download and deleted as corrupt; a
@@ -56,6 +56,9 @@ RESERVE_BYTES = 64 << 20  # free space left on the laptop's disk after a downloa
 # is given another local name, as a name the disk cannot hold is (local_name).
 NAMES_FILE = ".gputui-names.json"
 PART_SUFFIX = ".gputui-part"  # the bytes of a download so far, until verified (as push's on the box)
+# a local copy a download replaced, kept beside it; not NAME.old, which a box has of its own (the
+# box's g.txt.old, pulled after g.txt, pushed g.txt's backup on to g.txt.old.old)
+OLD_SUFFIX = ".gputui-old"
 
 
 class RefusedPath(ValueError):
@@ -74,7 +77,7 @@ def local_name(component: str) -> str:
     Deterministic: the same remote name always maps to the same local name."""
     raw = component.encode("utf-8", "surrogateescape")
     fits = len(raw) <= NAME_BYTES
-    reserved = component == NAMES_FILE or component.endswith(PART_SUFFIX)  # gputui's own names
+    reserved = component == NAMES_FILE or component.endswith(PART_SUFFIX) or OLD_SUFFIX in component
     slash = "\\" in component  # a folder separator to Windows: `..\\x` would climb there
     if fits and not reserved and not slash and not any(is_unsafe(ch) for ch in component):
         return component
@@ -179,12 +182,12 @@ def part_advice(part: str, done: int) -> str:
 
 
 def backup_path(local: str) -> str:
-    """A free name beside `local` for the copy a download replaces: NAME.old, else NAME.old.1,
-    .old.2, ... (never over a file, such as a NAME.old the same pull brought from the box)."""
-    candidate, n = local + ".old", 0
+    """A free name beside `local` for the copy a download replaces: NAME.gputui-old, else
+    .gputui-old.1, .2, ... (never over a file; no box file lands under such a name)."""
+    candidate, n = local + OLD_SUFFIX, 0
     while os.path.lexists(candidate):
         n += 1
-        candidate = "%s.old.%d" % (local, n)
+        candidate = "%s%s.%d" % (local, OLD_SUFFIX, n)
     return candidate
 
 
