@@ -168,6 +168,30 @@ def test_push_dot_fills_dest_with_the_folders_contents(user_world, tmp_path):
     assert (work / "src" / "model.py").read_text() == "class M: pass\n"
 
 
+def test_pull_goes_on_past_a_folder_the_box_will_not_list_and_names_a_missing_path(user_world, tmp_path):
+    """One unreadable folder on the box stopped a whole pull ('pull stopped: Permission denied;
+    run the same command again'), nothing downloaded; a missing path read the same."""
+    box = user_world.box
+    src = tmp_path / "boxside" / "mix"
+    (src / "locked").mkdir(parents=True)
+    (src / "locked" / "hidden.txt").write_text("x")
+    (src / "ok.txt").write_text("fine\n")
+    local = tmp_path / "laptop"
+    as_box_user = os.geteuid() != 0  # root lists everything (tests/unit/tui/remote/test_pull_walk.py)
+    os.chmod(src / "locked", 0o000)
+    try:
+        p = gputui("pull", "mybox:%s" % src, "mybox:%s" % (tmp_path / "boxside" / "gone"), str(local),
+                   "--remote-dir", box.remote_dir, "--simulate", "idle")
+        out, err = p.communicate(timeout=120)
+    finally:
+        os.chmod(src / "locked", 0o755)
+    assert (local / "mix" / "ok.txt").read_text() == "fine\n", err
+    assert "cannot pull %s" % (tmp_path / "boxside" / "gone") in err and "again" not in err, err
+    assert p.returncode == 1, err
+    if as_box_user:
+        assert "not pulled: mix/locked (a folder the box will not list" in err, err
+
+
 def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):
     """One such name stopped a whole SFTP pull ('Unable to decode name': nothing was pulled);
     now it comes with the rest, under a name the laptop's disk takes, mapped back to its bytes."""

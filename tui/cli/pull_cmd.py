@@ -25,18 +25,22 @@ def add_pull_parser(sub: Any) -> None:
     add_box_flags(p)
 
 
-async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int, float]], List[str]]:
+async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int, float]], List[Tuple[str, str]]]:
     """(top as the box's absolute path, files, skipped) through the probe's file_list (no SFTP)."""
     from remote_probe import wire
     reply = await session.request(wire.FILE_LIST, timeout=600, root=top)
     files = [(r, s, m) for r, s, m in (reply.get("files") or [])
              if isinstance(r, str) and isinstance(s, int) and isinstance(m, (int, float))]
-    skipped = [r for r in reply.get("skipped") or [] if isinstance(r, str)]
+    from tui.remote.pull import NOT_REGULAR
+    skipped = [(r, NOT_REGULAR) for r in reply.get("skipped") or [] if isinstance(r, str)]
     return str(reply.get("root") or top), files, skipped
 
 
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
-    from tui.remote.pull import pull_files, walk_sftp
+    import asyncssh
+
+    from tui.remote.probe_client import ProbeError
+    from tui.remote.pull import NOT_REGULAR, pull_files, walk_sftp
     from tui.core.transfer import size_text
     session = await open_session(args, files=True)
     counts: "dict[str, int]" = {}
@@ -48,13 +52,23 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
             home = await sftp.realpath(".") if is_sftp else "~"
             for spec in specs:
                 top = spec if spec.startswith("/") else posixpath.join(home, spec.lstrip("~/"))
-                if is_sftp:
-                    files, skipped = await walk_sftp(sftp, top)
-                else:  # the probe channel reads absolute paths: the files' names come relative
-                    top, files, skipped = await _walk_probe(session, top)
-                    sftp.base = posixpath.dirname(top.rstrip("/")) or "/"
-                for rel in skipped:
-                    print(_("  not pulled: %s (not a regular file or folder)") % visible(rel), file=sys.stderr)
+                try:
+                    if is_sftp:
+                        files, skipped = await walk_sftp(sftp, top)
+                    else:  # the probe channel reads absolute paths: the files' names come relative
+                        top, files, skipped = await _walk_probe(session, top)
+                        sftp.base = posixpath.dirname(top.rstrip("/")) or "/"
+                except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied, ProbeError) as exc:
+                    # said as what it is, not as a cut transfer to run again
+                    print(_("gputui: cannot pull %s: %s") % (visible(top), visible(str(getattr(exc, "reason", None)
+                                                                                    or exc))), file=sys.stderr)
+                    counts["failed"] = counts.get("failed", 0) + 1
+                    continue
+                for rel, why in skipped:
+                    print(_("  not pulled: %s (%s)") % (visible(rel), _(why) if why == NOT_REGULAR else visible(why)),
+                          file=sys.stderr)
+                    if why != NOT_REGULAR:  # a folder whose files did not come: the pull failed
+                        counts["not pulled"] = counts.get("not pulled", 0) + 1
                 parent = posixpath.dirname(top.rstrip("/")) or "/"
                 if is_sftp:  # names below are relative: they land under LOCAL as they are
                     await sftp.chdir(parent.encode("utf-8", "surrogateescape"))  # a name that is not UTF-8
@@ -69,7 +83,8 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                         bar.say(_("  %s: %s; %s") % (visible(r.remote), _(r.status), visible(r.detail)))
                 await pull_files(sftp, session, files, parent, local, bar.add, said)
                 bar.end()
-        failed = sum(n for k, n in counts.items() if k in ("failed", "corrupt", "refused", "no space"))
+        failed = sum(n for k, n in counts.items() if k in ("failed", "corrupt", "refused", "no space",
+                                                           "not pulled"))
         print(_("%s received in %.1f s; %s") % (size_text(received[0]), time.monotonic() - t0, ", ".join(
             "%d %s" % (n, _(k)) for k, n in sorted(counts.items())) or _("nothing to pull")))
         return 1 if failed else 0

@@ -13,7 +13,10 @@ import posixpath
 import stat
 from typing import Any, Callable, List, Optional, Tuple
 
+import asyncssh
+
 from remote_probe import wire
+from tui.core.i18n import N_
 from tui.core.transfer import Result, download
 from tui.remote.push import all_or_none
 
@@ -24,8 +27,13 @@ DIRS_IN_FLIGHT = 32  # readdir requests outstanding during the walk
 FileRow = Tuple[str, int, float]  # (path relative to the pulled path's parent, size, mtime)
 
 
-async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[str]]:
-    """(regular files, skipped entries: links, FIFOs, devices) under top, sorted by name.
+NOT_REGULAR = N_("not a regular file or folder")
+CANNOT_LIST = "a folder the box will not list: %s"  # its files are missing: the pull fails
+
+
+async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[Tuple[str, str]]]:
+    """(regular files, skipped entries with why: links, FIFOs, devices, and folders the box
+    will not list, whose files are then missing) under top, sorted by name.
     Names come with lstat attributes (readdir), so a symlink is listed, never followed.
     SFTP is asked with bytes, so a name that is not UTF-8 comes back as its bytes (asyncssh
     gives up on the whole listing otherwise: 'Unable to decode name'); here names are str
@@ -39,7 +47,7 @@ async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[str]]:
     top = top.rstrip("/") or "/"
     parent = posixpath.dirname(top) or "/"
     files: List[FileRow] = []
-    skipped: List[str] = []
+    skipped: List[Tuple[str, str]] = []
 
     def sort(path: str, attrs: Any, dirs: List[str]) -> None:
         mode = attrs.permissions or 0
@@ -49,7 +57,7 @@ async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[str]]:
         elif stat.S_ISREG(mode):
             files.append((rel, attrs.size or 0, attrs.mtime or 0))
         else:
-            skipped.append(rel)
+            skipped.append((rel, NOT_REGULAR))
 
     level: List[str] = []
     sort(top, await sftp.lstat(raw(top)), level)
@@ -57,7 +65,12 @@ async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[str]]:
 
     async def listing(path: str) -> List[Any]:
         async with gate:
-            return await sftp.readdir(raw(path))
+            try:
+                return await sftp.readdir(raw(path))
+            except (asyncssh.SFTPPermissionDenied, asyncssh.SFTPNoSuchFile) as exc:
+                # one folder the box will not list stopped the whole pull, nothing downloaded
+                skipped.append((posixpath.relpath(path, parent), CANNOT_LIST % (exc.reason or exc)))
+                return []
     while level:
         found = await asyncio.gather(*(listing(d) for d in level))
         below: List[str] = []
