@@ -5,12 +5,12 @@ decides what to move and says what it will cost)."""
 import os
 import sys
 import time
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from tui.cli.shared import open_session
 from tui.cli.transfer_args import Progress, add_box_flags, run_transfer, set_target, split_remote
 from tui.core.boxtext import visible
-from tui.core.i18n import _
+from tui.core.i18n import _, ngettext
 from tui.core.transfer import size_text
 
 __all__ = ["add_push_parser", "cmd_push", "split_remote"]
@@ -46,6 +46,17 @@ class _Estimate:
             for level, text in plan_lines(self.plan, self.bar.rate()):
                 if level == "estimate":
                     self.bar.say("  " + text)
+
+
+def summary(counts: Dict[str, int]) -> str:
+    """'4 sent, 1 up to date, 2 folders, 1 link, 2 not sent (listed above)' from the results'
+    statuses (it read '2 dir, 2 not sent (listed above), 4 sent, 2 unusual')."""
+    words = {"dir": lambda n: ngettext("%d folder", "%d folders", n) % n,
+             "link": lambda n: ngettext("%d link", "%d links", n) % n,
+             "unusual": lambda n: _("%d not sent (listed above)") % n}
+    order = ("sent", "resumed", "up to date", "failed", "dir", "link", "unusual")
+    keys = sorted(counts, key=lambda k: (order.index(k) if k in order else len(order), k))
+    return ", ".join(words[k](counts[k]) if k in words else "%d %s" % (counts[k], _(k)) for k in keys)
 
 
 async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
@@ -85,16 +96,13 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
         secs = time.monotonic() - t0
         sent = sum(r.sent for r in results)
         bar.end()
-        counts = {}
+        counts: Dict[str, int] = {}
         for r in results:
             counts[r.status] = counts.get(r.status, 0) + 1
             if r.status == "failed":
                 print(_("  failed: %s: %s") % (visible(r.rel), r.detail), file=sys.stderr)
         lost = [e for e in entries if e.lost]
-        if lost:  # the user's data that did not go: listed at the start, counted here
-            counts[_("not sent (listed above)")] = len(lost)
-        print(_("%s sent in %.1f s; %s") % (size_text(sent), secs, ", ".join(
-            "%d %s" % (n, k) for k, n in sorted(counts.items()))))
+        print(_("%s sent in %.1f s; %s") % (size_text(sent), secs, summary(counts)))
         return 1 if counts.get("failed") or lost else 0
     finally:
         await session.close()

@@ -5,7 +5,7 @@ line saying how to continue."""
 import asyncio
 import sys
 import time
-from typing import Any, Callable, Coroutine, Tuple
+from typing import Any, Callable, Coroutine, Optional, Tuple
 
 from tui.core.boxtext import visible
 from tui.core.i18n import _
@@ -53,26 +53,33 @@ def _break_line(out: Any = sys.stderr) -> None:
 
 class Progress:
     """One line, rewritten at most once a second: done/total, rate, ETA. The clock starts with
-    the first byte (connecting and listing are not the transfer's rate), and no ETA is shown
-    before a second of it (a first guess from a few kilobytes read 86077 minutes)."""
+    the first byte (connecting and listing are not the transfer's rate), bytes a resumed file
+    already had count as done but not as speed, and neither rate nor ETA is shown before a
+    second of transfer (first guesses read 73 GiB/s and an ETA of 86077:57). Not drawn when
+    stderr is not a terminal (a log would fill with carriage returns)."""
 
-    def __init__(self, total: int, out: Any = sys.stderr) -> None:
+    def __init__(self, total: int, out: Any = sys.stderr, draw: Optional[bool] = None) -> None:
         self.total, self.done, self.out = total, 0, out
         self.t0 = time.monotonic()
         self.started = None  # type: Any
+        self.kept = 0  # bytes resumed files already had
         self.shown = 0.0
+        isatty = getattr(out, "isatty", None)
+        self.draw = bool(isatty and isatty()) if draw is None else draw
 
     def rate(self) -> float:
         if self.started is None:
             return 0.0
-        return self.done / max(time.monotonic() - self.started, 1e-6)
+        return (self.done - self.kept) / max(time.monotonic() - self.started, 1e-6)
 
-    def add(self, rel: str, n: int) -> None:
-        if n and self.started is None:
+    def add(self, rel: str, n: int, moved: bool = True) -> None:
+        if not moved:
+            self.kept += n
+        elif n and self.started is None:
             self.started = time.monotonic()
         self.done += n
         now = time.monotonic()
-        if now - self.shown < 1.0 and self.done < self.total:
+        if not self.draw or (now - self.shown < 1.0 and self.done < self.total):
             return
         self.shown = now
         rate = self.rate()
@@ -80,8 +87,8 @@ class Progress:
         eta = max(self.total - self.done, 0) / rate if known else None  # a file may grow while sent
         if self.done >= self.total:
             eta = 0
-        self.out.write("\r  %s / %s  %s/s  ETA %s  %s" % (
-            size_text(self.done), size_text(self.total), size_text(int(rate)),
+        self.out.write("\r  %s / %s  %s  ETA %s  %s" % (
+            size_text(self.done), size_text(self.total), "%s/s" % size_text(int(rate)) if known else "--/s",
             "%d:%02d" % (eta // 60, eta % 60) if eta is not None else "--:--",
             visible(rel, limit=40)) + " " * 4)
         self.out.flush()

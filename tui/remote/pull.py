@@ -84,11 +84,12 @@ async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[Tuple[str,
 
 
 async def pull_files(sftp: Any, session: Any, files: List[FileRow], parent: str, local: str,
-                     progress: Optional[Callable[[str, int], None]] = None,
+                     progress: Optional[Callable[[str, int, bool], None]] = None,
                      on_result: Optional[Callable[[Result], None]] = None) -> List[Result]:
     """Every file (names relative to `parent`, the folder sftp reads relative names from)
     into `local`; one Result each, in the files' order. progress(rel, bytes since the last
-    call); on_result as each file ends."""
+    call, whether they moved now: False for what a resumed part already held); on_result as
+    each file ends."""
     results: List[Optional[Result]] = [None] * len(files)
     gate = asyncio.Semaphore(SMALL_IN_FLIGHT)
     big = asyncio.Lock()  # one big file at a time: it has all its reads in flight already
@@ -101,12 +102,17 @@ async def pull_files(sftp: Any, session: Any, files: List[FileRow], parent: str,
             return (reply.get("sha256") or {}).get(full)
         seen = [0]
 
+        first = [True]
+
         def on_progress(done: int, _size: int) -> None:
-            if progress:
-                progress(rel, done - seen[0])
+            if progress:  # the first call says what a resumed part already holds: not moved now
+                progress(rel, done - seen[0], not first[0])
+            first[0] = False
             seen[0] = done
         async with (gate if size < SMALL_FILE else big):
             r = await download(sftp, rel, local, size, mtime, expected_sha=box_sha, progress=on_progress)
+        if progress and r.status in ("up to date", "kept newer local") and seen[0] < size:
+            progress(rel, size - seen[0], False)  # here already: the total's part of it is done
         results[i] = r
         if on_result:
             on_result(r)
