@@ -114,6 +114,8 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     (src / "train.log").write_text("step 1/10\n" * 1000)
     (src / "train.sh").write_text("python train.py\n")
     os.chmod(src / "train.sh", 0o755)
+    os.symlink("ckpt/epoch_3.pt", src / "latest.pt")  # a HuggingFace cache is links like this
+    os.symlink("/etc/passwd", src / "outside")  # kept as a link, never followed
     os.mkfifo(src / "pipe")
     local = tmp_path / "laptop"
     args = ("pull", "mybox:%s" % src, str(local), "--remote-dir", box.remote_dir, "--simulate", "idle")
@@ -124,11 +126,14 @@ def test_pull_brings_a_tree_back_verified_and_a_second_pull_moves_nothing(user_w
     assert (local / "run" / "train.log").read_text() == (src / "train.log").read_text()
     assert "not pulled: run/pipe" in err  # listed, not a hang on the FIFO
     assert os.stat(local / "run" / "train.sh").st_mode & 0o777 == 0o700  # still runnable, still private
+    assert os.readlink(local / "run" / "latest.pt") == "ckpt/epoch_3.pt"
+    assert sha(local / "run" / "latest.pt") == sha(src / "ckpt" / "epoch_3.pt")
+    assert os.readlink(local / "run" / "outside") == "/etc/passwd"  # a link, as on the box
     assert os.stat(local / "run" / "train.log").st_mode & 0o777 == 0o600
     p = gputui(*args)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
-    assert "3 up to date" in out and "0 B received" in out, (out, err)  # a summary, not a line a file
+    assert "5 up to date" in out and "0 B received" in out, (out, err)  # a summary, not a line a file
 
 
 def test_one_file_pushed_to_a_new_name_lands_as_that_file(user_world, tmp_path):

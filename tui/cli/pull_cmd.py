@@ -40,7 +40,7 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
     import asyncssh
 
     from tui.remote.probe_client import ProbeError
-    from tui.remote.pull import NOT_REGULAR, pull_files, walk_sftp
+    from tui.remote.pull import NOT_REGULAR, SYMLINK, pull_files, pull_links, walk_sftp
     from tui.core.transfer import size_text
     session = await open_session(args, files=True)
     counts: "dict[str, int]" = {}
@@ -64,10 +64,13 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                                                                                     or exc))), file=sys.stderr)
                     counts["failed"] = counts.get("failed", 0) + 1
                     continue
+                links = [rel for rel, why in skipped if why == SYMLINK and is_sftp]
                 for rel, why in skipped:
-                    print(_("  not pulled: %s (%s)") % (visible(rel), _(why) if why == NOT_REGULAR else visible(why)),
-                          file=sys.stderr)
-                    if why != NOT_REGULAR:  # a folder whose files did not come: the pull failed
+                    if rel in links:
+                        continue
+                    print(_("  not pulled: %s (%s)") % (visible(rel), _(why) if why in (NOT_REGULAR, SYMLINK)
+                                                       else visible(why)), file=sys.stderr)
+                    if why not in (NOT_REGULAR, SYMLINK):  # a folder whose files did not come
                         counts["not pulled"] = counts.get("not pulled", 0) + 1
                 parent = posixpath.dirname(top.rstrip("/")) or "/"
                 if is_sftp:  # names below are relative: they land under LOCAL as they are
@@ -83,6 +86,10 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                         bar.say(_("  %s: %s; %s") % (visible(r.remote), _(r.status), visible(r.detail)))
                 await pull_files(sftp, session, files, parent, local, bar.add, said)
                 bar.end()
+                for rel, status, detail in await pull_links(sftp, parent, links, local):
+                    counts[status] = counts.get(status, 0) + 1
+                    if detail:
+                        print(_("  %s: %s %s") % (visible(rel), _(status), visible(detail)), file=sys.stderr)
         failed = sum(n for k, n in counts.items() if k in ("failed", "corrupt", "refused", "no space",
                                                            "not pulled"))
         print(_("%s received in %.1f s; %s") % (size_text(received[0]), time.monotonic() - t0, ", ".join(

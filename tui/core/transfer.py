@@ -105,6 +105,37 @@ def local_path_for(base: str, remote_path: object) -> str:
     return local
 
 
+def place_link(base: str, remote_path: str, target: str) -> Tuple[str, str]:
+    """A symlink from the box made here as a link, as rsync -a does (a HuggingFace cache is
+    links from snapshots/ into blobs/: skipped, its models were missing). -> (status, detail).
+    The target is kept as it is and never followed; the link's own folder must be inside
+    `base`; a local file or folder at that name is never replaced."""
+    parts = [p for p in remote_path.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts) or "\x00" in remote_path or "\x00" in target:
+        return "refused", "refusing remote name %r" % remote_path
+    local = os.path.join(base, *[local_name(p) for p in parts])
+    real_base = os.path.realpath(base)
+    folder = os.path.realpath(os.path.dirname(local))
+    if folder != real_base and not folder.startswith(real_base + os.sep):
+        return "refused", "refusing remote name %r: it resolves outside %s" % (remote_path, base)
+    if os.path.islink(local):
+        if os.readlink(local) == target:
+            return "up to date", ""
+        tmp = local + PART_SUFFIX
+        if os.path.islink(tmp):
+            os.unlink(tmp)
+        os.symlink(target, tmp)
+        os.replace(tmp, local)  # replaces the link itself, never what it points to
+        return "link", ""
+    if os.path.lexists(local):
+        return "kept local", _("a local file or folder has this name: not replaced by a link")
+    make_private_dir(os.path.dirname(local))
+    os.symlink(target, local)
+    if renamed(remote_path):
+        remember_name(base, local, remote_path)
+    return "link", ""
+
+
 def renamed(remote_path: str) -> bool:
     """Was this remote path given a different local name?"""
     parts = [p for p in remote_path.split("/") if p]

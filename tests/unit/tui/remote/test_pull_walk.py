@@ -44,3 +44,24 @@ async def test_a_folder_the_box_will_not_list_is_reported_and_the_rest_comes():
     assert ("run/pipe", NOT_REGULAR) in skipped
     assert ("run/locked", CANNOT_LIST % "Permission denied") in skipped
     assert all(isinstance(p, bytes) for p in sftp.asked)  # asked as bytes: names that are not UTF-8 come back
+
+
+def test_a_box_symlink_is_made_here_as_a_link_and_never_followed(tmp_path):
+    import os
+
+    from tui.core.transfer import place_link
+    base = str(tmp_path / "pulled")
+    os.makedirs(base)
+    assert place_link(base, "run/latest.pt", "ckpt/e3.pt") == ("link", "")
+    assert os.readlink(os.path.join(base, "run", "latest.pt")) == "ckpt/e3.pt"
+    assert place_link(base, "run/latest.pt", "ckpt/e3.pt") == ("up to date", "")
+    assert place_link(base, "run/latest.pt", "ckpt/e4.pt")[0] == "link"  # the box's link moved on
+    assert os.readlink(os.path.join(base, "run", "latest.pt")) == "ckpt/e4.pt"
+    with open(os.path.join(base, "run", "mine.txt"), "w") as f:
+        f.write("my notes")
+    status, why = place_link(base, "run/mine.txt", "/etc/passwd")
+    assert status == "kept local" and open(os.path.join(base, "run", "mine.txt")).read() == "my notes"
+    os.symlink("/etc", os.path.join(base, "run", "out"))  # a link to a folder outside, from an earlier pull
+    assert place_link(base, "run/out/shadow", "x")[0] == "refused"  # never made through it
+    assert not os.path.lexists("/etc/shadow-gputui-test")
+    assert place_link(base, "../up", "x")[0] == "refused"
