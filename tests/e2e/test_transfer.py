@@ -141,6 +141,33 @@ async def test_a_replaced_local_copy_is_kept_under_a_name_no_box_file_takes(sftp
     assert local_name("x.bin.gputui-old") != "x.bin.gputui-old"  # a box file never lands as one
 
 
+async def test_an_older_copy_with_the_same_bytes_is_not_fetched_again(sftp, tmp_path):
+    """A copy restored or touched here (older, same size, same bytes) was downloaded again and
+    a duplicate kept beside it; now both sides hash it and only its time is set. The same
+    size with other bytes still downloads (and keeps the old copy)."""
+    remote, size, mtime, sha = make_remote(tmp_path)
+    base = str(tmp_path / "local")
+    local = local_path_for(base, remote)
+    os.makedirs(os.path.dirname(local))
+    with open(remote, "rb") as f, open(local, "wb") as out:
+        out.write(f.read())
+    os.utime(local, (mtime - 3600, mtime - 3600))
+    asked = []
+
+    async def box_sha():
+        asked.append(1)
+        return sha
+    r = await download(sftp, remote, base, size, mtime, expected_sha=box_sha,
+                       progress=lambda done, total: asked.append(done))
+    assert r.status == "up to date" and r.bytes == 0 and asked == [1]  # no byte asked for
+    assert abs(os.stat(local).st_mtime - mtime) < 1 and not os.path.exists(local + ".gputui-old")
+    with open(local, "r+b") as f:
+        f.write(b"\x00" * 16)  # same size, other bytes
+    os.utime(local, (mtime - 3600, mtime - 3600))
+    r = await download(sftp, remote, base, size, mtime, expected_sha=box_sha)
+    assert r.status == "downloaded" and sha256_file(local) == sha and os.path.exists(local + ".gputui-old")
+
+
 async def test_remote_name_escaping_the_folder_is_refused(sftp, tmp_path):
     r = await download(sftp, "../../evil", str(tmp_path / "local"), 10, 0)
     assert r.status == "refused"
