@@ -190,6 +190,7 @@ class RemoteStat:
     size: int
     mtime: float
     is_file: bool = True
+    mode: Optional[int] = None  # permission bits, where the box says (SFTP)
 
 
 def decide(entry: LocalEntry, remote: Optional[RemoteStat], part_size: Optional[int]) -> Tuple[str, int]:

@@ -231,8 +231,15 @@ class SftpBox:
             raise PushRefused("%s%s on the box is not a regular file: not writing through it"
                               % (remote, PART_SUFFIX))
         kind = _kind(final)
-        stat_ = None if final is None else RemoteStat(final.size or 0, final.mtime or 0, kind == "file")
+        stat_ = None if final is None else RemoteStat(
+            final.size or 0, final.mtime or 0, kind == "file",
+            stat.S_IMODE(final.permissions) if final.permissions is not None else None)
         return Have(kind, stat_, None if part is None else (part.size or 0))
+
+    async def chmod(self, dest: str, rel: str, mode: int) -> None:
+        """The permissions of a file that is otherwise up to date (checked: not a link)."""
+        await self._check_chain(dest, rel)
+        await self.sftp.chmod(remote_path_for(dest, rel), stat.S_IMODE(mode))
 
     async def kind(self, path: str) -> str:
         """What is at `path` on the box ('none', 'file', 'dir', 'link', 'other'), not followed."""
@@ -422,6 +429,10 @@ async def push_file(box: Any, box_sha: Callable[[str], Any], entry: LocalEntry, 
         raise PushRefused("%s is a symlink on the box: not replacing it" % remote_path_for(dest, entry.rel))
     action, offset = decide(entry, have.final, have.part)
     if action == "skip":
+        chmod = getattr(box, "chmod", None)
+        mode = have.final.mode if have.final is not None else None
+        if chmod is not None and mode is not None and mode != stat.S_IMODE(entry.mode):
+            await chmod(dest, entry.rel, entry.mode)  # rsync -a carries a chmod made here
         return FileResult(entry.rel, "up to date")
     spread = getattr(box, "spread", None)
     spreading = None if spread is None else await spread(dest, entry, offset, progress)
