@@ -17,7 +17,8 @@ Requests (all carry "root"; "path" is '/'-separated, relative, no '.' or '..'):
   file_link   {path, target}         -> {made: bool}  (an existing entry is left alone)
   file_write  {path, offset, data, sha256, truncate} -> {size}   (path ends in PART_SUFFIX)
   file_commit {path, to, size, mode, mtime, discard} -> {}
-  file_list   {}                     -> {root, files: [[rel, size, mtime]], skipped: [rel]}
+  file_list   {}                     -> {root, files: [[rel, size, mtime]], skipped: [rel],
+                                        links: [[rel, target]], unlisted: [[rel, why]]}
 """
 
 import base64
@@ -252,16 +253,23 @@ def on_commit(msg):
 
 def on_list(msg):
     """Regular files under root (symlinks not followed), relative to root's parent as
-    `rsync -a root` names them; anything else is listed as skipped."""
+    `rsync -a root` names them; symlinks with their targets (the laptop makes them as links);
+    folders that cannot be listed, with why (their files are missing); anything else is
+    listed as skipped."""
     root = root_path(msg.get("root"))
     parent = os.path.dirname(root.rstrip("/")) or "/"
-    files, skipped = [], []
+    files, skipped, links, unlisted = [], [], [], []
     st = os.lstat(root)
     if stat.S_ISREG(st.st_mode):
         return {"root": root, "files": [[os.path.basename(root), st.st_size, st.st_mtime]], "skipped": []}
+    if stat.S_ISLNK(st.st_mode):
+        return {"root": root, "files": [], "skipped": [], "links": [[os.path.basename(root), os.readlink(root)]]}
     if not stat.S_ISDIR(st.st_mode):
         return {"root": root, "files": [], "skipped": [os.path.basename(root)]}
-    for top, dirs, names in os.walk(root):
+
+    def cannot_list(exc):
+        unlisted.append([os.path.relpath(exc.filename, parent), exc.strerror or str(exc)])
+    for top, dirs, names in os.walk(root, onerror=cannot_list):
         dirs.sort()
         for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
             path = os.path.join(top, name)
@@ -272,12 +280,17 @@ def on_list(msg):
                 continue
             if stat.S_ISREG(est.st_mode):
                 files.append([rel, est.st_size, est.st_mtime])
+            elif stat.S_ISLNK(est.st_mode):
+                try:
+                    links.append([rel, os.readlink(path)])
+                except OSError:
+                    skipped.append(rel)
             else:
                 skipped.append(rel)
-            if len(files) + len(skipped) > LIST_LIMIT:
+            if len(files) + len(skipped) + len(links) > LIST_LIMIT:
                 raise Refused("more than %d entries under %s: pull fewer at a time" % (LIST_LIMIT, root))
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
-    return {"root": root, "files": files, "skipped": skipped}
+    return {"root": root, "files": files, "skipped": skipped, "links": links, "unlisted": unlisted}
 
 
 OPS = {FILE_STAT: on_stat, FILE_MKDIR: on_mkdir, FILE_LINK: on_link, FILE_WRITE: on_write,

@@ -25,22 +25,31 @@ def add_pull_parser(sub: Any) -> None:
     add_box_flags(p)
 
 
-async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int, float]], List[Tuple[str, str]]]:
-    """(top as the box's absolute path, files, skipped) through the probe's file_list (no SFTP)."""
+async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int, float]], List[Tuple[str, str]],
+                                                      List[Tuple[str, str]]]:
+    """(top as the box's absolute path, files, skipped with why, links with their targets)
+    through the probe's file_list (no SFTP)."""
     from remote_probe import wire
+    from tui.remote.pull import CANNOT_LIST, NOT_REGULAR
     reply = await session.request(wire.FILE_LIST, timeout=600, root=top)
     files = [(r, s, m) for r, s, m in (reply.get("files") or [])
              if isinstance(r, str) and isinstance(s, int) and isinstance(m, (int, float))]
-    from tui.remote.pull import NOT_REGULAR
     skipped = [(r, NOT_REGULAR) for r in reply.get("skipped") or [] if isinstance(r, str)]
-    return str(reply.get("root") or top), files, skipped
+    skipped += [(r, CANNOT_LIST % why) for r, why in _pairs(reply.get("unlisted"))]
+    return str(reply.get("root") or top), files, skipped, _pairs(reply.get("links"))
+
+
+def _pairs(value: Any) -> List[Tuple[str, str]]:
+    """[[str, str], ...] from the box, anything else dropped."""
+    return [(a, b) for a, b in (p for p in (value or []) if isinstance(p, list) and len(p) == 2)
+            if isinstance(a, str) and isinstance(b, str)]
 
 
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
     import asyncssh
 
     from tui.remote.probe_client import ProbeError
-    from tui.remote.pull import NOT_REGULAR, SYMLINK, pull_files, pull_links, walk_sftp
+    from tui.remote.pull import NOT_REGULAR, SYMLINK, place_links, pull_files, pull_links, walk_sftp
     from tui.core.transfer import size_text
     session = await open_session(args, files=True)
     counts: "dict[str, int]" = {}
@@ -52,11 +61,12 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
             home = await sftp.realpath(".") if is_sftp else "~"
             for spec in specs:
                 top = spec if spec.startswith("/") else posixpath.join(home, spec.lstrip("~/"))
+                box_links: List[Tuple[str, str]] = []  # the probe channel says the targets
                 try:
                     if is_sftp:
                         files, skipped = await walk_sftp(sftp, top)
                     else:  # the probe channel reads absolute paths: the files' names come relative
-                        top, files, skipped = await _walk_probe(session, top)
+                        top, files, skipped, box_links = await _walk_probe(session, top)
                         sftp.base = posixpath.dirname(top.rstrip("/")) or "/"
                 except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied, ProbeError) as exc:
                     # said as what it is, not as a cut transfer to run again
@@ -86,7 +96,8 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                         bar.say(_("  %s: %s; %s") % (visible(r.remote), _(r.status), visible(r.detail)))
                 await pull_files(sftp, session, files, parent, local, bar.add, said)
                 bar.end()
-                for rel, status, detail in await pull_links(sftp, parent, links, local):
+                made = await pull_links(sftp, parent, links, local) if is_sftp else place_links(local, box_links)
+                for rel, status, detail in made:
                     counts[status] = counts.get(status, 0) + 1
                     if detail:
                         print(_("  %s: %s %s") % (visible(rel), _(status), visible(detail)), file=sys.stderr)

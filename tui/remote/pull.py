@@ -28,7 +28,7 @@ FileRow = Tuple[str, int, float]  # (path relative to the pulled path's parent, 
 
 
 NOT_REGULAR = N_("not a regular file or folder")
-SYMLINK = N_("a symlink")  # made here as a link where SFTP can read its target (pull_cmd)
+SYMLINK = N_("a symlink")  # made here as a link (pull_cmd)
 CANNOT_LIST = "a folder the box will not list: %s"  # its files are missing: the pull fails
 
 
@@ -84,27 +84,33 @@ async def walk_sftp(sftp: Any, top: str) -> Tuple[List[FileRow], List[Tuple[str,
     return sorted(files), sorted(skipped)
 
 
+def place_links(local: str, pairs: List[Tuple[str, str]]) -> List[Tuple[str, str, str]]:
+    """Each (rel, target) made under `local` as a link -> (rel, status, detail)."""
+    from tui.core.transfer import place_link
+    out = []
+    for rel, target in pairs:
+        try:
+            out.append((rel,) + place_link(local, rel, target))
+        except OSError as exc:  # a laptop that cannot make links (Windows without the right)
+            out.append((rel, "failed", exc.strerror or str(exc)))
+    return out
+
+
 async def pull_links(sftp: Any, parent: str, links: List[str], local: str) -> List[Tuple[str, str, str]]:
     """Each symlink (rel under `parent`) made under `local` as a link to the same target ->
     (rel, status, detail); its target read with readlink, all at once."""
-    from tui.core.transfer import place_link
-
     async def target(rel: str) -> Any:
         try:
             return await sftp.readlink(posixpath.join(parent, rel).encode("utf-8", "surrogateescape"))
         except (asyncssh.SFTPError, OSError) as exc:
             return exc
-    out = []
+    out, pairs = [], []
     for rel, got in zip(links, await asyncio.gather(*(target(r) for r in links))):
         if isinstance(got, BaseException):
             out.append((rel, "failed", str(getattr(got, "reason", None) or got)))
-            continue
-        text = got.decode("utf-8", "surrogateescape") if isinstance(got, bytes) else got
-        try:
-            out.append((rel,) + place_link(local, rel, text))
-        except OSError as exc:  # a laptop that cannot make links (Windows without the right)
-            out.append((rel, "failed", exc.strerror or str(exc)))
-    return out
+        else:
+            pairs.append((rel, got.decode("utf-8", "surrogateescape") if isinstance(got, bytes) else got))
+    return out + place_links(local, pairs)
 
 
 async def pull_files(sftp: Any, session: Any, files: List[FileRow], parent: str, local: str,

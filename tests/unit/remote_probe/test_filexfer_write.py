@@ -103,7 +103,27 @@ def test_list_names_files_relative_to_the_roots_parent_and_lists_the_rest(tmp_pa
     os.symlink("ckpt", top / "latest")
     r = ask(wire.FILE_LIST, top)
     assert [(f[0], f[1]) for f in r["files"]] == [("run/ckpt/e1.pt", 5)]
-    assert sorted(r["skipped"]) == ["run/latest", "run/pipe"]
+    assert r["skipped"] == ["run/pipe"]
+    assert r["links"] == [["run/latest", "ckpt"]]  # the laptop makes it as a link, as rsync -a does
+    assert r["unlisted"] == []
+
+
+def test_list_reports_a_folder_it_cannot_read(tmp_path, monkeypatch):
+    """A folder the box user cannot list is said, with why (its files are missing from the
+    pull), not silently left out. Root reads everything, so the refusal is os.scandir's."""
+    top = tmp_path / "run"
+    (top / "locked").mkdir(parents=True)
+    (top / "ok.txt").write_text("x")
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+    monkeypatch.setattr(os, "scandir", scandir)
+    r = ask(wire.FILE_LIST, top)
+    assert [f[0] for f in r["files"]] == ["run/ok.txt"]
+    assert r["unlisted"] == [["run/locked", "Permission denied"]]
 
 
 def test_the_bridge_routes_every_file_request_to_the_box_side():
