@@ -12,11 +12,12 @@ sha256 wrong. Like filexfer's reads, these are answered by the attach bridge (no
 state needed) or by the daemon on a direct channel (handlers.on_file_write).
 
 Requests (all carry "root"; "path" is '/'-separated, relative, no '.' or '..'):
-  file_stat   {paths}                -> {root, home, free, entries: {path: {kind, size, mtime, part}}}
+  file_stat   {paths}                -> {root, home, free, entries: {path: {kind, size, mtime, mode, part}}}
   file_mkdir  {path, mode}           -> {}            ("" makes the root itself, like mkdir -p)
   file_link   {path, target}         -> {made: bool}  (an existing entry is left alone)
   file_write  {path, offset, data, sha256, truncate} -> {size}   (path ends in PART_SUFFIX)
   file_commit {path, to, size, mode, mtime, discard} -> {}
+  file_chmod  {path, mode}           -> {}            (a file otherwise up to date; never through a link)
   file_list   {}                     -> {root, files: [[rel, size, mtime]], skipped: [rel],
                                         links: [[rel, target]], unlisted: [[rel, why]]}
 """
@@ -29,7 +30,7 @@ import posixpath
 import stat
 import time
 
-from .wire.messages import (FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
+from .wire.messages import (FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
                             MAX_CHUNK, PART_SUFFIX)
 from .wire.schema import check_request
 
@@ -128,7 +129,7 @@ def entry_facts(root, rel):
         os.close(fd)
     out = {"kind": _kind(st), "part": part.st_size if part is not None and stat.S_ISREG(part.st_mode) else None}
     if st is not None:
-        out.update(size=st.st_size, mtime=st.st_mtime)
+        out.update(size=st.st_size, mtime=st.st_mtime, mode=stat.S_IMODE(st.st_mode))
     return out
 
 
@@ -251,6 +252,30 @@ def on_commit(msg):
     return {}
 
 
+def on_chmod(msg):
+    """A file's permissions (one push found otherwise up to date). Opened without following
+    a symlink, checked to be a regular file, then changed through its descriptor."""
+    mode = msg.get("mode")
+    if not isinstance(mode, int) or isinstance(mode, bool):
+        raise Refused("no mode given")
+    pfd, name = open_parent(msg.get("root"), msg.get("path"))
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=pfd)
+    except OSError as exc:
+        os.close(pfd)
+        if exc.errno == errno.ELOOP:
+            raise Refused("%s is a symlink on the box: not changing what it points to" % msg.get("path"))
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Refused("%s is not a regular file on the box" % msg.get("path"))
+        os.fchmod(fd, mode & 0o7777)
+    finally:
+        os.close(fd)
+        os.close(pfd)
+    return {}
+
+
 def on_list(msg):
     """Regular files under root (symlinks not followed), relative to root's parent as
     `rsync -a root` names them; symlinks with their targets (the laptop makes them as links);
@@ -294,7 +319,7 @@ def on_list(msg):
 
 
 OPS = {FILE_STAT: on_stat, FILE_MKDIR: on_mkdir, FILE_LINK: on_link, FILE_WRITE: on_write,
-       FILE_COMMIT: on_commit, FILE_LIST: on_list}
+       FILE_COMMIT: on_commit, FILE_LIST: on_list, FILE_CHMOD: on_chmod}
 
 
 def handle(msg):

@@ -60,8 +60,8 @@ __all__ = [
     "Report", "check_request", "clean", "is_int", "is_num", "path_text", "validate", "NOTIFY_BILLING",
 ]
 
-from .messages import (FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT,  # noqa: E402
-                       FILE_WRITE, FILE_WRITE_REQUESTS, PART_SUFFIX)
+from .messages import (FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR,  # noqa: E402
+                       FILE_STAT, FILE_WRITE, FILE_WRITE_REQUESTS, PART_SUFFIX)
 
-__all__ += ["FILE_COMMIT", "FILE_LINK", "FILE_LIST", "FILE_MKDIR", "FILE_STAT", "FILE_WRITE",
+__all__ += ["FILE_CHMOD", "FILE_COMMIT", "FILE_LINK", "FILE_LIST", "FILE_MKDIR", "FILE_STAT", "FILE_WRITE",
             "FILE_WRITE_REQUESTS", "PART_SUFFIX"]

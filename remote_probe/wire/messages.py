@@ -168,7 +168,8 @@ FILE_LINK = "file_link"  # {root, path, target}
 FILE_WRITE = "file_write"  # {root, path, offset, data, sha256, truncate}
 FILE_COMMIT = "file_commit"  # {root, path, to, size, mode, mtime, discard}
 FILE_LIST = "file_list"  # {root}: regular files under root, for `gputui pull`
+FILE_CHMOD = "file_chmod"  # {root, path, mode}: a file otherwise up to date (rsync -a carries it)
 FILE_WRITE_REQUESTS: FrozenSet[str] = frozenset({FILE_STAT, FILE_MKDIR, FILE_LINK, FILE_WRITE,
-                                                 FILE_COMMIT, FILE_LIST})
+                                                 FILE_COMMIT, FILE_LIST, FILE_CHMOD})
 REQUEST_TYPES = REQUEST_TYPES | FILE_WRITE_REQUESTS
 PART_SUFFIX = ".gputui-part"  # a partial upload beside its final name; the only name written to

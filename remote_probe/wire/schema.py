@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on ever
     import typing
 
 from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
-                       ERROR, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
+                       ERROR, FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
                        HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
                        MAX_CHUNK, MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
                        NOTIFY_BILLING, NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
@@ -436,6 +436,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
                       "mode": Num(0, 0o7777, integer=True), "mtime": Num(-1e11, 1e11),
                       "discard": Bool()}),
     FILE_LIST: Obj({"root": PATH}),
+    FILE_CHMOD: Obj({"root": PATH, "path": PATH, "mode": Num(0, 0o7777, integer=True)}),
 }
 
 

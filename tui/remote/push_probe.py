@@ -92,6 +92,11 @@ class ProbeBox:
         except (PushRefused, ProbeError):
             return "unknown"
 
+    async def chmod(self, dest: str, rel: str, mode: int) -> None:
+        """The permissions of a file that is otherwise up to date."""
+        remote_path_for(dest, rel)
+        await self._ask(wire.FILE_CHMOD, root=dest, path=rel, mode=mode & 0o7777)
+
     async def make_root(self, dest: str) -> None:
         await self._ask(wire.FILE_MKDIR, root=dest, path="")
 
@@ -165,7 +170,9 @@ def have_from(facts: Dict[str, Any]) -> Have:
     size, mtime, part = facts.get("size"), facts.get("mtime"), facts.get("part")
     final = None
     if kind != "none" and isinstance(size, int) and isinstance(mtime, (int, float)):
-        final = RemoteStat(size, float(mtime), kind == "file")
+        mode = facts.get("mode")
+        final = RemoteStat(size, float(mtime), kind == "file",
+                           mode if isinstance(mode, int) and not isinstance(mode, bool) else None)
     return Have(kind, final, part if isinstance(part, int) and part >= 0 else None)
 
 

@@ -131,3 +131,21 @@ def test_the_bridge_routes_every_file_request_to_the_box_side():
         line = wire.encode({"type": kind, "id": 1, "root": "/x"})
         assert filexfer.parse_request(line) is not None, kind
     assert wire.FILE_WRITE_REQUESTS <= wire.REQUEST_TYPES
+
+
+def test_chmod_changes_a_file_and_never_what_a_link_points_to(tmp_path):
+    top = tmp_path / "dest"
+    top.mkdir()
+    (top / "key.pem").write_text("k")
+    os.chmod(top / "key.pem", 0o644)
+    facts = ask(wire.FILE_STAT, top, paths=["key.pem"])["entries"]["key.pem"]
+    assert facts["mode"] == 0o644  # the laptop compares it with the local file's
+    assert ask(wire.FILE_CHMOD, top, path="key.pem", mode=0o600)["type"] == "reply"
+    assert (top / "key.pem").stat().st_mode & 0o777 == 0o600
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    os.chmod(outside, 0o644)
+    os.symlink(str(outside), top / "link")
+    r = ask(wire.FILE_CHMOD, top, path="link", mode=0o600)
+    assert r["type"] == "error" and "symlink" in r["error"], r
+    assert outside.stat().st_mode & 0o777 == 0o644
