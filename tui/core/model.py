@@ -10,13 +10,11 @@ import dataclasses
 import enum
 from typing import Dict, Optional, Tuple
 
+# The connection's states live in their own module (the session imports them at start-up,
+# before this one's dataclasses are needed); re-exported for everyone who reads the model.
+from tui.core.conn_state import ConnState, conn_state  # noqa: F401
 from tui.core.diagnosis import Diagnosis
 from tui.core.i18n import N_, _
-
-
-# The connection's states live in their own module (the session imports them at start-up,
-# before this one's dataclasses are needed); here for everyone who reads the model.
-from tui.core.conn_state import ConnState, conn_state  # noqa: E402,F401
 
 
 # -- GPUs ---------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Downloads from the box over SFTP: resumable, verified, and never clobbering.
 
 * Remote names are never trusted as local paths: `local_path_for` refuses anything
-  that would escape the target folder (`..`, NUL, backslashes).
+  that would escape the target folder (`..`, NUL); a backslash is renamed, never a separator.
 * A remote name a local disk may not hold (over NAME_BYTES, not UTF-8, control
   characters) gets a safe local name: cut, plus a digest of the original, so two such
-  names never collide; `names.json` in the download folder maps it back.
+  names never collide; NAMES_FILE (`.gputui-names.json`) in the download folder maps it back.
 * A download goes to `NAME.gputui-part` and continues from its size after an interruption.
   Free space is checked first; a failed download says how to resume or remove it.
 * The result is checked against the box's sha256 before it replaces anything.
@@ -27,15 +27,15 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, List, O
 
 from tui.core.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
+# The channel and request sizes (their reasons and the memory bound): tui.core.link_sizes.
+from tui.core.link_sizes import (  # noqa: F401 - CHUNK, WINDOW... are read here as transfer's too
+    BLOCK, CHUNK, MAX_PKTSIZE, MAX_REQUESTS, READS_IN_FLIGHT, SFTP_OPTIONS, WINDOW)
 from tui.core.private import make_private_dir, open_private, write_private_file
 
 # Result.status values (compared in code, so kept English; the UI translates them when shown)
 STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newer local"),
                 N_("refused"), N_("no space"), N_("failed"), N_("corrupt"))
 
-# The channel and request sizes (their reasons and the memory bound): tui.core.link_sizes.
-from tui.core.link_sizes import (  # noqa: E402,F401
-    BLOCK, CHUNK, MAX_PKTSIZE, MAX_REQUESTS, READS_IN_FLIGHT, SFTP_OPTIONS, WINDOW)
 STATED_LIMIT_MIN = 16 << 10  # asyncssh's placeholder when the server states no read limit
 
 
@@ -91,8 +91,9 @@ def local_name(component: str) -> str:
     return "%s~%s%s" % (cut, digest, ext)
 
 
-def local_path_for(base: str, remote_path: object) -> str:
-    """Where a remote file lands under `base`; RefusedPath if it could escape."""
+def local_path_for(base: str, remote_path: object, link: bool = False) -> str:
+    """Where a remote file lands under `base`; RefusedPath if it could escape. `link`: where
+    a link is made (place_link), so only its folder is resolved, never what it points to."""
     if not isinstance(remote_path, str) or not remote_path or "\x00" in remote_path:
         raise RefusedPath("refusing remote name %r" % (remote_path,))
     parts = [p for p in remote_path.split("/") if p not in ("",)]
@@ -100,7 +101,9 @@ def local_path_for(base: str, remote_path: object) -> str:
         raise RefusedPath("refusing remote name %r: it would escape the download folder" % remote_path)
     local = os.path.join(base, *[local_name(p) for p in parts])
     real_base = os.path.realpath(base)
-    if not os.path.realpath(local).startswith(real_base + os.sep):
+    resolved = (os.path.join(os.path.realpath(os.path.dirname(local)), os.path.basename(local)) if link
+                else os.path.realpath(local))
+    if not resolved.startswith(real_base + os.sep):
         raise RefusedPath("refusing remote name %r: it resolves outside %s" % (remote_path, base))
     return local
 
@@ -110,14 +113,12 @@ def place_link(base: str, remote_path: str, target: str) -> Tuple[str, str]:
     links from snapshots/ into blobs/: skipped, its models were missing). -> (status, detail).
     The target is kept as it is and never followed; the link's own folder must be inside
     `base`; a local file or folder at that name is never replaced."""
-    parts = [p for p in remote_path.split("/") if p]
-    if not parts or any(p in (".", "..") for p in parts) or "\x00" in remote_path or "\x00" in target:
-        return "refused", "refusing remote name %r" % remote_path
-    local = os.path.join(base, *[local_name(p) for p in parts])
-    real_base = os.path.realpath(base)
-    folder = os.path.realpath(os.path.dirname(local))
-    if folder != real_base and not folder.startswith(real_base + os.sep):
-        return "refused", "refusing remote name %r: it resolves outside %s" % (remote_path, base)
+    if "\x00" in target:
+        return "refused", "refusing the link target of %r" % remote_path
+    try:
+        local = local_path_for(base, remote_path, link=True)
+    except RefusedPath as exc:
+        return "refused", str(exc)
     if os.path.islink(local):
         if os.readlink(local) == target:
             return "up to date", ""
