@@ -183,7 +183,12 @@ def _open_part(msg, flags):
     rel = msg.get("path")
     if not isinstance(rel, str) or not rel.endswith(PART_SUFFIX):
         raise Refused("only %s files are written" % PART_SUFFIX)
-    pfd, name = open_parent(msg.get("root"), rel)
+    return _open_regular(msg.get("root"), rel, flags)
+
+
+def _open_regular(root, rel, flags):
+    """-> (parent fd, fd, name, stat) of the regular file rel, never through a symlink."""
+    pfd, name = open_parent(root, rel)
     try:
         # O_NONBLOCK: a FIFO put there would block the open; O_NOFOLLOW: a symlink is refused
         fd = os.open(name, flags | NOFOLLOW | os.O_NONBLOCK, 0o600, dir_fd=pfd)
@@ -258,17 +263,8 @@ def on_chmod(msg):
     mode = msg.get("mode")
     if not isinstance(mode, int) or isinstance(mode, bool):
         raise Refused("no mode given")
-    pfd, name = open_parent(msg.get("root"), msg.get("path"))
+    pfd, fd, _name, _st = _open_regular(msg.get("root"), msg.get("path"), os.O_RDONLY)
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=pfd)
-    except OSError as exc:
-        os.close(pfd)
-        if exc.errno == errno.ELOOP:
-            raise Refused("%s is a symlink on the box: not changing what it points to" % msg.get("path"))
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise Refused("%s is not a regular file on the box" % msg.get("path"))
         os.fchmod(fd, mode & 0o7777)
     finally:
         os.close(fd)

@@ -61,7 +61,7 @@ def summary(counts: Dict[str, int]) -> str:
 
 async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
     from tui.core.providers import resolve
-    from tui.core.upload_plan import as_file_target, plan_for, plan_lines, scan_local
+    from tui.core.upload_plan import as_file_target, may_name_the_file, plan_for, plan_lines, scan_local
     from tui.remote import push as pusher
     from tui.remote.push_probe import box_files
     missing = [p for p in locals_ if not os.path.lexists(p)]
@@ -81,7 +81,7 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
             box = box_files(session, client)
             folder_meant = dest.endswith("/")
             dest = await box.resolve(dest)
-            if len(entries) == 1 and entries[0].kind == "file" and not folder_meant:
+            if may_name_the_file(entries, folder_meant):
                 entries, dest = as_file_target(entries, dest, await box.kind(dest), folder_meant)
             plan = plan_for(entries, dest, await box.free(dest), preset, host_cfg.rate,
                             getattr(host_cfg, "currency", "CNY") or "CNY")

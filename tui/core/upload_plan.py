@@ -161,13 +161,19 @@ def _one_per_name(entries: List[LocalEntry]) -> List[LocalEntry]:
     return out
 
 
+def may_name_the_file(entries: List[LocalEntry], folder_meant: bool) -> bool:
+    """Could DEST be the file's own name (one file pushed, DEST not written with a trailing
+    '/')? Only then does push ask the box what DEST is (as_file_target)."""
+    return not folder_meant and len(entries) == 1 and entries[0].kind == "file"
+
+
 def as_file_target(entries: List[LocalEntry], dest: str, dest_kind: Optional[str],
                    folder_meant: bool) -> Tuple[List[LocalEntry], str]:
     """(entries, DEST folder) with `push model.pt box:/x/best.pt` read as scp and rsync read it:
     one file pushed to a DEST that is not a folder (absent, or a file) lands as DEST, not
     inside a new folder named best.pt. A DEST written with a trailing '/', one that is a folder
     (or a link to one), or more than one source: the folder to put them in."""
-    if folder_meant or dest_kind not in ("none", "file") or len(entries) != 1 or entries[0].kind != "file":
+    if not may_name_the_file(entries, folder_meant) or dest_kind not in ("none", "file"):
         return entries, dest
     parent, name = posixpath.split(dest.rstrip("/"))
     if not name or name in (".", "..") or name_problem(name, True):

@@ -78,17 +78,19 @@ class ProbeBox:
     async def have(self, dest: str, rel: str) -> Have:
         facts = self._facts.pop(rel, None)
         if facts is None:
-            reply = await self._ask(wire.FILE_STAT, root=dest, paths=[rel])
-            facts = (reply.get("entries") or {}).get(rel) or {}
+            facts = await self._stat_one(dest, rel)
         return have_from(facts)
+
+    async def _stat_one(self, root: str, rel: str) -> Dict[str, Any]:
+        reply = await self._ask(wire.FILE_STAT, root=root, paths=[rel])
+        return (reply.get("entries") or {}).get(rel) or {}
 
     async def kind(self, path: str) -> str:
         """What is at `path` on the box, as SftpBox.kind says it; 'unknown' where the box cannot
         tell (its folder is missing, a name it refuses)."""
         parent, name = posixpath.split(path.rstrip("/"))
         try:
-            return have_from((await self._ask(wire.FILE_STAT, root=parent or "/", paths=[name]))
-                             .get("entries", {}).get(name) or {}).kind
+            return have_from(await self._stat_one(parent or "/", name)).kind
         except (PushRefused, ProbeError):
             return "unknown"
 
