@@ -4,6 +4,7 @@ box's sha256 computed while bytes flow and checked before anything is replaced, 
 local copy never overwritten, remote names never trusted as local paths), many files at once
 (tui/remote/pull.py)."""
 
+import collections
 import posixpath
 import sys
 import time
@@ -13,6 +14,9 @@ from tui.cli.shared import open_session
 from tui.cli.transfer_args import Progress, add_box_flags, run_transfer, set_target, split_remote
 from tui.core.boxtext import visible
 from tui.core.i18n import _
+
+
+FAILED = ("failed", "corrupt", "refused", "no space")  # the download statuses that fail the pull
 
 
 def add_pull_parser(sub: Any) -> None:
@@ -52,7 +56,7 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
     from tui.remote.pull import NOT_REGULAR, SYMLINK, place_links, pull_files, pull_links, walk_sftp
     from tui.core.transfer import size_text
     session = await open_session(args, files=True)
-    counts: "dict[str, int]" = {}
+    counts: "collections.Counter[str]" = collections.Counter()
     received = [0]
     t0 = time.monotonic()
     try:
@@ -72,25 +76,25 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                     # said as what it is, not as a cut transfer to run again
                     print(_("gputui: cannot pull %s: %s") % (visible(top), visible(str(getattr(exc, "reason", None)
                                                                                     or exc))), file=sys.stderr)
-                    counts["failed"] = counts.get("failed", 0) + 1
+                    counts["failed"] += 1
                     continue
-                links = [rel for rel, why in skipped if why == SYMLINK and is_sftp]
+                links = [rel for rel, why in skipped if why == SYMLINK]  # SFTP's walk: made below
                 for rel, why in skipped:
-                    if rel in links:
+                    if why == SYMLINK:
                         continue
-                    print(_("  not pulled: %s (%s)") % (visible(rel), _(why) if why in (NOT_REGULAR, SYMLINK)
-                                                       else visible(why)), file=sys.stderr)
-                    if why not in (NOT_REGULAR, SYMLINK):  # a folder whose files did not come
-                        counts["not pulled"] = counts.get("not pulled", 0) + 1
+                    print(_("  not pulled: %s (%s)") % (visible(rel), _(why) if why == NOT_REGULAR else visible(why)),
+                          file=sys.stderr)
+                    if why != NOT_REGULAR:  # a folder whose files did not come
+                        counts["not pulled"] += 1
                 parent = posixpath.dirname(top.rstrip("/")) or "/"
                 if is_sftp:  # names below are relative: they land under LOCAL as they are
                     await sftp.chdir(parent.encode("utf-8", "surrogateescape"))  # a name that is not UTF-8
                 bar = Progress(sum(s for _r, s, _m in files))
 
                 def said(r: Any) -> None:  # failures, and a kept earlier copy, as they happen
-                    counts[r.status] = counts.get(r.status, 0) + 1
+                    counts[r.status] += 1
                     received[0] += r.bytes
-                    if r.status in ("failed", "corrupt", "refused", "no space"):
+                    if r.status in FAILED:
                         bar.say(_("  %s: %s %s") % (visible(r.remote), _(r.status), visible(r.detail)))
                     elif r.detail:
                         bar.say(_("  %s: %s; %s") % (visible(r.remote), _(r.status), visible(r.detail)))
@@ -98,11 +102,10 @@ async def pull_run(args: Any, specs: List[str], local: str) -> int:
                 bar.end()
                 made = await pull_links(sftp, parent, links, local) if is_sftp else place_links(local, box_links)
                 for rel, status, detail in made:
-                    counts[status] = counts.get(status, 0) + 1
+                    counts[status] += 1
                     if detail:
                         print(_("  %s: %s %s") % (visible(rel), _(status), visible(detail)), file=sys.stderr)
-        failed = sum(n for k, n in counts.items() if k in ("failed", "corrupt", "refused", "no space",
-                                                           "not pulled"))
+        failed = sum(n for k, n in counts.items() if k in FAILED + ("not pulled",))
         print(_("%s received in %.1f s; %s") % (size_text(received[0]), time.monotonic() - t0, ", ".join(
             "%d %s" % (n, _(k)) for k, n in sorted(counts.items())) or _("nothing to pull")))
         return 1 if failed else 0

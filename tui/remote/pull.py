@@ -130,19 +130,16 @@ async def pull_files(sftp: Any, session: Any, files: List[FileRow], parent: str,
         async def box_sha() -> Any:
             reply = await session.request(wire.SHA256, timeout=600, paths=[full])
             return (reply.get("sha256") or {}).get(full)
-        seen = [0]
-
-        first = [True]
+        seen: List[Optional[int]] = [None]  # bytes reported so far; None before the first call
 
         def on_progress(done: int, _size: int) -> None:
             if progress:  # the first call says what a resumed part already holds: not moved now
-                progress(rel, done - seen[0], not first[0])
-            first[0] = False
+                progress(rel, done - (seen[0] or 0), seen[0] is not None)
             seen[0] = done
         async with (gate if size < SMALL_FILE else big):
             r = await download(sftp, rel, local, size, mtime, expected_sha=box_sha, progress=on_progress)
-        if progress and r.status in ("up to date", "kept newer local") and seen[0] < size:
-            progress(rel, size - seen[0], False)  # here already: the total's part of it is done
+        if progress and r.status in ("up to date", "kept newer local") and (seen[0] or 0) < size:
+            progress(rel, size - (seen[0] or 0), False)  # here already: the total's part of it is done
         results[i] = r
         if on_result:
             on_result(r)
