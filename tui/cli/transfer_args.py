@@ -105,9 +105,9 @@ class Progress:
 
 # what the user can do after a cut, per command: the parts each direction keeps
 INTERRUPTED = {
-    "push": lambda: _("\ngputui: interrupted; partial files are kept on the box as NAME.gputui-part: run "
+    "push": lambda: _("gputui: interrupted; partial files are kept on the box as NAME.gputui-part: run "
                       "the same command again to continue"),
-    "pull": lambda: _("\ngputui: interrupted; partial files are kept as NAME.gputui-part: run the same "
+    "pull": lambda: _("gputui: interrupted; partial files are kept as NAME.gputui-part: run the same "
                       "command again to continue"),
 }
 STOPPED = {
@@ -124,8 +124,8 @@ def run_transfer(command: str, make: Callable[[], Coroutine[Any, Any, int]],
     try:
         return asyncio.run(make())
     except KeyboardInterrupt:
-        _break_line()
-        print(INTERRUPTED[command]().lstrip("\n"), file=sys.stderr)
+        _break_line()  # ends the progress line, if one is open
+        print(INTERRUPTED[command](), file=sys.stderr)
         return 130
     except refused as exc:
         _break_line()
