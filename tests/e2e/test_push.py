@@ -157,22 +157,27 @@ def test_one_file_pushed_to_a_new_name_lands_as_that_file(user_world, tmp_path):
     assert sha(runs / "model.pt") == sha(model)
 
 
-def test_a_chmod_made_here_reaches_the_box_without_sending_the_file(user_world, tmp_path):
-    """After `chmod 640` here, push said 'up to date' and left the box's mode as it was."""
-    box = user_world.box
+def assert_a_chmod_is_carried(tmp_path, push_args, timeout):
+    """A file pushed, chmod'ed here, pushed again: nothing is sent and the box's copy takes the
+    new mode (push said 'up to date' and kept the old one). push_args(local, dest) -> argv."""
     f = tmp_path / "key.pem"
     f.write_text("secret\n")
     os.chmod(f, 0o644)
     dest = tmp_path / "boxside"
-    args = ("push", str(f), "mybox:%s/" % dest, "--remote-dir", box.remote_dir, "--simulate", "idle")
-    p = gputui(*args)
-    assert p.wait(timeout=120) == 0
+    args = push_args(f, dest)
+    assert gputui(*args).wait(timeout=timeout) == 0
     os.chmod(f, 0o600)
     p = gputui(*args)
-    out, err = p.communicate(timeout=120)
+    out, err = p.communicate(timeout=timeout)
     assert p.returncode == 0, err
     assert "1 up to date" in out and out.startswith("0 B sent"), out
     assert (dest / "key.pem").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_chmod_made_here_reaches_the_box_without_sending_the_file(user_world, tmp_path):
+    box = user_world.box
+    assert_a_chmod_is_carried(tmp_path, lambda f, dest: (
+        "push", str(f), "mybox:%s/" % dest, "--remote-dir", box.remote_dir, "--simulate", "idle"), 120)
 
 
 def test_push_dot_fills_dest_with_the_folders_contents(user_world, tmp_path):

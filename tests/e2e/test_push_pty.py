@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tests.e2e.test_push import (assert_second_push_sends_nothing, assert_tree_landed, cut_mid_file,
-                                  gputui, make_tree, sha)
+from tests.e2e.test_push import (assert_a_chmod_is_carried, assert_second_push_sends_nothing,
+                                  assert_tree_landed, cut_mid_file, gputui, make_tree, sha)
 from tests.support.pty_fixtures import pty_only_box  # noqa: F401
 
 pytestmark = pytest.mark.timeout(600)
@@ -86,15 +86,4 @@ def test_one_file_to_a_new_name_through_the_terminal(pty_only_box, tmp_path):
 
 def test_a_chmod_made_here_reaches_the_box_through_the_terminal(pty_only_box, tmp_path):
     box = pty_only_box
-    f = tmp_path / "key.pem"
-    f.write_text("secret\n")
-    os.chmod(f, 0o644)
-    dest = tmp_path / "boxside"
-    args = box_args(box, "push", str(f), "testbox:%s/" % dest)
-    assert gputui(*args).wait(timeout=300) == 0
-    os.chmod(f, 0o600)
-    p = gputui(*args)
-    out, err = p.communicate(timeout=300)
-    assert p.returncode == 0, err
-    assert "1 up to date" in out and out.startswith("0 B sent"), out
-    assert (dest / "key.pem").stat().st_mode & 0o777 == 0o600
+    assert_a_chmod_is_carried(tmp_path, lambda f, dest: box_args(box, "push", str(f), "testbox:%s/" % dest), 300)
