@@ -46,8 +46,19 @@ def _kill_user(uid):
 
 
 def _remove_user(name, home):
+    """The box user, its home, and the probe's fallback folder /tmp/gputui-<uid> (the probe's
+    home here is not writable, so a command without --remote-dir puts the probe there; it
+    outlived the user, owned by a uid no one has)."""
+    try:
+        uid = pwd.getpwnam(name).pw_uid
+    except KeyError:
+        uid = None
     subprocess.run(["userdel", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.rmtree(home, ignore_errors=True)
+    if uid is not None:
+        fallback = os.path.join("/tmp", "gputui-%d" % uid)
+        if os.path.isdir(fallback) and not os.path.islink(fallback) and os.lstat(fallback).st_uid == uid:
+            shutil.rmtree(fallback, ignore_errors=True)
 
 
 def stop_with_sessions(box, stop=stop_sshd):
