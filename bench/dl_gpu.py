@@ -1,6 +1,9 @@
 """The dataloader hook on a real GPU: a small model trained from a slow dataset with
 num_workers=0 (starved) and then with workers (fed), NVML utilization sampled alongside,
-and the diagnosis gputui would show. Writes a JSON report.
+and the diagnosis gputui would show; then the fed run again without the hook, so the time
+from the loop's end to the process's exit can be compared (does the hook hold up exit?).
+Stats and utilization are read up to the loop's end: after it the loader is idle by design.
+Writes a JSON report.
 
     python bench/dl_gpu.py out.json      (needs a CUDA GPU and torch)
 """
@@ -32,7 +35,7 @@ class Images(Dataset):
         while time.perf_counter() - t < self.delay:  # decode/augment cost, CPU-bound
             pass
         return torch.randn(3, 64, 64), i % 10
-workers, seconds = int(sys.argv[1]), float(sys.argv[2])
+workers, seconds, done_file = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 model = nn.Sequential(nn.Conv2d(3, 256, 3, padding=1), nn.ReLU(), nn.Conv2d(256, 256, 3, padding=1),
                       nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -46,44 +49,55 @@ for x, y in loader:
     torch.cuda.synchronize()
     if time.time() > end:
         break
+with open(done_file, "w") as f:  # the loop's end, for the exit delay
+    f.write(repr(time.time()))
 """
 
 
-def run(workers, seconds, state):
+def run(workers, seconds, state, hooked=True):
     env = dict(os.environ)
-    env.update(dlhook.dlhook_env(state, env.get("PYTHONPATH")))
+    if hooked:
+        env.update(dlhook.dlhook_env(state, env.get("PYTHONPATH")))
     script = os.path.join(state, "train.py")
+    done = os.path.join(state, "loop-done-%d-%d" % (workers, hooked))
     with open(script, "w") as f:
         f.write(TRAIN)
     nv = NvmlBackend()
-    util, stats = [], []
-    p = subprocess.Popen([sys.executable, script, str(workers), str(seconds)], env=env)
+    util, stats = [], []  # (wall time, value)
+    p = subprocess.Popen([sys.executable, script, str(workers), str(seconds), done], env=env)
     while p.poll() is None:
         time.sleep(1.0)
         gpus, _ = nv.sample()
-        util.append(gpus[0]["util"])
+        util.append((time.time(), gpus[0]["util"]))
         stats.extend(s for s in dataloader.read_hook_stats(dataloader.dl_dir(state)) if s["pid"] == p.pid)
+    exited = time.time()
     nv.close()
-    last = stats[-1] if stats else {}
+    loop_end = float(open(done).read()) if os.path.exists(done) else exited
+    util = [u for t, u in util if t <= loop_end]
+    during = [s for s in stats if s["t"] <= loop_end]
+    last = during[-1] if during else {}
     facts = LoaderFacts(wait_fraction=last.get("wait_fraction"), num_workers=last.get("num_workers"),
                         gpu_util=util[-10:], ncpu=os.cpu_count(), box_cpu=None,
                         pin_memory=last.get("pin_memory"))
     d = diagnose(facts)
-    return {"workers": workers, "exit": p.returncode, "gpu_util": util, "last_stats": last,
+    return {"workers": workers, "hooked": hooked, "exit": p.returncode,
+            "exit_after_loop_s": round(exited - loop_end, 1), "gpu_util": util, "last_stats": last,
             "diagnosis": {"verdict": d.verdict, "cause": d.cause, "line": d.line}}
 
 
 def main(out):
     state = tempfile.mkdtemp(prefix="gputui-dl-")
     dlhook.install_dlhook(state)
-    report = {"starved": run(0, 25, state), "fed": run(12, 25, state)}
+    report = {"starved": run(0, 25, state), "fed": run(12, 25, state),
+              "fed_unhooked": run(12, 25, state, hooked=False)}
     with open(out, "w") as f:
         json.dump(report, f, indent=1)
     for k, r in report.items():
         s = r["last_stats"]
-        print("%s: workers=%d wait=%s batches/s=%s gpu util mean=%.0f%% -> %s" % (
+        print("%s: workers=%d wait=%s batches/s=%s gpu util mean=%.0f%% exit %.1f s after the loop -> %s" % (
             k, r["workers"], s.get("wait_fraction"), s.get("batches_per_s"),
-            sum(r["gpu_util"][-10:]) / max(1, len(r["gpu_util"][-10:])), r["diagnosis"]["line"]))
+            sum(r["gpu_util"][-10:]) / max(1, len(r["gpu_util"][-10:])), r["exit_after_loop_s"],
+            r["diagnosis"]["line"]))
 
 
 if __name__ == "__main__":

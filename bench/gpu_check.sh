@@ -49,7 +49,9 @@ b = SmiBackend(); print(b.inventory()); print(b.sample())"
 cat "$OUT/smi.txt"
 
 echo "== probe zipapp with bundled pynvml, under load"
-python3 -c "from tui.remote.probe_bundle import build_probe; d, s = build_probe(); open('/tmp/probe.pyz', 'wb').write(d); print(len(d), s)"
+# the device has no asyncssh (tui.remote imports it): a zipapp built here travels in .devcarry
+if [ -f .devcarry/probe.pyz ]; then cp .devcarry/probe.pyz /tmp/probe.pyz; else
+python3 -c "from tui.remote.probe_bundle import build_probe; d, s = build_probe(); open('/tmp/probe.pyz', 'wb').write(d); print(len(d), s)"; fi
 (cd / && timeout 30 python3 /tmp/probe.pyz once > "$OUT/probe_once_busy.json"); echo "exit $?"
 python3 -c "
 import json; d = json.load(open('$OUT/probe_once_busy.json'))
@@ -62,3 +64,11 @@ echo "== benchmark with the real GPU (NVML backend)"
 timeout 120 python3 bench/probe_overhead.py --nvml --no-ssh --ticks 60 --json "$OUT/bench_nvml.json"
 wait $LOAD
 echo "== done"; date
+
+echo "== daemon RSS: how much is NVML's own library (python, + pynvml, + nvmlInit)"
+timeout 30 python3 -c "
+def rss():
+    return int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1]) / 1024
+a = rss(); import pynvml; b = rss(); pynvml.nvmlInit(); c = rss()
+h = pynvml.nvmlDeviceGetHandleByIndex(0); pynvml.nvmlDeviceGetUtilizationRates(h); d = rss()
+print('python %.1f MB, +import pynvml %.1f, +nvmlInit %.1f, +first query %.1f' % (a, b - a, c - b, d - c))"

@@ -9,7 +9,7 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 echo "== preflight facts"; date
 timeout 180 python3 -c "
 import json
-from remote_probe import preflight
+from remote_probe import preflight_facts as preflight
 from remote_probe.backends.nvml import NvmlBackend
 b = NvmlBackend(); inv = b.inventory(); b.close()
 f = preflight.collect(urls=[])
@@ -22,4 +22,6 @@ timeout 240 python3 bench/dl_gpu.py "$OUT/dl_gpu.json"
 
 echo "== hook overhead (torch on the device)"
 timeout 120 python3 bench/hook_overhead.py --batches 20000 --rounds 5 2>&1 | grep -v Warn | tee "$OUT/hook_bench.txt"
+echo "== one perf_counter() call here (the hook makes two per batch; gVisor may have no vDSO clock)"
+python3 -c "import timeit; print('perf_counter %.2f us' % (timeit.timeit('p()', 'import time; p = time.perf_counter', number=200000) / 0.2))"
 date
