@@ -54,6 +54,16 @@ with open(done_file, "w") as f:  # the loop's end, for the exit delay
 """
 
 
+def cpu_ticks(pid):
+    """utime + stime of a process in clock ticks, None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run(workers, seconds, state, hooked=True):
     env = dict(os.environ)
     if hooked:
@@ -63,25 +73,33 @@ def run(workers, seconds, state, hooked=True):
     with open(script, "w") as f:
         f.write(TRAIN)
     nv = NvmlBackend()
-    util, stats = [], []  # (wall time, value)
+    util, stats, worker_cpu = [], [], []  # (wall time, value)
+    hz, before = os.sysconf("SC_CLK_TCK"), {}
     p = subprocess.Popen([sys.executable, script, str(workers), str(seconds), done], env=env)
     while p.poll() is None:
         time.sleep(1.0)
         gpus, _ = nv.sample()
         util.append((time.time(), gpus[0]["util"]))
         stats.extend(s for s in dataloader.read_hook_stats(dataloader.dl_dir(state)) if s["pid"] == p.pid)
+        pids = stats[-1].get("worker_pids", []) if stats else []
+        now = {pid: cpu_ticks(pid) for pid in pids}  # each worker's CPU % over the last second
+        worker_cpu.append((time.time(), [None if now[pid] is None or pid not in before else
+                                         round(100.0 * (now[pid] - before[pid]) / hz) for pid in pids]))
+        before = {pid: t for pid, t in now.items() if t is not None}
     exited = time.time()
     nv.close()
     loop_end = float(open(done).read()) if os.path.exists(done) else exited
     util = [u for t, u in util if t <= loop_end]
     during = [s for s in stats if s["t"] <= loop_end]
     last = during[-1] if during else {}
+    cpu = [c for t, c in worker_cpu if t <= loop_end]
     facts = LoaderFacts(wait_fraction=last.get("wait_fraction"), num_workers=last.get("num_workers"),
-                        gpu_util=util[-10:], ncpu=os.cpu_count(), box_cpu=None,
-                        pin_memory=last.get("pin_memory"))
+                        gpu_util=util[-10:], worker_cpu=cpu[-1] if cpu else (), ncpu=os.cpu_count(),
+                        box_cpu=None, pin_memory=last.get("pin_memory"))
     d = diagnose(facts)
     return {"workers": workers, "hooked": hooked, "exit": p.returncode,
             "exit_after_loop_s": round(exited - loop_end, 1), "gpu_util": util, "last_stats": last,
+            "worker_cpu": cpu[-1] if cpu else [],
             "diagnosis": {"verdict": d.verdict, "cause": d.cause, "line": d.line}}
 
 

@@ -51,7 +51,8 @@ class LoaderFacts:
 @dataclasses.dataclass
 class Diagnosis:
     verdict: str  # "starved", "waiting", "ok", "unknown"
-    cause: Optional[str]  # "no_workers", "io", "cpu_saturated", "workers_busy", "slow_loader"
+    cause: Optional[str]  # "no_workers", "io", "cpu_saturated", "workers_busy", "slow_loader",
+    # "workers_unknown"
     line: str
 
 
@@ -110,6 +111,12 @@ def diagnose(f: LoaderFacts) -> Diagnosis:
                            "num_workers (try %d)") % (
                              head, workers, _("%d cores idle") % spare if idle_cores is not None
                              else _("cores to spare unknown"), target))
+    if not any(c is not None for c in f.worker_cpu):
+        # no worker's CPU was read (workers in another PID namespace, or gone): "not at their
+        # limit" would be a guess; on the H200, 12 CPU-bound workers at their limit read so
+        return Diagnosis(verdict, "workers_unknown", _("%s; the workers' CPU could not be read → "
+                         "if each is at ~100%% CPU raise num_workers, else check the dataset's "
+                         "__getitem__ for slow calls") % head)
     return Diagnosis(verdict, "slow_loader", _("%s; workers not at their limit → raise "
                        "prefetch_factor, check the dataset's __getitem__ for slow calls") % head)
 

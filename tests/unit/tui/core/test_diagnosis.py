@@ -27,6 +27,8 @@ CASES = [
     ("slow loader", LoaderFacts(0.4, 4, DIPPING_GPU, worker_cpu=[30, 20, 25, 20], worker_states=["S"] * 4,
                                 ncpu=16, box_cpu=20),
      "starved", "slow_loader", "raise prefetch_factor"),
+    ("workers' CPU unread", LoaderFacts(0.42, 12, DIPPING_GPU, worker_cpu=[None] * 12, ncpu=16, box_cpu=60),
+     "starved", "workers_unknown", "the workers' CPU could not be read"),
     ("short history", LoaderFacts(0.5, 0, [10]), "waiting", "no_workers", "GPU history too short"),
 ]
 

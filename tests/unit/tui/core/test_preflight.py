@@ -147,6 +147,24 @@ def test_dataloader_report_from_the_real_h200_is_diagnosed_as_starved():
     assert fed["last_stats"]["batches"] > 10 * s["batches"]  # workers fed the GPU 12x faster
 
 
+def test_the_real_h200_fed_run_is_not_called_slow_workers_when_their_cpu_is_unknown():
+    """The H200 run with 12 CPU-bound workers (each at its limit: ~85 of ~94 batches/s they can
+    make) still waited 42%: without the workers' CPU the old line said "workers not at their
+    limit → raise prefetch_factor", a wrong fix. It also records that the job took ~61 s to exit
+    after its loop with the hook and without it: torch's worker shutdown, not the hook."""
+    from tui.core.diagnosis import LoaderFacts, diagnose
+    with open(os.path.join(DATA, "dl_gpu_h200.json")) as f:
+        report = json.load(f)
+    fed = report["fed"]
+    s = fed["last_stats"]
+    assert s["num_workers"] == 12 and s["batches_per_s"] > 50
+    d = diagnose(LoaderFacts(s["wait_fraction"], s["num_workers"], fed["gpu_util"][-10:], ncpu=16,
+                             pin_memory=s["pin_memory"]))
+    assert d.cause == "workers_unknown" and "not at their limit" not in d.line, d.line
+    hooked, plain = fed["exit_after_loop_s"], report["fed_unhooked"]["exit_after_loop_s"]
+    assert abs(hooked - plain) < 5, (hooked, plain)  # the hook adds nothing to the exit
+
+
 @pytest.mark.parametrize("home, want", [
     # ~ on its own full disk while / has room: doctor says so (issue 23)
     ({"role": "home", "path": "/home/ann", "mount": "/home", "fstype": "ext4", "total": 50000,
