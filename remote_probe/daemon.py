@@ -41,6 +41,15 @@ CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop", "tmu
                 "watch", "notify")
 
 
+
+def lower_thread_priority():
+    """Nice 19 for the calling thread alone (Linux sets priority per thread id); elsewhere, or
+    where it is refused, the thread keeps its priority."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
+
 class Daemon:
     def __init__(self, state_dir, simulate=None, interval=1.0, ring_size=RING_SAMPLES):
         self.state_dir = state_dir
@@ -58,6 +67,10 @@ class Daemon:
         self.tmux_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         # installing tmux takes minutes: its own thread, so jobs scans and snapshots go on
         self.install_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        # hashing checkpoints for a download: at the lowest priority, so the box's own work
+        # (the user's training, its dataloader workers) and the transfer itself go first
+        self.bulk_pool = concurrent.futures.ThreadPoolExecutor(max_workers=2,
+                                                               initializer=lower_thread_priority)
         # proves this daemon on the direct path (wire/challenge.py)
         self.secret = daemon_secret.load_secret(state_dir)
         self.server = SocketServer(handlers.bound(self), self.hello)
@@ -233,6 +246,7 @@ class Daemon:
             self.pool.shutdown(wait=False)
             self.tmux_pool.shutdown(wait=False)
             self.install_pool.shutdown(wait=False)
+            self.bulk_pool.shutdown(wait=False)
 
 
 def terminate(state_dir, timeout=5.0):

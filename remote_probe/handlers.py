@@ -242,7 +242,8 @@ async def on_checklist(daemon, client, msg):
 async def on_sha256(daemon, client, msg):
     from . import checklist_facts as checklist
     paths = strings(msg, "paths")
-    return {"sha256": await off_loop(lambda: {p: checklist.sha256_of(p) for p in paths})}
+    return {"sha256": await off_loop(lambda: {p: checklist.sha256_of(p) for p in paths},
+                                     daemon.bulk_pool)}
 
 
 @handles(wire.KILL)

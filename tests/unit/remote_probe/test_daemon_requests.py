@@ -304,3 +304,20 @@ def test_known_pids_per_client_stay_the_size_of_one_sample(tmp_path):
         assert len(client.known_pids) == 300
     finally:
         d.backend.close()
+
+
+def test_hashing_threads_run_at_the_lowest_priority_and_leave_the_rest_alone():
+    """The daemon's bulk pool (a checkpoint's sha256 for a download) runs at nice 19 so the
+    user's training and its dataloader workers go first; the sampling thread keeps its priority."""
+    import concurrent.futures
+    import threading
+
+    def nice_of_this_thread():
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = nice_of_this_thread()
+    with concurrent.futures.ThreadPoolExecutor(1, initializer=daemon_mod.lower_thread_priority) as pool:
+        assert pool.submit(nice_of_this_thread).result() == 19
+    with concurrent.futures.ThreadPoolExecutor(1) as other:
+        assert other.submit(nice_of_this_thread).result() == before
+    assert nice_of_this_thread() == before
