@@ -10,7 +10,6 @@ a clear message, never dropped. A ledger another process holds locked is waited 
 
 import atexit
 import contextlib
-import csv
 import datetime
 import io
 import json
@@ -399,6 +398,7 @@ def ledger_table(rows: Sequence[Dict[str, Any]]) -> str:
 
 def ledger_csv(rows: Sequence[Dict[str, Any]]) -> str:
     buf = io.StringIO()
+    import csv  # only for an export: not held by every run
     w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
     w.writeheader()
     for r in rows:  # text cells from the box: visible, so a spreadsheet or cat shows them inert

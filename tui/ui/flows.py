@@ -136,8 +136,10 @@ async def read_provider_price(app: CockpitApp, box: BoxContext, fresh: bool = Fa
         preset = box.billing.preset
         price = {"ok": False, "reason": str(exc) or type(exc).__name__, "fallback": "typed",
                  "provider": preset.key if getattr(preset, "known", False) else None}
-    if box.billing.preset.key == "autodl":  # the wallet, with the token in the laptop's config
-        from tui.remote import autodl_wallet  # urllib.request and http.client: only for AutoDL boxes
+    # the wallet, with the token in the laptop's config; urllib.request and http.client (0.7 MB
+    # held for the whole run) come in only on an AutoDL box with a token set (or a bad one)
+    if box.billing.preset.key == "autodl" and any(app.config.autodl_token(box.cfg)):
+        from tui.remote import autodl_wallet
         price = await asyncio.get_running_loop().run_in_executor(
             None, autodl_wallet.price_with_wallet, price, app.config, box.cfg)
     box.billing.set_provider_price(price)

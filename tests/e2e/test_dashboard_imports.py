@@ -1,0 +1,50 @@
+"""The dashboard in front carries only what it shows (issue 25): the code of other screens, the
+AutoDL wallet's HTTP client and the ledger's CSV export are loaded when asked for, not held in
+memory for the whole run. A fresh interpreter: pytest's own process has imported everything."""
+
+import json
+import subprocess
+import sys
+
+from tests.support.sshd import REPO
+
+SCRIPT = r"""
+import asyncio, json, sys
+from tui.remote.demo_box import DemoBox
+from tui.ui.demo import demo_app, local_dirs_inside
+
+async def main():
+    b = await DemoBox().start()
+    try:
+        with local_dirs_inside(b.dir):
+            app = demo_app(b, "h100x8")  # an AutoDL-priced box, no wallet token set
+            async with app.run_test(size=(120, 40)) as pilot:
+                for _ in range(300):
+                    await pilot.pause(0.1)
+                    if app.box.state.samples_seen >= 3 and app.box.billing.preset.key == "autodl":
+                        break
+                await pilot.pause(1.0)
+                print(json.dumps({"samples": app.box.state.samples_seen,
+                                  "preset": app.box.billing.preset.key,
+                                  "modules": sorted(sys.modules)}))
+                await app.action_quit()
+    finally:
+        await b.stop()
+
+asyncio.run(main())
+"""
+
+
+def test_the_live_dashboard_has_not_loaded_what_only_other_screens_need():
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["samples"] >= 3 and seen["preset"] == "autodl", seen["samples"]
+    loaded = set(seen["modules"])
+    assert "tui.ui.screens.dashboard" in loaded  # it is the dashboard that was measured
+    held = loaded & {"urllib.request", "http.client", "csv", "tui.remote.autodl_wallet",
+                     "tui.ui.screens.release_screen", "tui.ui.screens.doctor",
+                     "tui.ui.screens.tmux_screen", "tui.ui.screens.push_screen",
+                     "tui.core.release_actions", "tui.core.checklist_verdicts"}
+    assert not held, sorted(held)
