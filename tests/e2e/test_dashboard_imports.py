@@ -1,6 +1,6 @@
 """The dashboard in front carries only what it shows (issue 25): the code of other screens, the
-AutoDL wallet's HTTP client and the ledger's CSV export are loaded when asked for, not held in
-memory for the whole run. A fresh interpreter: pytest's own process has imported everything."""
+AutoDL wallet's HTTP client and the ledger's CSV export are loaded when asked for, and the
+probe's zipapp is not kept once the probe runs: none of it is held in memory for the whole run. A fresh interpreter: pytest's own process has imported everything."""
 
 import json
 import subprocess
@@ -24,7 +24,9 @@ async def main():
                     if app.box.state.samples_seen >= 3 and app.box.billing.preset.key == "autodl":
                         break
                 await pilot.pause(1.0)
+                from tui.remote.probe_bundle import build_probe
                 print(json.dumps({"samples": app.box.state.samples_seen,
+                                  "bundles_kept": build_probe.cache_info().currsize,
                                   "preset": app.box.billing.preset.key,
                                   "modules": sorted(sys.modules)}))
                 await app.action_quit()
@@ -41,6 +43,7 @@ def test_the_live_dashboard_has_not_loaded_what_only_other_screens_need():
     assert out.returncode == 0, out.stderr[-2000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["samples"] >= 3 and seen["preset"] == "autodl", seen["samples"]
+    assert seen["bundles_kept"] == 0  # deployed through the exec channel, then dropped
     loaded = set(seen["modules"])
     assert "tui.ui.screens.dashboard" in loaded  # it is the dashboard that was measured
     held = loaded & {"urllib.request", "http.client", "csv", "tui.remote.autodl_wallet",
