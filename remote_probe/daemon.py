@@ -41,7 +41,6 @@ CAPABILITIES = ("samples", "backfill", "snapshot", "proc_meta", "autostop", "tmu
                 "watch", "notify")
 
 
-
 def lower_thread_priority():
     """Nice 19 for the calling thread alone (Linux sets priority per thread id); elsewhere, or
     where it is refused, the thread keeps its priority."""
@@ -49,6 +48,7 @@ def lower_thread_priority():
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     except (AttributeError, OSError):
         pass
+
 
 class Daemon:
     def __init__(self, state_dir, simulate=None, interval=1.0, ring_size=RING_SAMPLES):
