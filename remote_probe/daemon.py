@@ -174,10 +174,13 @@ class Daemon:
             gpu_pids = wire.proc_pids(sample, local_only=True)
             self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
 
-    def scan_jobs(self, gpu_pids):
+    def scan_jobs(self, gpu_pids, recheck=()):
         """tmux, dataloaders and unprotected jobs from one /proc pass over the kept index
-        (one scan at a time: the index and its command-line cache are not shared)."""
+        (one scan at a time: the index and its command-line cache are not shared). `recheck`:
+        pids read again now (a pid just killed), not when /proc is next listed."""
         with self._scan_lock:
+            for pid in recheck:
+                self.proc_index.read(pid)  # gone: dropped from the index
             scan = procfs.ProcScan(index=self.proc_index)
             panes = tmux.status(scan)
             jobs = {"tmux": panes, "loaders": self.loaders.scan(scan),
@@ -189,9 +192,11 @@ class Daemon:
                 jobs["no_proc"] = True  # the laptop says what cannot be seen (wire.JOBS_BLOCK)
             return jobs
 
-    def rescan_jobs(self):
-        """After a tmux change (off the loop): scan now, and put it in the next sample."""
-        self.jobs = self.scan_jobs(wire.proc_pids(self.latest or {}))
+    def rescan_jobs(self, recheck=()):
+        """After a tmux change or a kill (off the loop): scan now, and put it in the next sample.
+        The job watch judges now too, not when its own interval next comes round."""
+        self.watch.jobs.last_scan = 0.0
+        self.jobs = self.scan_jobs(wire.proc_pids(self.latest or {}), recheck)
         self._jobs_fresh = True
 
     def _error_sample(self, reason):

@@ -252,7 +252,11 @@ async def on_kill(daemon, client, msg):
     pid = msg.get("pid")
     if not wire.is_int(pid) or pid <= 1 or pid in daemon.sampler.own_pids:
         raise RequestError("refusing to kill pid %r" % (pid,))
-    return {"result": await off_loop(lambda: checklist.kill(pid))}
+    result = await off_loop(lambda: checklist.kill(pid))
+    # the jobs scan now, in the next sample: the checklist drops the killed job at once, not a
+    # scan (up to JOBS_EVERY ticks) later, when it looked as if the kill had not worked
+    await asyncio.get_running_loop().run_in_executor(daemon.tmux_pool, daemon.rescan_jobs, (pid,))
+    return {"result": result}
 
 
 @handles(wire.DELETE)

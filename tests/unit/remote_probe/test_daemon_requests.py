@@ -321,3 +321,39 @@ def test_hashing_threads_run_at_the_lowest_priority_and_leave_the_rest_alone():
     with concurrent.futures.ThreadPoolExecutor(1) as other:
         assert other.submit(nice_of_this_thread).result() == before
     assert nice_of_this_thread() == before
+
+
+def test_a_killed_job_is_gone_from_the_very_next_sample(state, tmp_path):
+    """The checklist's kill (k) of a job left running outside tmux: the jobs scan runs before
+    the reply, so the first sample after it no longer lists the job; it used to stay up to a
+    scan later and look unkilled."""
+    script = tmp_path / "preprocess.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    # orphaned, as a job a user left running is: a python under another python (this test)
+    # would count as that one's worker, not a job of its own
+    out = subprocess.run(["sh", "-c", "nohup %s %s >/dev/null 2>&1 & echo $!" % (sys.executable, script)],
+                         cwd=str(tmp_path), stdout=subprocess.PIPE, text=True, check=True,
+                         start_new_session=True)
+    pid = int(out.stdout)
+    a = Attach(state, simulate="idle")
+    a.send({"type": "subscribe", "id": 1, "since_seq": 0})
+    try:
+        def listed(msg):  # the job, outside tmux and alive, in a sample's jobs scan (what the
+            jobs = msg.get("jobs") if msg.get("type") == "sample" else None  # checklist fails on)
+            return jobs is not None and any(j.get("pid") == pid and j.get("state") not in ("finished", "crashed")
+                                            for j in jobs.get("watch") or [])
+        a.read_until(listed, limit=60)  # detached: a job after protection.DETACHED_AFTER
+        a.send({"type": "kill", "id": 7, "pid": pid})
+        assert a.read_until(lambda m: m.get("id") == 7, limit=30)["result"] == "terminated"
+        # the jobs ride on the next sample (or the one after, if one was on its way), not on
+        # the periodic scan's up to JOBS_EVERY samples later
+        samples = [a.read_until(lambda m: m.get("type") == "sample", limit=10) for _ in range(2)]
+        with_jobs = [m for m in samples if "jobs" in m]
+        assert with_jobs, "no jobs scan in the two samples after the kill"
+        assert not listed(with_jobs[0]), with_jobs[0]["jobs"]["watch"]
+    finally:
+        a.close()
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass

@@ -7,7 +7,7 @@ import math
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from remote_probe import wire
@@ -239,21 +239,22 @@ def check_line(line):
         return None
     assert finite_everywhere(msg)
     assert depth(msg) <= wire.MAX_DEPTH + 1
-    if msg["type"] == "sample":
-        for row in msg["gpus"]:
+    if msg["type"] == "sample":  # a sample may come without rows (the readers default them)
+        for row in msg.get("gpus", []):
             assert len(row) == len(wire.GPU_FIELDS)
             assert row[0] is None or 0 <= row[0] <= 100
-        for row in msg["procs"]:
+        for row in msg.get("procs", []):
             assert isinstance(row[0], int) and len(row) == len(wire.PROC_FIELDS)
             wire.proc_dict(row)
         wire.idle_inputs(msg)
-        for row in msg["gpus"]:
+        for row in msg.get("gpus", []):
             wire.throttle_names(wire.gpu_dict(row)["throttle"])
     return msg
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(message, row_message))
+@example({"type": "sample", "t": 0, "seq": 0})  # no rows at all: found by a random run
 def test_any_message_decodes_to_a_clean_one_or_is_skipped(msg):
     check_line(json.dumps(msg).encode() + b"\n")  # json.dumps writes NaN/Infinity as the box might
 
