@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from remote_probe import dataloader, dlhook  # noqa: E402
+from remote_probe import dataloader, dlhook, procfs  # noqa: E402
 from remote_probe.backends.nvml import NvmlBackend  # noqa: E402
 from tui.core.diagnosis import LoaderFacts, diagnose  # noqa: E402
 
@@ -55,13 +55,10 @@ with open(done_file, "w") as f:  # the loop's end, for the exit delay
 
 
 def cpu_ticks(pid):
-    """utime + stime of a process in clock ticks, None once it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    except (OSError, IndexError, ValueError):
-        return None
+    """utime + stime of a process in clock ticks (the probe's own /proc reader), None once it
+    is gone."""
+    st = procfs.parse_pid_stat_full(procfs.read_text("/proc/%d/stat" % pid))
+    return None if st is None else st[4]
 
 
 def run(workers, seconds, state, hooked=True):
