@@ -40,6 +40,7 @@ from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
 from tui.ui.help_key import help_binding
+from tui.ui.key_names import key_display
 
 log = logging.getLogger("gputui.ui")
 PRICE_EVERY = 300.0  # seconds between provider_price requests (the box caches its answer as long)
@@ -144,6 +145,14 @@ class CockpitApp(Translated, App):
         Binding("q", "quit", N_("Quit"), id="quit", tooltip=N_("Leave gputui; the probe keeps sampling on the box")),
         help_binding("help", "help"),
     ]
+
+    def get_key_display(self, binding: Binding) -> str:
+        """Textual's hook for spelling a key: from gputui's table (tui/ui/key_names.py), so the
+        footer does not map the Unicode name database; Textual's spelling for any other key."""
+        if binding.key_display:
+            return binding.key_display
+        modifiers, key = binding.parse_key()
+        return key_display(modifiers, key) or super().get_key_display(binding)
 
     def __init__(self, config: Config) -> None:
         super().__init__()
