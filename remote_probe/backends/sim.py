@@ -18,6 +18,7 @@ import time
 from ..procfs.reader import PROC
 from ..watch_scope import own_scope, scope_of
 from .backend_error import BackendError
+from ..scenario_files import scenario_names  # noqa: F401 - the simulator's names, read here too
 
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
 # of CPU so the process table shows a realistic CPU column.
@@ -45,24 +46,6 @@ while os.getppid() == ppid:
         except OSError:
             pass
 '''
-
-
-def scenario_names():
-    """Names of the scenarios shipped with the probe."""
-    names = []
-    try:
-        import zipfile
-        here = os.path.dirname(os.path.dirname(__file__))
-        if os.path.isdir(os.path.join(here, "scenarios")):
-            names = os.listdir(os.path.join(here, "scenarios"))
-        else:  # inside the zipapp
-            archive = os.path.dirname(here)
-            with zipfile.ZipFile(archive) as zf:
-                names = [n.rsplit("/", 1)[-1] for n in zf.namelist()
-                         if n.startswith("remote_probe/scenarios/")]
-    except (OSError, ValueError):
-        pass
-    return sorted(n[:-5] for n in names if n.endswith(".json"))
 
 
 def load_scenario(name):

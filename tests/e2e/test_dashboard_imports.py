@@ -53,3 +53,17 @@ def test_the_live_dashboard_has_not_loaded_what_only_other_screens_need():
                      "tui.ui.screens.tmux_screen", "tui.ui.screens.push_screen",
                      "tui.core.release_actions", "tui.core.checklist_verdicts"}
     assert not held, sorted(held)
+
+
+def test_checking_a_simulate_scenario_does_not_load_the_simulator():
+    """`connect --simulate NAME` checks the name on the laptop: from the scenario files, not by
+    importing the simulator and its /proc readers (~0.35 MB held for the whole session)."""
+    script = ("import json, sys; from tui.cli import unknown_scenario; "
+              "print(json.dumps([unknown_scenario('h100x8'), unknown_scenario('h100x9'), "
+              "'remote_probe.backends.sim' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    known, unknown, loaded = json.loads(out.stdout)
+    assert known is None
+    assert "h100x9" in unknown and "h100x8" in unknown and "a100x2" in unknown  # the list is offered
+    assert loaded is False

@@ -327,7 +327,7 @@ def cmd_demo(args):
 
 def unknown_scenario(name):
     """None when the simulator knows `name`, else the one-line error with the list."""
-    from remote_probe.backends.sim import scenario_names
+    from remote_probe.scenario_files import scenario_names
     names = scenario_names()
     if name in names:
         return None
