@@ -12,6 +12,9 @@ size:
            second (every line changes), and a Footer: what any app built on gputui's libraries
            pays to show a screen a second. The ratio app/floor is the figure (target <= 1.5x;
            RSS <= floor + 8 MB).
+  floor+ssh+sqlite  the floor plus an SSH connection to the demo box streaming a line a second
+           and a sqlite database in WAL mode written each second: context only, what the libraries
+           cost once used as gputui uses them (the connection's crypto, the ledger's sqlite).
   htop -d 10, bpytop (update 1 s), glances -t 1: the monitors people use, where installed;
            for context only (their cost depends on how many processes the machine has).
 --busy-box adds a case with 2,000 more processes on the box (the daemon scans them all).
@@ -122,6 +125,41 @@ class Floor(App):
 Floor().run()
 """
 
+# Context, not the target's floor: the same bare app doing the two things gputui does that the
+# floor never does, so a reader can tell the libraries' share of the app's RSS from gputui's own:
+# an SSH connection to the same demo box streaming a line a second (asyncssh's key exchange,
+# ciphers and auth: cryptography's pages, saslprep's unicodedata), and a sqlite database in WAL
+# mode written once a second with synchronous=FULL (the ledger's settings).
+FLOOR_CONNECTED_APP = r"""
+import asyncssh, os, sqlite3, sys, time
+from textual.app import App
+from textual.widgets import Footer, Static
+class Floor(App):
+    BINDINGS = [("q", "quit", "Quit")]
+    def compose(self):
+        yield Static(id="s")
+        yield Footer()
+    async def on_mount(self):
+        self.db = sqlite3.connect(os.path.join(sys.argv[2], "l.sqlite3"), isolation_level=None)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = FULL")
+        self.db.execute("CREATE TABLE s (id INTEGER PRIMARY KEY, t REAL, cost REAL)")
+        self.db.execute("INSERT INTO s (t, cost) VALUES (0, 0)")
+        self.conn = await asyncssh.connect("gputui-demo", config=[sys.argv[1]])
+        self.proc = await self.conn.create_process("while true; do date +%T; sleep 1; done")
+        self.run_worker(self.stream())
+    async def stream(self):
+        async for line in self.proc.stdout:
+            self.db.execute("UPDATE s SET t = ?, cost = ? WHERE id = 1", (time.time(), 1.0))
+            self.tick(line.strip())
+    def tick(self, now):
+        w, h = self.size
+        lines = ["%s %4d " % (now, i) + ("GPU %d  util 88%%  mem 61.2/80.0 GiB  62 C  350 W  " % (i % 8)) * 4
+                 for i in range(h - 1)]
+        self.query_one("#s", Static).update("\n".join(line[:w] for line in lines))
+Floor().run()
+"""
+
 # Monitors people use, measured beside when installed: (name, argv, files its HOME needs)
 PEERS = (
     ("htop", ["htop", "-d", "10"], {}),
@@ -193,6 +231,9 @@ def measure(repo, scenario, size, extra, seconds):
         pids["app"], _ = spawn_pty([sys.executable, "-m", "tui", "connect", "gputui-demo", "--ssh-config",
                                     info["config"], "--simulate", scenario], env, repo, (rows, cols))
         pids["floor"], _ = spawn_pty([sys.executable, "-c", FLOOR_APP], env, repo, (rows, cols))
+        pids["floor+ssh+sqlite"], _ = spawn_pty([sys.executable, "-c", FLOOR_CONNECTED_APP, info["config"],
+                                                 mkdtemp("gputui-bench-ledger-")],
+                                                env, repo, (rows, cols))
         for name, argv, _files in PEERS:
             found = peer_argv(argv)
             if found:
@@ -209,11 +250,14 @@ def measure(repo, scenario, size, extra, seconds):
         time.sleep(seconds)
         after, t1 = {k: cpu_seconds(pid) for k, pid in pids.items()}, time.time()
         wall = t1 - t0
+        if b"util 88%" not in SCREENS.get(pids["floor+ssh+sqlite"], b""):  # it draws once lines come
+            print("the connected floor never drew a line from the box: left out", flush=True)
+            after.pop("floor+ssh+sqlite")
         drawn = [float(line.split()[0]) for line in open(frames)] if os.path.exists(frames) else []
         drawn = [t for t in drawn if t0 <= t <= t1]
         return {"scenario": scenario, "size": "%dx%d" % (cols, rows), "extra_processes": extra,
-                "cpu_pct": {k: 100 * (after[k] - before[k]) / wall for k in pids},
-                "rss_mb": {k: rss_mb(pid) for k, pid in pids.items()},
+                "cpu_pct": {k: 100 * (after[k] - before[k]) / wall for k in after},
+                "rss_mb": {k: rss_mb(pids[k]) for k in after},
                 "samples_drawn_per_s": len(drawn) / wall}
     finally:
         for pid in pids.values():
