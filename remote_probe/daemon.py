@@ -50,6 +50,14 @@ def lower_thread_priority():
         pass
 
 
+def gpu_job_pids(sample):
+    """The pids of a sample's GPU processes that can be jobs here: this /proc's only. In a
+    container the driver also reports host pids, and one that happens to equal a local pid is
+    not that local process (the jobs scans used to pick their pids each its own way, and two
+    of them counted host pids as local processes)."""
+    return wire.proc_pids(sample, local_only=True)
+
+
 class Daemon:
     def __init__(self, state_dir, simulate=None, interval=1.0, ring_size=RING_SAMPLES):
         self.state_dir = state_dir
@@ -171,13 +179,15 @@ class Daemon:
             except Exception:  # a scan bug must not stop sampling
                 log.exception("jobs scan failed")
         if self.seq % JOBS_EVERY == 1 and self._jobs_pending is None:
-            gpu_pids = wire.proc_pids(sample, local_only=True)
-            self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_pids)
+            self._jobs_pending = loop.run_in_executor(self.tmux_pool, self.scan_jobs, gpu_job_pids(sample))
 
-    def scan_jobs(self, gpu_pids, recheck=()):
+    def scan_jobs(self, gpu_pids=None, recheck=()):
         """tmux, dataloaders and unprotected jobs from one /proc pass over the kept index
-        (one scan at a time: the index and its command-line cache are not shared). `recheck`:
-        pids read again now (a pid just killed), not when /proc is next listed."""
+        (one scan at a time: the index and its command-line cache are not shared). `gpu_pids`:
+        gpu_job_pids() of a sample, the latest by default. `recheck`: pids read again now (a
+        pid just killed), not when /proc is next listed."""
+        if gpu_pids is None:
+            gpu_pids = gpu_job_pids(self.latest or {})
         with self._scan_lock:
             for pid in recheck:
                 self.proc_index.read(pid)  # gone: dropped from the index
@@ -196,7 +206,7 @@ class Daemon:
         """After a tmux change or a kill (off the loop): scan now, and put it in the next sample.
         The job watch judges now too, not when its own interval next comes round."""
         self.watch.jobs.last_scan = 0.0
-        self.jobs = self.scan_jobs(wire.proc_pids(self.latest or {}), recheck)
+        self.jobs = self.scan_jobs(recheck=recheck)
         self._jobs_fresh = True
 
     def _error_sample(self, reason):

@@ -79,8 +79,7 @@ async def on_snapshot(daemon, client, msg):
         sample = dict(sample, host=dict(sample.get("host", {}),
                                         disks=daemon.inventory.get("disks", [])))
     # a one-shot answer deserves a fresh scan, not one up to JOBS_EVERY ticks old
-    jobs = await asyncio.get_running_loop().run_in_executor(
-        daemon.tmux_pool, daemon.scan_jobs, list(pids))
+    jobs = await asyncio.get_running_loop().run_in_executor(daemon.tmux_pool, daemon.scan_jobs)
     daemon.jobs = jobs
     return {"inventory": daemon.inventory, "sample": sample,
             "proc_meta": daemon.sampler.proc_meta(pids), "jobs": jobs,
@@ -138,9 +137,7 @@ async def on_autostop_arm(daemon, client, msg):
     job = msg.get("when_job_done")
     if isinstance(job, str) and not any(r.get("id") == job for r in daemon.watch.rows):
         # a job started a moment ago: judge the jobs now rather than refuse it
-        daemon.watch.jobs.last_scan = 0.0
-        await asyncio.get_running_loop().run_in_executor(
-            daemon.tmux_pool, daemon.scan_jobs, wire.proc_pids(daemon.latest or {}, local_only=True))
+        await asyncio.get_running_loop().run_in_executor(daemon.tmux_pool, daemon.rescan_jobs)
     try:
         status = daemon.autostop.arm(
             msg.get("command"), idle_seconds=msg.get("idle_seconds"),

@@ -357,3 +357,56 @@ def test_a_killed_job_is_gone_from_the_very_next_sample(state, tmp_path):
             os.kill(pid, 9)
         except ProcessLookupError:
             pass
+
+
+# A process shaped like a command typed in an SSH session: on a terminal, under a parent whose
+# name is sshd's (the protection verdict reads names and terminals from /proc, nothing else).
+SSH_SHAPED = r"""
+import ctypes, os, pty, sys, time
+ctypes.CDLL(None).prctl(15, b"sshd: u@pts/9", 0, 0, 0)
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("sleep", ["sleep", "300"])
+print(pid, flush=True)
+try:
+    sys.stdin.read()
+finally:
+    os.kill(pid, 9)
+"""
+
+
+@pytest.mark.parametrize("how", ["rescan", "snapshot", "autostop_arm"])
+def test_a_host_pid_that_equals_a_local_pid_is_not_taken_for_that_local_process(tmp_path, how):
+    """A container-shaped box: the driver reports a training job by its host pid, and that
+    number is also the pid of an unrelated process in the container (here a `sleep` typed in
+    an SSH session). No jobs scan — the periodic one, the rescan after a tmux action or a
+    kill, a snapshot (`gputui status`), arming autostop on a job — may report the sleep as a
+    GPU job that dies with the connection; the rescan and the snapshot did."""
+    session = subprocess.Popen([sys.executable, "-c", SSH_SHAPED], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    local_pid = int(session.stdout.readline())
+    d = daemon_mod.Daemon(str(tmp_path), simulate="idle")
+    try:
+        def row(local):
+            return wire.proc_row({"pid": local_pid, "gpu": 0, "gpu_mem": 20 << 30, "local": local})
+        d.latest = {"type": wire.SAMPLE, "seq": 1, "procs": [row(0)], "gpus": [], "host": {}}
+        from remote_probe import handlers
+        if how == "rescan":
+            d.rescan_jobs()
+            jobs = d.jobs
+        elif how == "snapshot":
+            jobs = asyncio.run(handlers.on_snapshot(d, None, {}))["jobs"]
+        else:
+            with pytest.raises(server.RequestError):  # no such job: refused after the scan
+                asyncio.run(handlers.on_autostop_arm(d, None, {"command": "true", "when_job_done": "nope"}))
+            jobs = d.jobs
+        assert [j for j in jobs["unprotected"] if j["pid"] == local_pid and j["gpu"]] == []
+        # the same pid as this container's own is the GPU job it says it is
+        d.latest["procs"] = [row(1)]
+        d.rescan_jobs()
+        assert [(j["gpu"], j["reason"]) for j in d.jobs["unprotected"] if j["pid"] == local_pid] == [
+            (True, "will die if this SSH connection drops")]
+    finally:
+        session.stdin.close()
+        session.wait()
+        d.backend.close()
