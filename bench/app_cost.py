@@ -103,7 +103,7 @@ except KeyboardInterrupt:
 # The floor any app built on gputui's libraries (docs/architecture.md, "The rooms") must pay:
 # a Textual app with asyncssh imported, one Static filling the screen re-drawn each second
 # (every line changes: the time is on each), and a Footer; nothing of gputui.
-FLOOR_APP = r"""
+FLOOR_BASE = r"""
 import asyncssh  # noqa: F401 - the SSH library the app must carry
 from textual.app import App
 from textual.widgets import Footer, Static
@@ -113,33 +113,29 @@ class Floor(App):
     def compose(self):
         yield Static(id="s")
         yield Footer()
-    def on_mount(self):
+    async def on_mount(self):  # Textual runs each class's own on_mount: subclasses change start()
+        await self.start()
+    async def start(self):
         self.set_interval(1.0, self.tick)
         self.tick()
-    def tick(self):
+    def tick(self, now=None):
         w, h = self.size
-        now = time.strftime("%H:%M:%S")
+        now = now or time.strftime("%H:%M:%S")
         lines = ["%s %4d " % (now, i) + ("GPU %d  util 88%%  mem 61.2/80.0 GiB  62 C  350 W  " % (i % 8)) * 4
                  for i in range(h - 1)]
         self.query_one("#s", Static).update("\n".join(line[:w] for line in lines))
-Floor().run()
 """
+FLOOR_APP = FLOOR_BASE + "Floor().run()\n"
 
 # Context, not the target's floor: the same bare app doing the two things gputui does that the
 # floor never does, so a reader can tell the libraries' share of the app's RSS from gputui's own:
 # an SSH connection to the same demo box streaming a line a second (asyncssh's key exchange,
 # ciphers and auth: cryptography's pages, saslprep's unicodedata), and a sqlite database in WAL
 # mode written once a second with synchronous=FULL (the ledger's settings).
-FLOOR_CONNECTED_APP = r"""
-import asyncssh, os, sqlite3, sys, time
-from textual.app import App
-from textual.widgets import Footer, Static
-class Floor(App):
-    BINDINGS = [("q", "quit", "Quit")]
-    def compose(self):
-        yield Static(id="s")
-        yield Footer()
-    async def on_mount(self):
+FLOOR_CONNECTED_APP = FLOOR_BASE + r"""
+import os, sqlite3, sys
+class Connected(Floor):
+    async def start(self):
         self.db = sqlite3.connect(os.path.join(sys.argv[2], "l.sqlite3"), isolation_level=None)
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
@@ -152,12 +148,7 @@ class Floor(App):
         async for line in self.proc.stdout:
             self.db.execute("UPDATE s SET t = ?, cost = ? WHERE id = 1", (time.time(), 1.0))
             self.tick(line.strip())
-    def tick(self, now):
-        w, h = self.size
-        lines = ["%s %4d " % (now, i) + ("GPU %d  util 88%%  mem 61.2/80.0 GiB  62 C  350 W  " % (i % 8)) * 4
-                 for i in range(h - 1)]
-        self.query_one("#s", Static).update("\n".join(line[:w] for line in lines))
-Floor().run()
+Connected().run()
 """
 
 # Monitors people use, measured beside when installed: (name, argv, files its HOME needs)
