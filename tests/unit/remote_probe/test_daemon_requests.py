@@ -385,6 +385,12 @@ def test_a_host_pid_that_equals_a_local_pid_is_not_taken_for_that_local_process(
     session = subprocess.Popen([sys.executable, "-c", SSH_SHAPED], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True)
     local_pid = int(session.stdout.readline())
+    deadline = time.time() + 10
+    while time.time() < deadline:  # exec'd and on its terminal, as a typed command is
+        comm, rest = open("/proc/%d/stat" % local_pid).read().split(" (", 1)[1].rsplit(")", 1)
+        if comm == "sleep" and int(rest.split()[4]) != 0:  # tty_nr
+            break
+        time.sleep(0.02)
     d = daemon_mod.Daemon(str(tmp_path), simulate="idle")
     try:
         def row(local):
