@@ -35,7 +35,7 @@ def main(argv=None):
         parser.print_help()
         return wire.EXIT_BAD_COMMAND
     if args.cmd == "scenarios":
-        from .backends.sim import scenario_names
+        from .scenario_files import scenario_names
         print("\n".join(scenario_names()))
         return wire.EXIT_OK
     from . import attach

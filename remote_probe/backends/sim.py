@@ -18,7 +18,7 @@ import time
 from ..procfs.reader import PROC
 from ..watch_scope import own_scope, scope_of
 from .backend_error import BackendError
-from ..scenario_files import scenario_names  # noqa: F401 - the simulator's names, read here too
+from ..scenario_files import scenario_names
 
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
 # of CPU so the process table shows a realistic CPU column.
