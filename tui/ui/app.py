@@ -39,6 +39,7 @@ from tui.ui.palette import ActionsProvider
 from tui.ui.screens.modals import DialogAsker, HelpScreen, HostKeyScreen
 from tui.ui.terminal_handoff import default_hand_off
 from tui.ui.translate import Translated
+from tui.ui.heap import TRIM_EVERY, trim_heap
 from tui.ui.help_key import help_binding
 from tui.ui.key_names import key_display
 
@@ -196,6 +197,7 @@ class CockpitApp(Translated, App):
         self.set_interval(1.0, self.tick)
         self.config_watch = ConfigWatcher(self.config.path)
         self.set_interval(CONFIG_POLL, self.reload_config)
+        self.set_interval(TRIM_EVERY, trim_heap, name="trim heap")
 
     def watched_boxes(self) -> List[BoxContext]:
         """The boxes whose config a reload applies to."""

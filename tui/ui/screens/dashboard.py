@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
@@ -23,6 +23,7 @@ from tui.remote.session import FAILED, LIVE
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
+from tui.ui.widgets.footer import Footer
 from tui.ui.boxtext_rich import box_text
 from tui.ui.widgets.billing_panel import (
     BillingPanel,

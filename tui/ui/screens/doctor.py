@@ -5,7 +5,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, LoadingIndicator, Static
+from textual.widgets import DataTable, LoadingIndicator, Static
 
 from tui.core.i18n import N_, _
 from tui.core.layout import clip
@@ -13,6 +13,7 @@ from tui.core.preflight_verdicts import PRESS_D, summary, worst
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
+from tui.ui.widgets.footer import Footer
 from tui.ui.translate import Translated
 from tui.ui.boxtext_rich import box_text, join
 

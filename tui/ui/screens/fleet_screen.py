@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tui.core import fleet_rows as fleet
 from tui.core.billing import format_money
@@ -20,6 +20,7 @@ from tui.core.i18n import N_, _, ngettext
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
+from tui.ui.widgets.footer import Footer
 from tui.ui.boxtext_rich import box_text
 from tui.ui.screens.release_screen import ReleaseScreen
 from tui.ui.translate import Translated

@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DirectoryTree, Footer, Input, Static
+from textual.widgets import DirectoryTree, Input, Static
 
 from tui.core.i18n import N_, _, ngettext
 from tui.core.upload_plan import LocalEntry, Plan, plan_for, plan_lines, progress_text, scan_local
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
+from tui.ui.widgets.footer import Footer
 from tui.ui.boxtext_rich import box_text
 from tui.ui.translate import Translated
 

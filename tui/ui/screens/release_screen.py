@@ -12,7 +12,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
-    Footer,
     Input,
     Label,
     LoadingIndicator,
@@ -28,6 +27,7 @@ from tui.core.state import short_cmd
 from tui.core.release_actions import Release, needs_choice, release_choices
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
+from tui.ui.widgets.footer import Footer
 from tui.ui.boxtext_rich import box_text, join
 from tui.ui.flows import choose_release_action
 from tui.ui.screens.modals import ConfirmScreen, FormScreen

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from remote_probe import wire
 from tui.core import paste
@@ -20,6 +20,7 @@ from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
+from tui.ui.widgets.footer import Footer
 from tui.ui.boxtext_rich import ansi_text, box_text, plain
 from tui.ui.widgets.jobs_panel import pane_job_cell, render_jobs
 from tui.ui.screens.modals import ConfirmScreen, FormScreen
