@@ -226,7 +226,10 @@ class DashboardScreen(Translated, Screen):
             rows += shown_rows(notice, width - 2)  # padding 0 1
         loaders = self.query_one("#loaders", LoaderPanel)
         if loaders.has_class("shown"):
-            rows += min(LoaderPanel.MAX_HEIGHT, shown_rows(loaders, width - 4) + 2)  # + border
+            # it sits in the left column: beside billing and host, its lines wrap at the GPU
+            # panel's width, not the screen's (a loader line of 120-156 columns at 160 wide was
+            # planned as one row and laid out as two)
+            rows += min(LoaderPanel.MAX_HEIGHT, shown_rows(loaders, panel_width(width)) + 2)  # + border
         return rows
 
     # -- actions -----------------------------------------------------------------
