@@ -7,25 +7,22 @@ used once. `malloc_trim` hands those pages back (0.1 ms on this heap), so the ap
 is what it holds. Elsewhere (macOS, Windows, musl) there is no such call and nothing is done."""
 
 import ctypes
+import functools
 import sys
 from typing import Callable, Optional
 
 TRIM_EVERY = 60.0  # seconds: the idle dashboard's churn frees a little, a minute at a time
 
-_trim: Optional[Callable[[int], int]] = None
-_looked = False
 
-
+@functools.lru_cache(maxsize=1)
 def _malloc_trim() -> Optional[Callable[[int], int]]:
-    global _trim, _looked
-    if not _looked:
-        _looked = True
-        if sys.platform.startswith("linux"):
-            try:
-                _trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc; musl has none
-            except OSError:
-                _trim = None
-    return _trim
+    """glibc's malloc_trim, looked up once; None where there is none (musl, macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except OSError:
+        return None
 
 
 def trim_heap() -> bool:

@@ -227,7 +227,7 @@ class DashboardScreen(Translated, Screen):
         loaders = self.query_one("#loaders", LoaderPanel)
         if loaders.has_class("shown"):
             # it sits in the left column: beside billing and host, its lines wrap at the GPU
-            # panel's width, not the screen's (a loader line of 120-156 columns at 160 wide was
+            # panel's width, not the screen's (a loader line of 115-156 columns at 160 wide was
             # planned as one row and laid out as two)
             rows += min(LoaderPanel.MAX_HEIGHT, shown_rows(loaders, panel_width(width)) + 2)  # + border
         return rows

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from tui.ui.heap import trim_heap
+from tests.support.snapshot_app import canned_app
+from tui.ui.heap import TRIM_EVERY, trim_heap
 
 BURST = textwrap.dedent("""
     from tui.ui.heap import trim_heap
@@ -31,5 +32,9 @@ def test_a_freed_burst_leaves_the_resident_size_once_trimmed():
     assert int(dropped_kb) > 20000, out  # most of the 40 MB; without the trim, nothing
 
 
-def test_trimming_twice_is_harmless():
-    assert trim_heap() == trim_heap()
+async def test_the_running_app_trims_once_a_minute():
+    app = canned_app(2)
+    async with app.run_test(size=(120, 40)):
+        timers = [t for t in app._timers if t.name == "trim heap"]  # Textual's timers of the app
+        assert len(timers) == 1 and timers[0]._interval == TRIM_EVERY
+        assert timers[0]._callback is trim_heap
