@@ -17,7 +17,9 @@ def drop_closed_watchers(node: object) -> int:
     watchers = getattr(node, "__watchers", None) or {}  # Textual's name, set with setattr
     dropped = 0
     for entries in watchers.values():
-        kept = [(reactable, callback) for reactable, callback in entries if not reactable._closing]
+        # getattr: a Textual without `_closing` keeps every watcher, as before, instead of failing
+        kept = [(reactable, callback) for reactable, callback in entries
+                if not getattr(reactable, "_closing", False)]
         dropped += len(entries) - len(kept)
         entries[:] = kept
     return dropped
