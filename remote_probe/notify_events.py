@@ -34,6 +34,12 @@ TEMPLATES = {
                          "The newest checkpoint is %(age)s old: %(path)s"),
     "balance_low": ("Provider balance low for %(box)s", "Balance left: %(balance)s."),
     "test": ("gputui test message from %(box)s", "If you can read this, %(channel)s works."),
+    "release_unverified": ("%(box)s is still up after its release",
+                           "The release command ran at %(at)s but the box is still up and billing.\n"
+                           "%(evidence)s"),
+    "clock": ("%(box)s: %(clock)s in %(left)s",
+              "%(clock)s at %(at)s (%(source)s). %(action)s"),
+    "budget_short": ("%(job)s will not finish within the money left on %(box)s", "%(reason)s"),
 }
 # Templates that word a kind differently (an event's fields say "variant"); not kinds.
 VARIANTS = ("budget_80_day", "budget_100_day")
@@ -54,6 +60,8 @@ CAUSES = {
     "exited": "exit status unknown",
     "nccl_spin": "GPU busy at idle power (stuck in a collective)",
     "stalled": "VRAM held, GPU idle, no output",
+    "progress_stalled": "no new step for many times its step time",
+    "sigkill": "killed (out of memory?)",
     "no_proc": "tmux shows it running; without /proc a hang cannot be seen",  # watch_loop
 }
 FIELD_CHARS = 300

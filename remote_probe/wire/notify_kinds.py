@@ -4,9 +4,13 @@ box queues and sends by them."""
 
 from __future__ import annotations
 
-URGENT_KINDS = frozenset(("crashed", "hung", "budget_100", "balance_low", "test"))
+URGENT_KINDS = frozenset(("crashed", "hung", "budget_100", "balance_low", "test", "release_unverified",
+                          "clock", "budget_short"))
 KINDS = ("finished", "crashed", "hung", "idle", "autostop_countdown", "autostop_done",
-         "budget_80", "budget_100", "checkpoint_stale", "balance_low", "test")
+         "budget_80", "budget_100", "checkpoint_stale", "balance_low", "test",
+         # issue 36: a release the box outlived, a clock that deletes data or stops the job,
+         # a job that will not finish within the money left
+         "release_unverified", "clock", "budget_short")
 
 
 def parse_hhmm(text: object) -> int | None:

@@ -32,6 +32,12 @@ def templates() -> dict[str, list[str]]:
                              _("The newest checkpoint is %(age)s old: %(path)s")],
         "balance_low": [_("Provider balance low for %(box)s"), _("Balance left: %(balance)s.")],
         "test": [_("gputui test message from %(box)s"), _("If you can read this, %(channel)s works.")],
+        "release_unverified": [_("%(box)s is still up after its release"),
+                               _("The release command ran at %(at)s but the box is still up and billing.\n"
+                                 "%(evidence)s")],
+        "clock": [_("%(box)s: %(clock)s in %(left)s"),
+                  _("%(clock)s at %(at)s (%(source)s). %(action)s")],
+        "budget_short": [_("%(job)s will not finish within the money left on %(box)s"), _("%(reason)s")],
     }
 
 
@@ -52,6 +58,8 @@ def causes() -> dict[str, str]:
         "exited": _("exit status unknown"),
         "nccl_spin": _("GPU busy at idle power (stuck in a collective)"),
         "stalled": _("VRAM held, GPU idle, no output"),
+        "progress_stalled": _("no new step for many times its step time"),
+        "sigkill": _("killed (out of memory?)"),
         # a box without /proc (the demo's probe on macOS): alive on tmux's word only
         "no_proc": _("tmux shows it running; without /proc a hang cannot be seen"),
     }
