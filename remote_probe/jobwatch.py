@@ -16,7 +16,9 @@ import stat
 from .procfs.reader import PROC
 
 # ---- thresholds (seconds, percent, fractions) -------------------------------------
-HUNG_AFTER_S = 600.0          # a hang signature must hold this long (configurable)
+# A hang signature must hold this long (configurable). 8 min, so that the message goes out
+# within 10 minutes of the stall (PyTorch's own NCCL watchdog waits 10-30 min).
+HUNG_AFTER_S = 480.0
 HUNG_UTIL_PINNED = 95.0       # "util pinned": every sample at or above this...
 HUNG_POWER_FRACTION = 0.30    # ...while power stays at or below this share of the limit
 HUNG_VRAM_MIB = 256.0         # "VRAM held": the job's GPU memory at least this
@@ -24,6 +26,12 @@ IDLE_UTIL = 0.0               # "0 % util" for the VRAM-held signature
 BUSY_UTIL = 5.0               # above this the GPU counts as in use (running, not waiting)
 SAMPLE_GAP_S = 30.0           # a gap longer than this in the samples breaks "sustained"
 CHECKPOINT_STALE_S = 3 * 3600.0  # no checkpoint newer than this while running: warn
+# Progress that stopped: no new step for STALL_STEPS times the job's own step time (at least
+# STALL_MIN_S, an eval or a checkpoint save pauses a bar for a minute or two), while its GPUs
+# do no real work (power near idle: spinning in a collective, or not computing at all).
+STALL_STEPS = 10
+STALL_MIN_S = 120.0
+STALL_MIN_POINTS = 3          # advances seen before the step time is trusted
 EVIDENCE_LINES = 6            # last lines kept as evidence
 EVIDENCE_LINE_CHARS = 200
 
@@ -40,7 +48,9 @@ CRASH_PATTERNS = (
                               r"|ncclRemoteError|NCCL communicator was aborted", re.I)),
     ("cuda_error", re.compile(r"CUDA error:|device-side assert triggered|illegal memory access"
                               r"|CUDA driver error|cudaErrorLaunchFailure", re.I)),
-    ("oom_killed", re.compile(r"^Killed$|Out of memory: Killed process|oom-kill", re.I)),
+    ("oom_killed", re.compile(r"Out of memory: Killed process|oom-kill", re.I)),
+    # a shell's "Killed": SIGKILL, from the OOM killer or a kill -9; nothing says which
+    ("sigkill", re.compile(r"^Killed$")),
     ("segfault", re.compile(r"Segmentation fault|SIGSEGV", re.I)),
     ("traceback", re.compile(r"^Traceback \(most recent call last\):")),
     ("child_failed", re.compile(r"ChildFailedError|torch\.distributed\.elastic.*failed", re.I)),
@@ -66,7 +76,8 @@ class JobFacts:
 
     def __init__(self, now, alive, exit_status=None, exit_signal=None, last_lines=(),
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
-                 last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0):
+                 last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0,
+                 last_step_t=None, step_s=None, gpu_samples=None, power_limits=None, gpu_pids=None):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -85,20 +96,29 @@ class JobFacts:
         # KeyboardInterrupt lines the pane already showed when the job was first seen: an
         # earlier job's Ctrl-C in the same pane, which is no evidence about this one
         self.interrupts_before = interrupts_before
+        # progress: when the job's counter last moved, and its usual time per move (None: unknown)
+        self.last_step_t = last_step_t
+        self.step_s = step_s
+        # every GPU of the job: {gpu: samples}, {gpu: power limit}, {gpu: [(pid, rank or None)]};
+        # without them the job's one GPU is `samples` / `power_limit`
+        self.gpu_samples = gpu_samples
+        self.power_limits = power_limits or {}
+        self.gpu_pids = gpu_pids or {}
 
 
 class Verdict:
-    __slots__ = ("state", "cause", "evidence", "exit_status")
+    __slots__ = ("state", "cause", "evidence", "exit_status", "stuck")
 
-    def __init__(self, state, cause, evidence, exit_status=None):
+    def __init__(self, state, cause, evidence, exit_status=None, stuck=None):
         self.state = state
         self.cause = cause
         self.evidence = evidence
         self.exit_status = exit_status
+        self.stuck = stuck  # hung: [{"gpu", "pid", "rank", "how"}], the GPUs/ranks that are stuck
 
     def as_dict(self):
         return {"state": self.state, "cause": self.cause, "evidence": self.evidence,
-                "exit_status": self.exit_status}
+                "exit_status": self.exit_status, "stuck": self.stuck}
 
     def __repr__(self):
         return "<Verdict %s %s>" % (self.state, self.cause)
@@ -221,6 +241,123 @@ def hang_signature(facts, hung_after=HUNG_AFTER_S):
     return None, None
 
 
+def _job_gpus(facts):
+    """{gpu: (samples, power limit)} for every GPU of the job."""
+    if facts.gpu_samples:
+        return dict((g, (s, facts.power_limits.get(g, facts.power_limit)))
+                    for g, s in facts.gpu_samples.items())
+    if facts.samples:
+        return {0: (facts.samples, facts.power_limit)}
+    return {}
+
+
+def gpu_at_rest(sample, limit):
+    """One sample shows no real work: power near idle (util pinned or not), or, where the
+    power limit is unknown, no utilization at all. Unknown readings prove nothing."""
+    t, util, power = sample
+    if limit and power is not None:
+        return power <= HUNG_POWER_FRACTION * limit
+    return util is not None and util <= IDLE_UTIL
+
+
+def _how(samples, limit, since):
+    recent = [s for s in samples if s[0] >= since and s[1] is not None]
+    if not recent:
+        return "unknown"
+    return "spinning" if min(s[1] for s in recent) >= HUNG_UTIL_PINNED else "idle"
+
+
+def stall_window(facts, hung_after=HUNG_AFTER_S):
+    """Seconds without a new step after which a job with progress counts as stalled:
+    STALL_STEPS times its own step time, at least STALL_MIN_S; never longer than `hung_after`
+    (the user's own hang window bounds both)."""
+    if facts.step_s is None:
+        return None
+    return min(float(hung_after), max(STALL_MIN_S, STALL_STEPS * facts.step_s))
+
+
+def progress_stall(facts, hung_after=HUNG_AFTER_S):
+    """(cause, evidence, stuck) when a live job's progress stopped: no new step for
+    stall_window seconds while none of its GPUs did real work over that time (power near idle,
+    gpu_at_rest), else (None, None, None). A stopped bar over a busy GPU is an eval loop, not a
+    hang; a job with no GPU facts is never judged hung this way."""
+    window = stall_window(facts, hung_after)
+    if window is None or facts.last_step_t is None or facts.now - facts.last_step_t < window:
+        return None, None, None
+    gpus = _job_gpus(facts)
+    if not gpus:
+        return None, None, None
+    span = facts.now - facts.last_step_t
+    for samples, limit in gpus.values():
+        # over the last window only: the GPU history is kept for 1.5x hung_after, a stall lasts
+        if not _sustained(samples, facts.now, window, lambda s, limit=limit: gpu_at_rest(s, limit)):
+            return None, None, None
+    stuck = stuck_gpus(facts, window)
+    where = stuck_text(stuck)
+    evidence = ("no new step for %s (its steps take %s), GPU%s at idle power%s"
+                % (_minutes(span), _seconds(facts.step_s), "s" if len(gpus) > 1 else "",
+                   ": " + where if where else ""))
+    return "progress_stalled", evidence, stuck
+
+
+def stuck_gpus(facts, span):
+    """Which GPUs (and ranks) of a hung job are stuck, each with how: "spinning" (utilization
+    pinned: waiting in a collective for a peer) or "idle" (the peer the others wait for: not
+    computing at all). When some spin and some idle, the idle ones are the stuck ranks."""
+    rows = []
+    since = facts.now - span
+    for g, (samples, limit) in sorted(_job_gpus(facts).items()):
+        for pid, rank in facts.gpu_pids.get(g) or [(None, None)]:
+            rows.append({"gpu": g, "pid": pid, "rank": rank, "how": _how(samples, limit, since)})
+    hows = set(r["how"] for r in rows)
+    if "idle" in hows and "spinning" in hows:
+        return [r for r in rows if r["how"] == "idle"]
+    return rows
+
+
+def stuck_text(stuck):
+    """'GPU 1 (rank 1, pid 4242) idle while the others spin' in words."""
+    if not stuck:
+        return ""
+    parts = []
+    for r in stuck:
+        who = ["rank %s" % r["rank"]] if r.get("rank") is not None else []
+        if r.get("pid") is not None:
+            who.append("pid %d" % r["pid"])
+        parts.append("GPU %d%s %s" % (r["gpu"], " (%s)" % ", ".join(who) if who else "", r["how"]))
+    return ", ".join(parts)
+
+
+def _minutes(seconds):
+    return "%d min" % round(seconds / 60.0) if seconds >= 90 else "%d s" % round(seconds)
+
+
+def _seconds(seconds):
+    return "%.1f s" % seconds if seconds < 10 else "%d s" % round(seconds)
+
+
+def step_time(points, min_points=STALL_MIN_POINTS):
+    """A job's usual time between progress moves, from [(t first seen, fraction)]: the median
+    gap between moves, or None with fewer than min_points moves. Plain function."""
+    if len(points) < min_points:
+        return None
+    gaps = sorted(b[0] - a[0] for a, b in zip(points, points[1:]) if b[0] > a[0])
+    if not gaps:
+        return None
+    return gaps[len(gaps) // 2]
+
+
+def rank_of(environ, cmdline=""):
+    """A distributed job's rank from its environment (RANK, then LOCAL_RANK, as torchrun sets
+    them) or its `--local-rank N` / `--local_rank=N` argument; None if it has none."""
+    for name in ("RANK", "LOCAL_RANK"):
+        value = (environ or {}).get(name)
+        if value is not None and str(value).isdigit():
+            return int(value)
+    m = re.search(r"--local[-_]rank[= ](\d+)", cmdline or "")
+    return int(m.group(1)) if m else None
+
+
 def classify(facts, hung_after=HUNG_AFTER_S):
     """The job's state and its evidence (a short string of sanitized box text)."""
     last = tail(facts.last_lines)
@@ -240,13 +377,14 @@ def classify(facts, hung_after=HUNG_AFTER_S):
         if status == 0 and sig is None:
             # A traceback printed earlier but handled: the exit status is the truth.
             return Verdict(FINISHED, "exit_0", _join("exit status 0", last), 0)
-        if facts.oom_kills and (sig in (None, 9)) and status != 0 and cause in (None, "oom_killed"):
+        if facts.oom_kills and (sig in (None, 9)) and status != 0 and cause in (None, "oom_killed", "sigkill"):
             return Verdict(CRASHED, "oom_killed", _join(
                 "killed by the kernel OOM killer (cgroup oom_kill +%d)" % facts.oom_kills, last), status)
         if sig is not None:
             name = SIGNALS.get(sig, "signal %d" % sig)
-            if sig == 9 and cause in (None, "oom_killed"):
-                cause, line = "oom_killed", "killed by SIGKILL (exit 137): the kernel OOM killer or a kill -9"
+            if sig == 9 and cause in (None, "oom_killed", "sigkill"):
+                if cause != "oom_killed":  # the kernel's own line would say so; without it, a guess
+                    cause, line = "sigkill", "killed by SIGKILL (exit 137): out of memory? (the OOM killer or a kill -9)"
             elif cause is None:
                 cause, line = "signal", "killed by %s" % name
             return Verdict(CRASHED, cause, _join(line, last), status)
@@ -259,9 +397,12 @@ def classify(facts, hung_after=HUNG_AFTER_S):
     if cause == "nccl_timeout":
         # The watchdog has spoken but the process lingers: it is hung now, not later.
         return Verdict(HUNG, cause, _join(line, last))
-    cause, evidence = hang_signature(facts, hung_after)
+    cause, evidence, stuck = progress_stall(facts, hung_after)
+    if cause is None:
+        cause, evidence = hang_signature(facts, hung_after)
+        stuck = stuck_gpus(facts, hung_after) if cause == "nccl_spin" else None
     if cause:
-        return Verdict(HUNG, cause, _join(evidence, last))
+        return Verdict(HUNG, cause, _join(evidence, last), stuck=stuck)
     recent = [s for s in facts.samples if s[0] >= facts.now - SAMPLE_GAP_S]
     utils = [s[1] for s in recent if s[1] is not None]
     unknown = recent and not utils

@@ -22,7 +22,7 @@ from . import jobwatch, procfs, progress as progress_mod, protection, tmux_contr
 from .watch_facts import (_count, _has_ancestor_in, _tree, gpu_inputs, new_lines,  # noqa: F401
                           pane_name, runtime_text)
 from .wire import MAX_WATCH_JOBS, GpuCol, ProcCol, proc_flags
-from .wire.job_kinds import is_service
+from .wire.job_kinds import is_inline_code, is_service
 from .wire.rows import PROC_GRAPHICS, PROC_HOST_PID
 
 CAPTURE_EVERY_S = 3.0        # panes are captured this often, not every tick
@@ -75,6 +75,10 @@ class Tracked:
         self.tree = set()  # the job's processes as of the last scan
         self.settle = 0  # scans waited since it ended, for tmux to catch up
         self.dead_seen = None  # monotonic time its pane was first seen dead
+        self.step_key = None  # the progress reading last seen (done, fraction)
+        self.steps = collections.deque(maxlen=12)  # when the reading moved (epoch), newest last
+        self.ranks = {}  # pid -> its distributed rank or None (read once from /proc)
+        self.stuck = None  # hung: which GPUs / ranks are stuck (jobwatch.stuck_gpus)
 
     @property
     def run(self):
@@ -91,7 +95,30 @@ class Tracked:
         return {"id": self.id, "kind": self.kind, "name": self.name[:200], "pid": self.pid,
                 "pane": self.pane, "state": self.state, "cause": self.cause,
                 "evidence": [x[:300] for x in self.evidence[:20]], "since": round(self.since, 2),
-                "exit": self.exit, "progress": prog, "checkpoint": self.checkpoint}
+                "exit": self.exit, "progress": prog, "checkpoint": self.checkpoint,
+                "stuck": self.stuck}
+
+    def observe_step(self, reading, now):
+        """Note when the job's progress moved (a new step, epoch or fraction)."""
+        if reading is None or (reading.fraction is not None and reading.fraction >= 1.0):
+            return
+        key = (reading.done, reading.fraction, reading.epoch)
+        if key == self.step_key:
+            return
+        if self.step_key is not None or not self.steps:
+            self.steps.append(now)
+        self.step_key = key
+
+    def step_facts(self):
+        """(when progress last moved, its usual time per move) or (None, None)."""
+        if not self.steps:
+            return None, None
+        return self.steps[-1], jobwatch.step_time([(t, 0) for t in self.steps])
+
+    def rank(self, pid):
+        if pid not in self.ranks:
+            self.ranks[pid] = jobwatch.rank_of(_environ(pid), _cmdline(pid))
+        return self.ranks[pid]
 
 
 class JobWatch:
@@ -228,7 +255,8 @@ class JobWatch:
         # the daemon's own children (the simulator's stand-in jobs, its tmux calls) are not jobs;
         # nor JupyterLab, TensorBoard or an editor's server (its notebook kernels still are)
         candidates = set(pid for pid in candidates if scan.ppid(pid) != os.getpid()
-                         and (pid in gpu_procs or not is_service(scan.cmdline(pid))))
+                         and (pid in gpu_procs or not (is_service(scan.cmdline(pid))
+                                                       or is_inline_code(scan.cmdline(pid)))))
         # GPU processes first; a root box lists every user's python: MAX_WATCH_JOBS at most
         for pid in sorted(candidates, key=lambda x: (x not in gpu_procs, x))[:MAX_WATCH_JOBS]:
             if _has_ancestor_in(pid, candidates, scan):
@@ -407,6 +435,7 @@ class JobWatch:
             if reading is not None:
                 j.progress = progress_mod.with_history(reading, j.history, now)
                 j.progress_at = now
+                j.observe_step(reading, now)
             mine = [(gpu_procs[pid][0], gpu_procs[pid][1]) for pid in tree or (j.pid,)
                     if pid in gpu_procs]
             j.gpus = tuple(sorted(set(g for g, _ in mine)))
@@ -420,9 +449,17 @@ class JobWatch:
         else:
             last_write = None
         samples, limit = [], None
+        gpu_samples, limits, gpu_pids = {}, {}, {}
         if j.gpus:
             samples = hist.get(j.gpus[0], [])
             limit = self.power_limits.get(j.gpus[0])
+            for g in j.gpus:
+                gpu_samples[g] = hist.get(g, [])
+                limits[g] = self.power_limits.get(g)
+            for pid in sorted(tree or (j.pid,)):
+                if pid in gpu_procs:
+                    gpu_pids.setdefault(gpu_procs[pid][0], []).append((pid, j.rank(pid)))
+        last_step_t, step_s = j.step_facts() if alive else (None, None)
         vram = sum(m for pid, (g, m) in gpu_procs.items() if pid in (tree or (j.pid,)))
         oom_kills = 0
         if not alive and oom is not None and j.oom_at_start is not None:
@@ -432,7 +469,9 @@ class JobWatch:
             last_lines=lines[-CRASH_LINES:], samples=samples, power_limit=limit,
             vram_mib=vram if j.gpus else None, last_output_t=j.last_output_t,
             last_write_t=last_write, started_t=j.started_t or j.first_seen,
-            uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0)
+            uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0,
+            last_step_t=last_step_t, step_s=step_s, gpu_samples=gpu_samples or None,
+            power_limits=limits, gpu_pids=gpu_pids)
         verdict = jobwatch.classify(facts, self.hung_after)
         if alive and not self.proc_known:
             verdict = no_proc_verdict(lines)  # "waiting"/"hung" would be guesses here
@@ -442,6 +481,7 @@ class JobWatch:
         j.cause = verdict.cause
         j.evidence = [x for x in verdict.evidence.split("\n") if x][:20]
         j.exit = verdict.exit_status
+        j.stuck = verdict.stuck if verdict.state == jobwatch.HUNG else None
         if verdict.state == before:
             return []
         j.state = verdict.state
@@ -472,6 +512,8 @@ class JobWatch:
             jobs = [j for j in self.jobs.values() if j.state in ALIVE and j.cwd]
         for j in jobs:
             newest = jobwatch.newest_checkpoint([j.cwd])
+            if newest is not None and j.started_t is not None and newest[1] < j.started_t - 1:
+                newest = None  # written before this job started: another run's, not this job's
             st = jobwatch.checkpoint_status(newest, now, j.started_t, self.stale_after)
             if st["state"] == "none_yet":
                 j.checkpoint = None
@@ -491,6 +533,29 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
+
+
+def _environ(pid):
+    """A process's environment (RANK, LOCAL_RANK), {} where it cannot be read."""
+    try:
+        with open("%s/%d/environ" % (procfs.PROC, pid), "rb") as f:
+            raw = f.read(65536)
+    except OSError:
+        return {}
+    out = {}
+    for item in raw.split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep and name in (b"RANK", b"LOCAL_RANK"):
+            out[name.decode()] = value.decode("ascii", "replace")
+    return out
+
+
+def _cmdline(pid):
+    try:
+        with open("%s/%d/cmdline" % (procfs.PROC, pid), "rb") as f:
+            return f.read(4096).replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def no_proc_verdict(lines):

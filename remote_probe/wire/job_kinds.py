@@ -94,3 +94,9 @@ def is_kernel(cmdline: Optional[str]) -> bool:
     if path.endswith(".py"):
         return False
     return _named(name, KERNEL_PROGRAMS) or _sub(name, arg, KERNEL_SUBCOMMANDS)
+
+
+def is_inline_code(cmdline: Optional[str]) -> bool:
+    """`python -c CODE`: a one-liner (an editor's probe, a `pip` helper, a shell's check), not a
+    job; one on a GPU is still watched as a GPU process. Plain function."""
+    return _is_python(((cmdline or "").split() or [""])[0]) and program(cmdline)[1] == "-c"

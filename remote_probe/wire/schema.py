@@ -324,7 +324,10 @@ WATCH_JOB = Obj({
     "id": NAME, "kind": Str(10), "name": Str(200), "pid": PID, "pane": NAME,
     "state": Str(10), "cause": Str(40), "evidence": List(Str(300), 20), "since": EPOCH,
     "exit": Num(-1 << 31, 1 << 31, integer=True), "progress": PROGRESS_BLOCK,
-    "checkpoint": CHECKPOINT_BLOCK}, required=("id", "state"), drop_if_bad=True)
+    "checkpoint": CHECKPOINT_BLOCK,
+    # a hung job: which GPUs / ranks are stuck and how (spinning in a collective, or idle)
+    "stuck": List(Obj({"gpu": COUNT, "pid": PID, "rank": COUNT, "how": Str(10)}), 64)},
+    required=("id", "state"), drop_if_bad=True)
 JOBS_BLOCK = Obj({
     "watch": List(WATCH_JOB, MAX_WATCH_JOBS),
     "no_proc": Bool(),  # the box has no /proc (the demo on macOS): no process facts at all
