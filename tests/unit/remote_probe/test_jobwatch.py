@@ -273,3 +273,81 @@ def test_a_job_typed_into_a_shell_and_killed_is_crashed_not_finished():
     assert (v.state, v.cause) == ("crashed", "signal") and "killed by SIGTERM" in v.evidence
     clean = ["root@vm:~/job# ./train.sh", "epoch 10 loss 0.12", "root@vm:~/job#"]
     assert jw.classify(facts(alive=False, exit_status=None, last_lines=clean)).state == "finished"
+
+
+# ---- issue 36: progress that stopped, the stuck rank, SIGKILL, one-liners ---------------------
+def stalled(last_step_ago, step_s=3.0, util=100, power=70, span=420, **kw):
+    return facts(samples=steady(util, power, span=span), vram_mib=40000, uses_gpu=True,
+                 last_output_t=NOW - 1, last_step_t=NOW - last_step_ago, step_s=step_s, **kw)
+
+
+def test_progress_stalled_at_idle_power_is_hung_long_before_the_signature_window():
+    v = jw.classify(stalled(130))  # 10 x 3 s = 30 s, floored at 2 min
+    assert (v.state, v.cause) == ("hung", "progress_stalled")
+    assert "no new step for 2 min" in v.evidence.split("\n")[0]
+    assert jw.classify(stalled(100)).state == "running"  # inside the 2 min floor: an eval pause
+
+
+def test_a_stopped_bar_over_a_busy_gpu_is_not_hung():
+    v = jw.classify(stalled(400, util=97, power=350))  # real compute: an eval loop without a bar
+    assert v.state == "running"
+
+
+def test_the_stall_window_follows_the_jobs_own_step_time_and_the_users_bound():
+    slow = stalled(290, step_s=30.0)  # 10 x 30 s = 5 min
+    assert jw.classify(slow).state == "running"
+    assert jw.classify(stalled(301, step_s=30.0)).cause == "progress_stalled"
+    assert jw.stall_window(slow, hung_after=60) == 60  # the user's hung_after bounds it
+    assert jw.stall_window(facts()) is None  # no progress seen: only the GPU signature judges
+
+
+def test_the_idle_rank_among_spinning_ones_is_named_stuck():
+    spin, idle = steady(100, 70), steady(0, 60)
+    f = facts(samples=spin, uses_gpu=True, vram_mib=80000, last_output_t=NOW - 1,
+              last_step_t=NOW - 200, step_s=2.0, gpu_samples={0: spin, 1: idle},
+              power_limits={0: 400.0, 1: 400.0}, gpu_pids={0: [(4100, 0)], 1: [(4101, 1)]})
+    v = jw.classify(f)
+    assert (v.state, v.cause) == ("hung", "progress_stalled")
+    assert v.stuck == [{"gpu": 1, "pid": 4101, "rank": 1, "how": "idle"}]
+    assert "GPU 1 (rank 1, pid 4101) idle" in v.evidence.split("\n")[0]
+
+
+def test_all_ranks_spinning_on_the_signature_names_every_gpu():
+    spin = steady(100, 70)
+    f = facts(samples=spin, vram_mib=80000, last_output_t=NOW - 1, gpu_samples={0: spin, 1: spin},
+              gpu_pids={0: [(7, None)], 1: [(8, None)]})
+    v = jw.classify(f)
+    assert (v.state, v.cause) == ("hung", "nccl_spin")
+    assert [(r["gpu"], r["how"]) for r in v.stuck] == [(0, "spinning"), (1, "spinning")]
+
+
+def test_the_nccl_signature_is_told_within_ten_minutes():
+    assert jw.HUNG_AFTER_S + 3 < 600  # + one jobs scan (watch_loop.CAPTURE_EVERY_S)
+    assert jw.classify(facts(samples=steady(100, 70, span=500), vram_mib=60000,
+                             last_output_t=NOW - 5)).state == "hung"
+
+
+@pytest.mark.parametrize("points,step", [
+    ([], None), ([(0, 0), (3, 0)], None), ([(0, 0), (3, 0), (6, 0), (30, 0)], 3),
+    ([(0, 0), (10, 0), (20, 0), (25, 0)], 10)])
+def test_step_time_is_the_median_gap(points, step):
+    assert jw.step_time(points) == step
+
+
+@pytest.mark.parametrize("env,cmd,rank", [
+    ({"RANK": "3", "LOCAL_RANK": "1"}, "", 3), ({"LOCAL_RANK": "1"}, "", 1),
+    ({}, "python train.py --local-rank 2", 2), ({}, "python train.py --local_rank=5", 5),
+    ({"RANK": "x"}, "python train.py", None)])
+def test_rank_of(env, cmd, rank):
+    assert jw.rank_of(env, cmd) == rank
+
+
+def test_sigkill_is_a_guess_at_oom_unless_the_kernel_counted_one():
+    guess = jw.classify(facts(alive=False, exit_status=137, last_lines=["Killed"]))
+    assert (guess.state, guess.cause) == ("crashed", "sigkill")
+    assert "out of memory?" in guess.evidence.split("\n")[0]
+    sure = jw.classify(facts(alive=False, exit_status=137, last_lines=["Killed"], oom_kills=1))
+    assert (sure.state, sure.cause) == ("crashed", "oom_killed")
+    kernel = jw.classify(facts(alive=False, exit_status=None,
+                               last_lines=["Out of memory: Killed process 4242 (python)"]))
+    assert kernel.cause == "oom_killed"
