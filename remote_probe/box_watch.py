@@ -9,7 +9,10 @@ lifetime and sampling loop.
 - ``on_scan(tmux_status, scan, own_pids)`` with each jobs scan, in the daemon's tmux
   thread: judge every job, hand transitions to the notifier, -> the "watch" rows.
 - ``on_clock(t)`` every tick, GPU error or not (the bill runs on): the budget watch's
-  events (budget_watch: 80 % / 100 % of the budget, balance low) to the notifier.
+  events (budget_watch: 80 % / 100 % of the budget, balance low) to the notifier; the
+  clocks (clocks.py: a spot/preemption notice, the balance running out): one "clock"
+  notification each, and on a new spot notice the watch setting ``save_signal`` sent to
+  every running job's pid.
 """
 
 import logging
@@ -18,6 +21,7 @@ import signal
 
 from . import procfs
 from .budget_watch import BudgetWatch
+from .clocks import ClockWatch, at_words, left_words
 from .idle_rules import idle_verdict
 from .watch_loop import OWN_MARKERS, JobWatch, gpu_inputs
 from .tmux_control import SHELLS
@@ -46,6 +50,9 @@ class BoxWatch:
             self.notifier = None
         # the billing facts live beside the channels: private, kept across restarts
         self.budget = BudgetWatch(self.notifier.dir) if self.notifier is not None else None
+        self.clock_watch = ClockWatch(state_dir)
+        self.clocks_told = set()  # clock keys notified (a spot notice: its signal sent too)
+        self.clocks_signalled = {}  # spot notice key -> what the save signal did
         self.apply_settings()
         autostop.sample_s = interval
         autostop.appeared_probe = self.newest_job_start
@@ -54,16 +61,19 @@ class BoxWatch:
 
     def apply_settings(self):
         watch = self.notifier.watch_settings() if self.notifier else {}
-        self.jobs.configure(watch.get("hung_after_s"), watch.get("checkpoint_stale_s"))
+        self.jobs.configure(watch.get("hung_after_s"), watch.get("checkpoint_stale_s"),
+                            watch.get("stall_min_s"))
 
     def start(self, loop):
         self.loop = loop
         if self.notifier is not None:
             self.notifier.start()
+        self.clock_watch.start()
 
     def stop(self):
         if self.notifier is not None:
             self.notifier.stop()
+        self.clock_watch.stop()
 
     def _push_threadsafe(self, msg):
         if self.loop is not None and self.push is not None:
@@ -87,12 +97,63 @@ class BoxWatch:
             self.notifier.observe_idle(sample["t"], idle and bool(gpus), self.autostop.status())
 
     def on_clock(self, t):
+        self.tell_clocks(t)
         # Nothing is judged told while there is no channel to tell it through (the billing
         # facts may come in before the channels do): a level reached meanwhile goes out then.
         if self.budget is None or self.notifier is None or not self.notifier.can_send():
             return
         for kind, fields, run in self.budget.check(t):
             self.notifier.emit(kind, fields, run=run)
+
+    # -- the clocks (clocks.py) ------------------------------------------------------------
+    def clocks(self, t):
+        facts = self.budget.facts if self.budget is not None else None
+        return self.clock_watch.clocks(t, facts)
+
+    def tell_clocks(self, t):
+        """A new spot notice: the save signal to each running job (once); each clock one
+        urgent "clock" notification, once there is a channel to tell it through."""
+        for c in self.clocks(t):
+            key = "%s:%s:%d" % (c["kind"], c["source"], int(c["at"]))
+            if c["kind"] == "balance_zero":
+                if c["seconds_left"] > BALANCE_NOTIFY_S:
+                    continue
+                key = "balance_zero:%d" % int((self.budget.facts or {}).get("start") or 0)
+            if key in self.clocks_told:
+                continue
+            if c["kind"] == "spot_notice":
+                if key not in self.clocks_signalled:
+                    self.clocks_signalled[key] = self.send_save_signal()
+                c["saved"] = self.clocks_signalled[key]
+            if self.notifier is None or not self.notifier.can_send():
+                continue
+            self.clocks_told.add(key)
+            self.notifier.emit("clock", {"clock": c["what"], "left": left_words(c["seconds_left"]),
+                                         "at": at_words(c["at"]), "source": c["source"],
+                                         "action": clock_action(c)}, run=key)
+
+    def send_save_signal(self):
+        """The watch setting save_signal (e.g. "USR1") to every running job's pid ->
+        what was done, in words (None without the setting)."""
+        name = (self.notifier.watch_settings().get("save_signal") if self.notifier else None)
+        if not name:
+            return None
+        signum = getattr(signal, "SIG" + str(name).upper().replace("SIG", "", 1), None)
+        if not isinstance(signum, int):
+            return "save_signal %s is not a signal here" % name
+        done = []
+        for row in self.jobs.rows():
+            pid = row.get("pid")
+            if not pid or row.get("state") not in ("running", "hung", "waiting"):
+                continue
+            try:
+                os.kill(pid, signum)
+                done.append("%s (pid %d)" % (row.get("name") or row.get("id"), pid))
+            except OSError as exc:
+                log.warning("save signal to pid %s: %s", pid, exc)
+        log.info("clock: SIG%s sent to %d job(s)", str(name).upper().replace("SIG", "", 1), len(done))
+        return "gputui sent SIG%s to %s." % (str(name).upper().replace("SIG", "", 1),
+                                             ", ".join(done) if done else "no running job")
 
     def newest_job_start(self):
         """The newest start among running jobs, looked up now: the jobs scan is seconds
@@ -136,6 +197,21 @@ class BoxWatch:
         if self.budget is None:
             raise OSError("notifications are off on this box: its state directory is not private")
         return self.budget.set_facts(msg, now)
+
+
+BALANCE_NOTIFY_S = 3600.0  # the balance's clock is told an hour before it runs out
+
+
+def clock_action(clock):
+    """What to do / what gputui did, in words."""
+    if clock["kind"] == "balance_zero":
+        return "Top up the balance, or save your work and copy it off before the box stops."
+    saved = clock.get("saved")
+    if clock["action"] == "stop" or clock["action"] == "hibernate":
+        what = "Save a checkpoint now; the box will %s." % clock["action"]
+    else:
+        what = "Save a checkpoint and copy it off now; the box and its disk will be deleted."
+    return what + (" " + saved if saved else "")
 
 
 def _in_tmux(pid, scan):

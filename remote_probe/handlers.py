@@ -83,7 +83,8 @@ async def on_snapshot(daemon, client, msg):
     daemon.jobs = jobs
     return {"inventory": daemon.inventory, "sample": sample,
             "proc_meta": daemon.sampler.proc_meta(pids), "jobs": jobs,
-            "autostop": daemon.autostop.status()}
+            "autostop": daemon.autostop.status(),
+            "clocks": daemon.watch.clocks(time.time())}  # clocks.py: spot notice, balance
 
 
 @handles(wire.SUBSCRIBE)

@@ -377,8 +377,12 @@ PRICE_BLOCK = Obj({"provider": NAME, "ok": Bool(), "rate_per_hour": Num(0, 1e6),
                    "balance": Num(-1e9, 1e12), "spend_per_hour": Num(0, 1e6),
                    "storage_per_hour": Num(0, 1e6), "source": NAME, "reason": Str(2000),
                    "fallback": NAME, "read_at": EPOCH, "cached": Bool()})
+# A clock that deletes data or stops the job (remote_probe/clocks.py)
+CLOCK_ROW = Obj({"kind": Str(20), "source": Str(20), "action": Str(20), "at": EPOCH,
+                 "seconds_left": Num(0, 1e10), "what": Str(200)}, drop_if_bad=True)
 # Replies carry these blocks under these keys (snapshot, subscribe); the rest is Any.
-REPLY_MSG = Obj({"inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
+REPLY_MSG = Obj({"clocks": List(CLOCK_ROW, 20),
+                 "inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,
                  "proc_meta": List(PROC_META_ROW, MAX_META_ROWS), "jobs": JOBS_BLOCK,
                  "error": Str(20000), "backlog": COUNT, "last_seq": COUNT, "first_seq": COUNT,
                  "autostop": AUTOSTOP_STATUS_BLOCK, "proof": Str(64), "price": PRICE_BLOCK,
@@ -424,6 +428,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
                         "events": List(Str(40), 50),  # [notify] events: the kinds to send
                         # thresholds of the watch (seconds); tests make them short
                         "watch": Obj({"hung_after_s": Num(1, 1e7), "checkpoint_stale_s": Num(1, 1e8),
+                                      "save_signal": Str(10),  # clocks.py: sent on a spot notice
                                       "idle_notify_s": Num(1, 1e8)})}),
     NOTIFY_TEST: Obj(),
     TMUX_KILL: Obj({"session": NAME}),
