@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import time
 
+from . import release_verify
 from .idle_rules import RULE_UTILIZATION, idle_verdict
 from .wire import paste_words
 from .wire import DEFAULT_THRESHOLD, all_idle  # noqa: F401 - the idle rule, shared with the laptop
@@ -88,7 +89,7 @@ def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
 
 
 class Autostop:
-    def __init__(self, state_dir, probe_command=None, clock=time.time, notify=None):
+    def __init__(self, state_dir, probe_command=None, clock=time.time, notify=None, boot_id=None):
         self.state_dir = state_dir
         self.clock = clock
         self.notify = notify or notify_box
@@ -103,6 +104,10 @@ class Autostop:
         # daemon's jobs scan is seconds old); None: trust what observe() was given
         self.appeared_probe = None
         self.last_appeared = None
+        # the last release command run on this box (release_verify: still up after it?)
+        self.release = release_verify.load(state_dir)
+        self.boot_id = boot_id
+        self.verify_setting = lambda: None  # () -> the watch settings' release_verify_s
         if probe_command:
             self._write_cancel_script(probe_command)
 
@@ -165,7 +170,8 @@ class Autostop:
 
     # -- control -----------------------------------------------------------------
     def arm(self, command, idle_seconds=None, deadline=None, grace=120.0,
-            threshold=DEFAULT_THRESHOLD, when_job_done=None, hung_counts_idle=False, action=None):
+            threshold=DEFAULT_THRESHOLD, when_job_done=None, hung_counts_idle=False, action=None,
+            verify_s=None):
         if not command or not isinstance(command, str):
             raise ValueError("autostop needs the release command to run")
         if idle_seconds is None and deadline is None and not when_job_done:
@@ -178,6 +184,8 @@ class Autostop:
                       "hung_counts_idle": bool(hung_counts_idle)}
         if isinstance(action, str) and action:  # the provider's action it runs (stop, terminate...)
             self.armed["action"] = action[:100]
+        if verify_s is not None:  # the release's verify window (release_verify; tests: short)
+            self.armed["verify_s"] = release_verify.verify_window(verify_s)
         self.idle_since = None
         self.grace_until = None
         self._save()
@@ -212,6 +220,7 @@ class Autostop:
             "cancel_command": self.cancel_command(),
             "rule": self.rule,
             "when_job_done": (self.armed or {}).get("when_job_done"),
+            "release": release_verify.status_of(self.release, now, self._boot()),
         }
 
     # -- each tick ---------------------------------------------------------------
@@ -285,10 +294,41 @@ class Autostop:
 
     def fire(self, reason):
         command = self.armed["command"]
+        verify_s = self.armed.get("verify_s")
         self._clear()
         self.notify("gputui autostop: running `%s` now." % command)
         code, output = run_release(command)
+        self.record_release(command, code, "autostop", verify_s)
         return self.log("fired", reason=reason, command=command, exit=code, output=output[-2000:])
+
+    # -- was the release real? (release_verify) ----------------------------------------
+    def _boot(self):
+        if self.boot_id is None:
+            from .procfs import boot_id
+            self.boot_id = boot_id() or ""
+        return self.boot_id
+
+    def record_release(self, command, code, via, verify_s=None):
+        """A release command ran (autostop or the app's release): kept in the state dir."""
+        window = release_verify.verify_window(verify_s, self.verify_setting())
+        self.release = release_verify.new_record(command, code, self.clock(), self._boot(),
+                                                 window, via)
+        release_verify.save(self.state_dir, self.release)
+        return self.release
+
+    def check_release(self, t=None):
+        """Each tick: still up on the same boot past the verify window -> the alarm, once."""
+        t = self.clock() if t is None else t
+        record = self.release
+        if record is None or not release_verify.alarm_due(record, t, self._boot()):
+            return None
+        record["told"] = True
+        release_verify.save(self.state_dir, record)
+        return self.log("release_unverified", command=record.get("command"),
+                        exit=record.get("exit"), ran_at=record.get("ran_at"),
+                        at=release_verify.clock_hm(record["ran_at"]),
+                        evidence=release_verify.evidence(record, release_verify.read_uptime()),
+                        delay=round(t - record["ran_at"], 1))
 
 
 def release_env():

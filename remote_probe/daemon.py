@@ -99,10 +99,17 @@ class Daemon:
         argv, env = self_command()
         if env is not None:  # from source (tests): the cancel script needs the path too
             argv = ["env", "PYTHONPATH=" + env["PYTHONPATH"]] + argv
-        self.autostop = Autostop(state_dir, probe_command=argv)
+        self.autostop = Autostop(state_dir, probe_command=argv,
+                                 boot_id=self.inventory["host"].get("boot_id"))
         self.autostop.listeners.append(self._push_autostop)
         # jobs judged, notifications sent, autostop's idle inputs (box_watch.py)
         self.watch = BoxWatch(state_dir, self.autostop, interval, push=self._push_all)
+        self.autostop.verify_setting = self._release_verify_setting
+
+    def _release_verify_setting(self):
+        """The laptop's [notify] watch setting release_verify_s (tests make it short)."""
+        notifier = self.watch.notifier
+        return notifier.watch_settings().get("release_verify_s") if notifier else None
 
     def _push_all(self, msg):
         for client in self.server.subscribers():
@@ -158,6 +165,7 @@ class Daemon:
             # Samples carry disks every few ticks; a newcomer gets the last report here.
             self.inventory["disks"] = sample["host"]["disks"]
         self.watch.on_clock(sample["t"])  # the budget watch: the bill runs on a GPU error too
+        self.autostop.check_release(sample["t"])  # released, and still up? (release_verify)
         if not sample.get("gpu_error"):
             self.watch.on_sample(sample, self.inventory)
         pids = wire.proc_pids(sample)

@@ -144,7 +144,8 @@ async def on_autostop_arm(daemon, client, msg):
             msg.get("command"), idle_seconds=msg.get("idle_seconds"),
             deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
             threshold=msg.get("threshold", 5.0), when_job_done=_job_to_wait_for(daemon, msg),
-            hung_counts_idle=bool(msg.get("hung_counts_idle")), action=msg.get("action"))
+            hung_counts_idle=bool(msg.get("hung_counts_idle")), action=msg.get("action"),
+            verify_s=msg.get("verify_s"))
     except (ValueError, TypeError, OSError) as exc:
         raise RequestError(str(exc))
     return {"autostop": status}
@@ -181,6 +182,8 @@ async def on_release(daemon, client, msg):
     def work():
         daemon.autostop.log("release", command=command)
         code, output = autostop.run_release(command)
+        # still up on this boot after the verify window: an alarm (release_verify.py)
+        daemon.autostop.record_release(command, code, "release", msg.get("verify_s"))
         daemon.autostop.log("released", command=command, exit=code, output=output[-2000:])
         return {"exit": code, "output": output[-4000:]}
     return await off_loop(work)

@@ -180,6 +180,9 @@ class Notifier:
             code = event.get("exit")
             self.emit("autostop_done", {"reason": "%s (exit %s)" % (event.get("reason"), code)},
                       run=int(event.get("t") or 0))
+        elif kind == "release_unverified":  # released, and still up on this boot (release_verify)
+            self.emit("release_unverified", {"at": event.get("at"), "evidence": event.get("evidence")},
+                      run=int(event.get("ran_at") or 0))
 
     # -- the pump thread -----------------------------------------------------------------
     def start(self):

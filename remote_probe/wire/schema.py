@@ -365,9 +365,14 @@ PROC_META_MSG = Obj({"procs": List(PROC_META_ROW, MAX_META_ROWS)})
 AUTOSTOP_STATUS_BLOCK = Obj({
     "armed": Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                   "grace": Num(0, 1e6), "threshold": Num(0, 100), "armed_at": EPOCH,
-                  "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100)}),
+                  "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100),
+                  "verify_s": Num(0, 1e7)}),
     "idle_for": Num(0, 1e10), "grace_left": Num(0, 1e8), "grace_reason": Str(2000),
     "cancel_command": PATH, "rule": Str(20), "when_job_done": NAME,
+    # the last release command of this boot (remote_probe/release_verify.py); verified False:
+    # the box is still up past the verify window, None: the window is not over yet
+    "release": Obj({"ran_at": EPOCH, "command": Str(8192), "exit": Num(-1e6, 1e6, integer=True),
+                    "verified": Bool(), "via": Str(20)}),
 })
 AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
 NOTIFY_EVENT_MSG = Obj({"kind": Str(40), "job": NAME, "title": Str(2000), "body": Str(8000),
@@ -405,7 +410,8 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     PROVE: Obj({"nonce": Str(64)}),
     AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                        "grace": Num(0, 1e6), "threshold": Num(0, 100),
-                       "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100)}),
+                       "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100),
+                       "verify_s": Num(1, 1e7)}),  # the release's verify window (release_verify)
     AUTOSTOP_DISARM: Obj({"reason": Str(1000)}),
     PREFLIGHT: Obj({"python": PATH, "smoke": Bool(), "urls": List(Str(4096), 100)}),
     CHECKLIST: Obj({"roots": STRINGS, "artifact_paths": STRINGS, "temp_dirs": STRINGS,
@@ -414,7 +420,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     KILL: Obj({"pid": PID}),
     DELETE: Obj({"paths": STRINGS, "allowed": STRINGS}),
     ENV_CAPTURE: Obj({"python": PATH, "pids": List(PID, 1024)}),
-    RELEASE: Obj({"command": Str(8192)}),
+    RELEASE: Obj({"command": Str(8192), "verify_s": Num(1, 1e7)}),
     PROVIDER_PRICE: Obj({"fresh": Bool()}),
     TMUX_CAPTURE: Obj({"pane": NAME, "lines": Num(1, 100000, integer=True)}),
     TMUX_NEW: Obj({"name": NAME, "command": Str(65536), "cwd": PATH, "env": Obj(),
@@ -429,7 +435,8 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
                         # thresholds of the watch (seconds); tests make them short
                         "watch": Obj({"hung_after_s": Num(1, 1e7), "checkpoint_stale_s": Num(1, 1e8),
                                       "save_signal": Str(10),  # clocks.py: sent on a spot notice
-                                      "idle_notify_s": Num(1, 1e8)})}),
+                                      "idle_notify_s": Num(1, 1e8),
+                                      "release_verify_s": Num(1, 1e7)})}),  # release_verify.py
     NOTIFY_TEST: Obj(),
     TMUX_KILL: Obj({"session": NAME}),
     TMUX_RENAME: Obj({"session": NAME, "name": NAME}),
