@@ -77,7 +77,8 @@ class JobFacts:
     def __init__(self, now, alive, exit_status=None, exit_signal=None, last_lines=(),
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
                  last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0,
-                 last_step_t=None, step_s=None, gpu_samples=None, power_limits=None, gpu_pids=None):
+                 last_step_t=None, step_s=None, gpu_samples=None, power_limits=None, gpu_pids=None,
+                 stall_min=STALL_MIN_S):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -99,6 +100,7 @@ class JobFacts:
         # progress: when the job's counter last moved, and its usual time per move (None: unknown)
         self.last_step_t = last_step_t
         self.step_s = step_s
+        self.stall_min = stall_min
         # every GPU of the job: {gpu: samples}, {gpu: power limit}, {gpu: [(pid, rank or None)]};
         # without them the job's one GPU is `samples` / `power_limit`
         self.gpu_samples = gpu_samples
@@ -273,7 +275,7 @@ def stall_window(facts, hung_after=HUNG_AFTER_S):
     (the user's own hang window bounds both)."""
     if facts.step_s is None:
         return None
-    return min(float(hung_after), max(STALL_MIN_S, STALL_STEPS * facts.step_s))
+    return min(float(hung_after), max(facts.stall_min, STALL_STEPS * facts.step_s))
 
 
 def progress_stall(facts, hung_after=HUNG_AFTER_S):

@@ -127,6 +127,7 @@ class JobWatch:
         # proc_known False: no process facts (no /proc), so no process jobs, no tree, no hang
         self.proc_known = procfs.proc_available() if proc_known is None else proc_known
         self.hung_after = hung_after
+        self.stall_min = jobwatch.STALL_MIN_S  # the floor of a progress stall (tests make it short)
         self.stale_after = stale_after
         self.clock = clock
         self.started = clock()
@@ -211,9 +212,11 @@ class JobWatch:
                       and not (j.kind == "python" and now - j.started_t < protection.LONG_RUNNING)]
         return max(starts) if starts else None
 
-    def configure(self, hung_after=None, stale_after=None):
+    def configure(self, hung_after=None, stale_after=None, stall_min=None):
         if hung_after:
             self.hung_after = float(hung_after)
+        if stall_min:
+            self.stall_min = float(stall_min)
         if stale_after:
             self.stale_after = float(stale_after)
 
@@ -471,7 +474,7 @@ class JobWatch:
             last_write_t=last_write, started_t=j.started_t or j.first_seen,
             uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0,
             last_step_t=last_step_t, step_s=step_s, gpu_samples=gpu_samples or None,
-            power_limits=limits, gpu_pids=gpu_pids)
+            power_limits=limits, gpu_pids=gpu_pids, stall_min=self.stall_min)
         verdict = jobwatch.classify(facts, self.hung_after)
         if alive and not self.proc_known:
             verdict = no_proc_verdict(lines)  # "waiting"/"hung" would be guesses here

@@ -255,6 +255,11 @@ class SimBackend:
         for i, g in enumerate(self.gpus):
             util = utilization(g.get("load", {"kind": "idle"}), t, seed=i)
             limit = g.get("power_limit", 400)
+            # "spin_marker": once that file exists the GPU hangs the NCCL way: utilization
+            # pinned, power near idle (a test's job creates it when it "hangs")
+            spinning = bool(g.get("spin_marker")) and os.path.exists(g["spin_marker"])
+            if spinning:
+                util = 99
             busy = util / 100.0
             throttle = 0x1 if util == 0 else (0x4 if g.get("power_capped") else 0)
             # "util_reported": false — MIG slices and some vGPUs: NVML gives no utilization.
@@ -265,7 +270,8 @@ class SimBackend:
                 "mem_util": int(util * 0.45) if reported else None,
                 "mem_used": 0 if not mem_by_gpu.get(i) else mem_by_gpu[i] + 500,
                 "temp": int(34 + busy * 38 + _noise(i + 7, t)),
-                "power": int(limit * g.get("power_fraction", 0.15 + 0.8 * busy)),
+                "power": int(limit * (g.get("spin_power_fraction", 0.2) if spinning
+                                      else g.get("power_fraction", 0.15 + 0.8 * busy))),
                 "clock_sm": g.get("clock_sm_max", 1410) if util else 210,
                 "clock_mem": g.get("clock_mem_max", 1593),
                 "pstate": 0,

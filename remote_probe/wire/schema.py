@@ -435,7 +435,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
                         # thresholds of the watch (seconds); tests make them short
                         "watch": Obj({"hung_after_s": Num(1, 1e7), "checkpoint_stale_s": Num(1, 1e8),
                                       "save_signal": Str(10),  # clocks.py: sent on a spot notice
-                                      "idle_notify_s": Num(1, 1e8),
+                                      "idle_notify_s": Num(1, 1e8), "stall_min_s": Num(1, 1e7),
                                       "release_verify_s": Num(1, 1e7)})}),  # release_verify.py
     NOTIFY_TEST: Obj(),
     TMUX_KILL: Obj({"session": NAME}),
