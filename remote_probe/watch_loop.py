@@ -505,9 +505,10 @@ class JobWatch:
         return []
 
     def _event(self, kind, j, now):
-        return {"kind": kind, "job": j.id, "run": j.run, "fields": {
+        ran = now - (j.started_t or j.first_seen)
+        return {"kind": kind, "job": j.id, "run": j.run, "runtime_s": ran, "fields": {
             "job": j.name, "cause": j.cause, "evidence": "\n".join(j.evidence),
-            "runtime": runtime_text(now - (j.started_t or j.first_seen))}}
+            "runtime": runtime_text(ran)}}
 
     def _checkpoints(self, now):
         events = []
