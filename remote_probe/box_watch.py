@@ -27,6 +27,7 @@ from .watch_loop import OWN_MARKERS, JobWatch, gpu_inputs
 from .tmux_control import SHELLS
 from .watch_notify import Notifier
 from .watch_scope import is_own, own_scope
+from .wire import money
 
 log = logging.getLogger("gputui.probe")
 
@@ -181,7 +182,11 @@ class BoxWatch:
             return self.rows
         for ev in self.jobs.scan(tmux_status, scan, own_pids):
             if self.notifier is not None:
-                self.notifier.emit(ev["kind"], ev["fields"], job=ev["job"], run=ev["run"])
+                fields = ev["fields"]
+                cost = job_cost_text(self.budget.facts if self.budget else None, ev.get("runtime_s"))
+                if cost and ev["kind"] in ("crashed", "hung", "finished"):
+                    fields = dict(fields, runtime="%s (%s)" % (fields["runtime"], cost))
+                self.notifier.emit(ev["kind"], fields, job=ev["job"], run=ev["run"])
         self.rows = self.jobs.rows()
         return self.rows
 
@@ -212,6 +217,16 @@ def clock_action(clock):
     else:
         what = "Save a checkpoint and copy it off now; the box and its disk will be deleted."
     return what + (" " + saved if saved else "")
+
+
+def job_cost_text(facts, runtime_s):
+    """What a job's run cost at the box's rate, in words ("¥12.40 so far"), or None without a
+    rate (the laptop pushes it with notify_billing). Plain function."""
+    rate = (facts or {}).get("rate_per_hour")
+    if rate is None or runtime_s is None:
+        return None
+    cost = money.cost_for(max(0.0, runtime_s), rate, "second")
+    return "%s so far" % money.format_money(cost, facts.get("currency"))
 
 
 def _in_tmux(pid, scan):

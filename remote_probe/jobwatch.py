@@ -9,10 +9,11 @@ power over time, VRAM held, when it last printed and last wrote a file) and call
 Stdlib only (the probe runs on Python 3.8).
 """
 
-import os
 import re
-import stat
 
+from . import kernel_log
+from .checkpoint_guard import (CHECKPOINT_DIR, CHECKPOINT_STALE_S, CHECKPOINT_SUFFIXES, SCAN_MAX_DEPTH,  # noqa: F401
+                               SCAN_MAX_ENTRIES, SKIP_DIRS, checkpoint_status, newest_checkpoint)
 from .procfs.reader import PROC
 
 # ---- thresholds (seconds, percent, fractions) -------------------------------------
@@ -25,7 +26,6 @@ HUNG_VRAM_MIB = 256.0         # "VRAM held": the job's GPU memory at least this
 IDLE_UTIL = 0.0               # "0 % util" for the VRAM-held signature
 BUSY_UTIL = 5.0               # above this the GPU counts as in use (running, not waiting)
 SAMPLE_GAP_S = 30.0           # a gap longer than this in the samples breaks "sustained"
-CHECKPOINT_STALE_S = 3 * 3600.0  # no checkpoint newer than this while running: warn
 # Progress that stopped: no new step for STALL_STEPS times the job's own step time (at least
 # STALL_MIN_S, an eval or a checkpoint save pauses a bar for a minute or two), while its GPUs
 # do no real work (power near idle: spinning in a collective, or not computing at all).
@@ -78,7 +78,7 @@ class JobFacts:
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
                  last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0,
                  last_step_t=None, step_s=None, gpu_samples=None, power_limits=None, gpu_pids=None,
-                 stall_min=STALL_MIN_S):
+                 stall_min=STALL_MIN_S, kernel=()):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -101,6 +101,8 @@ class JobFacts:
         self.last_step_t = last_step_t
         self.step_s = step_s
         self.stall_min = stall_min
+        # the kernel's lines about this job (kernel_log.for_job): its OOM kill, its GPUs' Xids
+        self.kernel = list(kernel)
         # every GPU of the job: {gpu: samples}, {gpu: power limit}, {gpu: [(pid, rank or None)]};
         # without them the job's one GPU is `samples` / `power_limit`
         self.gpu_samples = gpu_samples
@@ -364,37 +366,60 @@ def classify(facts, hung_after=HUNG_AFTER_S):
     """The job's state and its evidence (a short string of sanitized box text)."""
     last = tail(facts.last_lines)
     if not facts.alive:
-        status = facts.exit_status
-        sig = exit_signal_of(status, facts.exit_signal)
-        if sig is None and status is None:
-            sig = shell_reported_signal(facts.last_lines)
-        cause, line = crash_cause(facts.last_lines)
-        said = any(_INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])
-        stale = said and interrupt_lines(facts.last_lines) <= facts.interrupts_before
-        if stale and cause == "traceback":
-            cause, line = None, None  # that traceback is the earlier job's KeyboardInterrupt
-        interrupted = sig == 2 or status == 130 or (said and not stale)
-        if interrupted and cause in (None, "traceback"):
-            return Verdict(FINISHED, "interrupted", _join("stopped with Ctrl-C", last), status)
-        if status == 0 and sig is None:
-            # A traceback printed earlier but handled: the exit status is the truth.
-            return Verdict(FINISHED, "exit_0", _join("exit status 0", last), 0)
-        if facts.oom_kills and (sig in (None, 9)) and status != 0 and cause in (None, "oom_killed", "sigkill"):
-            return Verdict(CRASHED, "oom_killed", _join(
-                "killed by the kernel OOM killer (cgroup oom_kill +%d)" % facts.oom_kills, last), status)
-        if sig is not None:
-            name = SIGNALS.get(sig, "signal %d" % sig)
-            if sig == 9 and cause in (None, "oom_killed", "sigkill"):
-                if cause != "oom_killed":  # the kernel's own line would say so; without it, a guess
-                    cause, line = "sigkill", "killed by SIGKILL (exit 137): out of memory? (the OOM killer or a kill -9)"
-            elif cause is None:
-                cause, line = "signal", "killed by %s" % name
-            return Verdict(CRASHED, cause, _join(line, last), status)
-        if cause is not None:
-            return Verdict(CRASHED, cause, _join(line, last), status)
-        if status is not None:
-            return Verdict(CRASHED, "exit_status", _join("exit status %d" % status, last), status)
-        return Verdict(FINISHED, "exited", _join("exit status unknown", last), None)
+        verdict = _ended(facts, last)
+        said = kernel_log.evidence(facts.kernel)
+        if said and verdict.state == CRASHED:
+            head, _, rest = verdict.evidence.partition("\n")
+            verdict.evidence = "\n".join([head] + said + ([rest] if rest else []))
+        return verdict
+    return _alive(facts, last, hung_after)
+
+
+def _ended(facts, last):
+    """The verdict of a job that ended: how, from its exit, its last lines and the kernel."""
+    status = facts.exit_status
+    sig = exit_signal_of(status, facts.exit_signal)
+    if sig is None and status is None:
+        sig = shell_reported_signal(facts.last_lines)
+    cause, line = crash_cause(facts.last_lines)
+    said = any(_INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])
+    stale = said and interrupt_lines(facts.last_lines) <= facts.interrupts_before
+    if stale and cause == "traceback":
+        cause, line = None, None  # that traceback is the earlier job's KeyboardInterrupt
+    interrupted = sig == 2 or status == 130 or (said and not stale)
+    if interrupted and cause in (None, "traceback"):
+        return Verdict(FINISHED, "interrupted", _join("stopped with Ctrl-C", last), status)
+    if status == 0 and sig is None:
+        # A traceback printed earlier but handled: the exit status is the truth.
+        return Verdict(FINISHED, "exit_0", _join("exit status 0", last), 0)
+    killed = [e for e in facts.kernel if e["kind"] == "oom"]
+    if killed and status != 0 and sig in (None, 9):
+        return Verdict(CRASHED, "oom_killed", _join("killed by the kernel OOM killer", last), status)
+    xids = [e for e in facts.kernel if e["kind"] == "xid"]
+    if xids and status != 0 and cause in (None, "signal", "sigkill", "cuda_error", "traceback"):
+        x = xids[-1]
+        return Verdict(CRASHED, "gpu_xid", _join("GPU fault: Xid %d (%s)" % (x["xid"], x["words"]), last),
+                       status)
+    if facts.oom_kills and (sig in (None, 9)) and status != 0 and cause in (None, "oom_killed", "sigkill"):
+        return Verdict(CRASHED, "oom_killed", _join(
+            "killed by the kernel OOM killer (cgroup oom_kill +%d)" % facts.oom_kills, last), status)
+    if sig is not None:
+        name = SIGNALS.get(sig, "signal %d" % sig)
+        if sig == 9 and cause in (None, "oom_killed", "sigkill"):
+            if cause != "oom_killed":  # the kernel's own line would say so; without it, a guess
+                cause, line = "sigkill", "killed by SIGKILL (exit 137): out of memory? (the OOM killer or a kill -9)"
+        elif cause is None:
+            cause, line = "signal", "killed by %s" % name
+        return Verdict(CRASHED, cause, _join(line, last), status)
+    if cause is not None:
+        return Verdict(CRASHED, cause, _join(line, last), status)
+    if status is not None:
+        return Verdict(CRASHED, "exit_status", _join("exit status %d" % status, last), status)
+    return Verdict(FINISHED, "exited", _join("exit status unknown", last), None)
+
+
+def _alive(facts, last, hung_after):
+    """The verdict of a live job: hung, running or waiting."""
     cause, line = crash_cause(facts.last_lines[-EVIDENCE_LINES * 2:])
     if cause == "nccl_timeout":
         # The watchdog has spoken but the process lingers: it is hung now, not later.
@@ -476,105 +501,3 @@ class WriteWatch:
                     self.changed_t = t
                 self.last[pid] = count
         return self.changed_t
-
-
-# ---- checkpoint guard --------------------------------------------------------------
-CHECKPOINT_SUFFIXES = (".pt", ".pth", ".ckpt", ".safetensors", ".h5", ".keras", ".msgpack",
-                       ".distcp", ".bin")
-CHECKPOINT_DIR = re.compile(r"^(checkpoint[-_]\d+|ckpt[-_]?\d*|global_step\d+|step[-_]?\d+|epoch[-_=]?\d+)$", re.I)
-SKIP_DIRS = frozenset((".git", "__pycache__", "node_modules", ".venv", "venv", "site-packages",
-                       ".cache", "wandb", "mlruns", ".ipynb_checkpoints"))
-SCAN_MAX_DEPTH = 4
-SCAN_MAX_ENTRIES = 20000
-
-
-def _is_checkpoint_file(name):
-    lower = name.lower()
-    if not lower.endswith(CHECKPOINT_SUFFIXES):
-        return False
-    # ".bin" is too common; only model weights count (pytorch_model.bin, adapter_model.bin).
-    return not lower.endswith(".bin") or "model" in lower or "optim" in lower
-
-
-def newest_checkpoint(dirs, max_depth=SCAN_MAX_DEPTH, max_entries=SCAN_MAX_ENTRIES):
-    """(path, mtime) of the newest checkpoint-like file or checkpoint directory
-    (checkpoint-500/, global_step1000/: their newest file's time) under `dirs`; None if
-    there is none. Symlinks are not followed; the scan stops after max_entries."""
-    best = None
-    budget = [max_entries]
-
-    def consider(path, mtime):
-        nonlocal best
-        if best is None or mtime > best[1]:
-            best = (path, mtime)
-
-    def newest_inside(path):
-        newest = None
-        try:
-            with os.scandir(path) as it:
-                for entry in it:
-                    budget[0] -= 1
-                    if budget[0] < 0:
-                        break
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(st.st_mode) and (newest is None or st.st_mtime > newest):
-                        newest = st.st_mtime
-        except OSError:
-            pass
-        return newest
-
-    def walk(path, depth):
-        if depth > max_depth or budget[0] < 0:
-            return
-        try:
-            with os.scandir(path) as it:
-                entries = list(it)
-        except OSError:
-            return
-        for entry in entries:
-            budget[0] -= 1
-            if budget[0] < 0:
-                return
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if CHECKPOINT_DIR.match(entry.name):
-                    newest = newest_inside(entry.path)
-                    if newest is not None:
-                        consider(entry.path + "/", newest)
-                elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                    walk(entry.path, depth + 1)
-            elif stat.S_ISREG(st.st_mode) and _is_checkpoint_file(entry.name):
-                consider(entry.path, st.st_mtime)
-
-    seen = set()
-    for d in dirs:
-        real = os.path.realpath(d)
-        if real in seen:
-            continue
-        seen.add(real)
-        walk(d, 0)
-    return best
-
-
-def checkpoint_status(newest, now, started_t=None, stale_after=CHECKPOINT_STALE_S,
-                      wiped_prefixes=()):
-    """The guard's verdict for a running job: dict with state "fresh" / "stale" /
-    "none_yet" / "none", the newest path and its age, and on_wiped_disk when it lies
-    under a path the provider wipes at release.
-    "stale": the newest checkpoint is older than stale_after. "none": the job has run
-    longer than stale_after and wrote none. "none_yet": it has not run that long."""
-    ran = None if started_t is None else now - started_t
-    if newest is None:
-        state = "none" if ran is not None and ran >= stale_after else "none_yet"
-        return {"state": state, "path": None, "age_seconds": None, "on_wiped_disk": False}
-    path, mtime = newest
-    age = max(0.0, now - mtime)
-    state = "stale" if age > stale_after and (ran is None or ran > stale_after) else "fresh"
-    wiped = any(path == p or path.startswith(p.rstrip("/") + "/") for p in wiped_prefixes)
-    return {"state": state, "path": path, "age_seconds": age, "on_wiped_disk": wiped}

@@ -62,6 +62,7 @@ CAUSES = {
     "stalled": "VRAM held, GPU idle, no output",
     "progress_stalled": "no new step for many times its step time",
     "sigkill": "killed (out of memory?)",
+    "gpu_xid": "GPU fault (NVIDIA Xid)",
     "no_proc": "tmux shows it running; without /proc a hang cannot be seen",  # watch_loop
 }
 FIELD_CHARS = 300

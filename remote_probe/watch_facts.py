@@ -2,7 +2,7 @@
 lines a pane shows that are new, a process tree, a job's name and run time in words.
 Pure functions, stdlib only (Python 3.8)."""
 
-from . import jobwatch
+from . import jobwatch, kernel_log, procfs
 from .wire import GpuCol, ProcCol, proc_flags
 from .wire.rows import PROC_FD_ONLY, PROC_GRAPHICS
 
@@ -75,3 +75,32 @@ def _has_ancestor_in(pid, candidates, scan):
         seen.add(p)
         p = scan.ppid(p)
     return False
+
+
+def rank_environ(pid):
+    """A process's environment (RANK, LOCAL_RANK), {} where it cannot be read."""
+    try:
+        with open("%s/%d/environ" % (procfs.PROC, pid), "rb") as f:
+            raw = f.read(65536)
+    except OSError:
+        return {}
+    out = {}
+    for item in raw.split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep and name in (b"RANK", b"LOCAL_RANK"):
+            out[name.decode()] = value.decode("ascii", "replace")
+    return out
+
+
+def cmdline_of(pid):
+    try:
+        with open("%s/%d/cmdline" % (procfs.PROC, pid), "rb") as f:
+            return f.read(4096).replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def kernel_lines(pids, since, pcis=()):
+    """The kernel's lines about a job that ended (its OOM kill, its GPUs' Xids) since it
+    started; [] where the box does not let us read the kernel's ring (most containers)."""
+    return kernel_log.for_job(kernel_log.read_events(since=since - 5), [p for p in pids if p], pcis)

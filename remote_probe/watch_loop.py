@@ -19,8 +19,8 @@ import threading
 import time
 
 from . import jobwatch, procfs, progress as progress_mod, protection, tmux_control as tmux
-from .watch_facts import (_count, _has_ancestor_in, _tree, gpu_inputs, new_lines,  # noqa: F401
-                          pane_name, runtime_text)
+from .watch_facts import (_count, _has_ancestor_in, _tree, cmdline_of, gpu_inputs, new_lines,  # noqa: F401
+                          kernel_lines, pane_name, rank_environ, runtime_text)
 from .wire import MAX_WATCH_JOBS, GpuCol, ProcCol, proc_flags
 from .wire.job_kinds import is_inline_code, is_service
 from .wire.rows import PROC_GRAPHICS, PROC_HOST_PID
@@ -117,7 +117,7 @@ class Tracked:
 
     def rank(self, pid):
         if pid not in self.ranks:
-            self.ranks[pid] = jobwatch.rank_of(_environ(pid), _cmdline(pid))
+            self.ranks[pid] = jobwatch.rank_of(rank_environ(pid), cmdline_of(pid))
         return self.ranks[pid]
 
 
@@ -134,6 +134,7 @@ class JobWatch:
         self.lock = threading.Lock()
         self.gpu_hist = {}   # gpu index -> deque of (t, util, power)
         self.power_limits = {}
+        self.pcis = {}  # gpu index -> PCI bus id (the kernel's Xid lines name it)
         self.gpu_procs = {}  # local pid -> (gpu index, MiB)
         self.jobs = {}       # id -> Tracked
         self.last_scan = 0.0
@@ -147,6 +148,7 @@ class JobWatch:
         for gpu in (inventory or {}).get("gpus", ()):
             if isinstance(gpu, dict) and "index" in gpu:
                 self.power_limits[gpu["index"]] = gpu.get("power_limit")
+                self.pcis[gpu["index"]] = gpu.get("pci_bus_id")
         procs = {}
         for row in sample.get("procs", ()):
             if proc_flags(row) & (PROC_HOST_PID | PROC_GRAPHICS):
@@ -472,6 +474,8 @@ class JobWatch:
             last_lines=lines[-CRASH_LINES:], samples=samples, power_limit=limit,
             vram_mib=vram if j.gpus else None, last_output_t=j.last_output_t,
             last_write_t=last_write, started_t=j.started_t or j.first_seen,
+            kernel=() if alive else kernel_lines(j.tree | {j.pid}, j.started_t or j.first_seen,
+                                                 [self.pcis.get(g) for g in j.gpus]),
             uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0,
             last_step_t=last_step_t, step_s=step_s, gpu_samples=gpu_samples or None,
             power_limits=limits, gpu_pids=gpu_pids, stall_min=self.stall_min)
@@ -537,29 +541,6 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
-
-
-def _environ(pid):
-    """A process's environment (RANK, LOCAL_RANK), {} where it cannot be read."""
-    try:
-        with open("%s/%d/environ" % (procfs.PROC, pid), "rb") as f:
-            raw = f.read(65536)
-    except OSError:
-        return {}
-    out = {}
-    for item in raw.split(b"\0"):
-        name, sep, value = item.partition(b"=")
-        if sep and name in (b"RANK", b"LOCAL_RANK"):
-            out[name.decode()] = value.decode("ascii", "replace")
-    return out
-
-
-def _cmdline(pid):
-    try:
-        with open("%s/%d/cmdline" % (procfs.PROC, pid), "rb") as f:
-            return f.read(4096).replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def no_proc_verdict(lines):

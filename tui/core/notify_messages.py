@@ -60,6 +60,7 @@ def causes() -> dict[str, str]:
         "stalled": _("VRAM held, GPU idle, no output"),
         "progress_stalled": _("no new step for many times its step time"),
         "sigkill": _("killed (out of memory?)"),
+        "gpu_xid": _("GPU fault (NVIDIA Xid)"),
         # a box without /proc (the demo's probe on macOS): alive on tmux's word only
         "no_proc": _("tmux shows it running; without /proc a hang cannot be seen"),
     }

@@ -253,3 +253,11 @@ def test_checkpoint_guard_flags_a_run_without_a_recent_checkpoint(tmp_path):
     new.write_bytes(b"y")
     os.utime(str(new), (now, now))
     assert watch._checkpoints(now + 2) == [] and not j.checkpoint["stale"]
+
+
+def test_a_crash_message_says_what_the_run_cost():
+    from remote_probe.box_watch import job_cost_text
+    facts = {"rate_per_hour": 6.0, "currency": "CNY"}
+    assert job_cost_text(facts, 2 * 3600 + 600) == "¥13.00 so far"
+    assert job_cost_text({"rate_per_hour": None}, 60) is None  # no rate pushed: nothing made up
+    assert job_cost_text(None, 60) is None
