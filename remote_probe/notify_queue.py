@@ -353,7 +353,7 @@ class Outbox:
 
 
 def _notify_type(kind):
-    if kind in ("crashed", "hung", "budget_100", "balance_low"):
+    if kind in ("crashed", "hung", "budget_100", "balance_low", "clock"):
         return "failure"
     if kind in ("finished", "autostop_done"):
         return "success"
