@@ -304,8 +304,8 @@ class Autostop:
     # -- was the release real? (release_verify) ----------------------------------------
     def _boot(self):
         if self.boot_id is None:
-            from .procfs import boot_id
-            self.boot_id = boot_id() or ""
+            from .procfs import boot_id, pid1_start
+            self.boot_id = release_verify.boot_key(boot_id(), pid1_start()) or ""
         return self.boot_id
 
     def record_release(self, command, code, via, verify_s=None):

@@ -23,6 +23,7 @@ import time
 
 from . import (__version__, daemon_secret, dataloader, handlers, procfs, protection, supervise,
                tmux_control as tmux, wire)
+from . import release_verify
 from .autostop import Autostop
 from .box_watch import BoxWatch
 from .backends import BackendError, select_backend
@@ -99,8 +100,9 @@ class Daemon:
         argv, env = self_command()
         if env is not None:  # from source (tests): the cancel script needs the path too
             argv = ["env", "PYTHONPATH=" + env["PYTHONPATH"]] + argv
-        self.autostop = Autostop(state_dir, probe_command=argv,
-                                 boot_id=self.inventory["host"].get("boot_id"))
+        host = self.inventory["host"]  # a release still up on this boot: release_verify.py
+        self.autostop = Autostop(state_dir, probe_command=argv, boot_id=release_verify.boot_key(
+            host.get("boot_id"), host.get("instance_start")))
         self.autostop.listeners.append(self._push_autostop)
         # jobs judged, notifications sent, autostop's idle inputs (box_watch.py)
         self.watch = BoxWatch(state_dir, self.autostop, interval, push=self._push_all)

@@ -19,6 +19,15 @@ RELEASE_VERIFY_S = 90.0  # the release command ran this long ago and we still ru
 ENV_VERIFY_S = "GPUTUI_RELEASE_VERIFY_S"
 
 
+def boot_key(boot_id, instance_start):
+    """This boot of this box: the kernel's boot id and PID 1's start. A container stopped and
+    started again on the same host keeps the host's boot id but not PID 1: a release that
+    stopped it worked, and the daemon started in the new container must not cry wolf."""
+    if not boot_id:
+        return None
+    return "%s@%d" % (boot_id, int(instance_start)) if instance_start else boot_id
+
+
 def verify_window(*candidates):
     """The first usable window among candidates (the request's, the watch settings'), then
     $GPUTUI_RELEASE_VERIFY_S, then RELEASE_VERIFY_S."""

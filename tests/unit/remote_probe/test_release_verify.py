@@ -109,3 +109,11 @@ def test_the_notifier_turns_the_alarm_into_one_release_unverified_message(tmp_pa
     title, body = n.render(kind, fields)
     assert "still up after its release" in title
     assert "ran at 19:36 but the box is still up and billing" in body and "`true` exited 0" in body
+
+
+def test_a_container_started_again_on_the_same_host_is_another_boot():
+    # the host's kernel (boot id) is the same, PID 1 is not: the release worked
+    stopped = rv.new_record("stop", 0, 1000.0, rv.boot_key("host-boot", 500.0), 90.0, "release")
+    assert rv.alarm_due(stopped, 2000, rv.boot_key("host-boot", 500.0))
+    assert not rv.alarm_due(stopped, 2000, rv.boot_key("host-boot", 1900.0))
+    assert rv.boot_key(None, 500.0) is None and rv.boot_key("b", None) == "b"
