@@ -62,6 +62,7 @@ _ANSI = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\
 _SECRETS = re.compile(r"(?i)\b([\w-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key)[\w-]*)"
                       r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)")
 
+SIGKILL_LINE = "killed by SIGKILL (exit 137): out of memory? (the OOM killer or a kill -9)"
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE",
            9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
 
@@ -382,6 +383,8 @@ def _ended(facts, last):
     if sig is None and status is None:
         sig = shell_reported_signal(facts.last_lines)
     cause, line = crash_cause(facts.last_lines)
+    if cause == "sigkill":
+        line = SIGKILL_LINE  # the shell's bare "Killed", said in full
     said = any(_INTERRUPTED.match(sanitize_line(x).strip()) for x in facts.last_lines[-EVIDENCE_LINES:])
     stale = said and interrupt_lines(facts.last_lines) <= facts.interrupts_before
     if stale and cause == "traceback":
@@ -407,7 +410,7 @@ def _ended(facts, last):
         name = SIGNALS.get(sig, "signal %d" % sig)
         if sig == 9 and cause in (None, "oom_killed", "sigkill"):
             if cause != "oom_killed":  # the kernel's own line would say so; without it, a guess
-                cause, line = "sigkill", "killed by SIGKILL (exit 137): out of memory? (the OOM killer or a kill -9)"
+                cause, line = "sigkill", SIGKILL_LINE
         elif cause is None:
             cause, line = "signal", "killed by %s" % name
         return Verdict(CRASHED, cause, _join(line, last), status)
