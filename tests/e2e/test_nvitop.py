@@ -129,6 +129,8 @@ async def test_dashboard_flow_asks_then_hands_off(sshbox, tmp_path):
             await pilot.pause(0.1)
         shown = app.screen.question.plain
         assert "--target" in shown and sshbox.remote_dir in shown and "No root" in shown
+        # said up front: on a simulated box nvitop has no driver to read (issue 36)
+        assert shown.startswith("This box's GPUs are simulated: nvitop needs the real NVIDIA driver")
         await pilot.press("n")
         await worker.wait()
         assert handed == [] and not os.path.exists(os.path.join(sshbox.remote_dir, "nvitop"))

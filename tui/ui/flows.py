@@ -189,13 +189,26 @@ async def run_preflight(box: BoxContext, smoke: bool = True) -> list:
 
 # -- nvitop (`N`): on the box in the real terminal, installed on request into gputui's own
 # remote dir; the app suspends like tmux attach and comes back on exit. --------------------
-def install_question(host: str, command: str) -> Text:
-    """The confirmation text: what will run, where, and what it will not touch."""
+def install_question(host: str, command: str, driverless: Optional[str] = None) -> Text:
+    """The confirmation text: what will run, where, and what it will not touch; first, when
+    the box has no real NVIDIA driver, that nvitop will not see a GPU there."""
     return Text.assemble(
+        (driverless + "\n\n", "bold") if driverless else "",
         _("nvitop is not installed on %s.\n\nInstall it into gputui's own folder on the box? No "
           "root, none of your environments change; removing gputui's folder removes it.") % host
         + "\n\n",
         ("$ " + command, "bold"))
+
+
+def nvitop_driverless(inventory: dict) -> Optional[str]:
+    """Why nvitop cannot show this box's GPUs (it reads the real driver's NVML), or None."""
+    backend = inventory.get("backend")
+    if backend == "sim":
+        return _("This box's GPUs are simulated: nvitop needs the real NVIDIA driver (NVML) and "
+                 "will say \"NVML not found\" here.")
+    if not inventory.get("gpus"):
+        return _("No NVIDIA driver answers on this box: nvitop needs it (NVML) and will show no GPU.")
+    return None
 
 
 async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
@@ -206,15 +219,18 @@ async def open_nvitop(app: CockpitApp, box: BoxContext) -> Optional[List[str]]:
     session, cfg = box.session, box.cfg
     assert session is not None
     python = cfg.python or "python3"
+    driverless = nvitop_driverless(box.state.inventory)
     if not await nvitop_present(session, python):
         command = nvitop.install_command(session.remote_dir, python, index_url=cfg.pip_index_url)
-        if not await app.push_screen_wait(ConfirmScreen(install_question(box.host, command))):
+        if not await app.push_screen_wait(ConfirmScreen(install_question(box.host, command, driverless))):
             return None
         app.notify(_("Installing nvitop on %s…") % box.host, timeout=10, markup=False)
         ok, said = await install_nvitop(session, python, index_url=cfg.pip_index_url)
         if not ok:
             app.notify(said, severity="error", timeout=30, markup=False)
             return None
+    elif driverless:
+        app.notify(driverless, severity="warning", timeout=10, markup=False)
     argv = box.terminal_argv(nvitop.run_command(session.remote_dir, python))
     code = await hand_off(app, argv)
     if code not in (0, None):
