@@ -7,7 +7,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from tui.core import format as fmt
-from tui.core import from_wire, job_lines
+from tui.core import clock_lines, from_wire, job_lines
 from tui.core.billing import format_money
 from tui.core.boxtext import visible
 from tui.core.i18n import _, ngettext
@@ -56,6 +56,7 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
         # the DataLoader stats per trainer, as the dashboard's panel has them
         "dataloaders": ((reply.get("jobs") or {}).get("loaders") or {}).get("trainers") or [],
         "transport": reply.get("transport"),  # "exec" or "pty" (terminal-only proxies)
+        "clocks": clock_lines.clocks_of(reply),  # issue 36: spot notice, balance running out
     }
 
 
@@ -149,6 +150,7 @@ def status_text(doc: Dict[str, Any]) -> str:
                  bill.get("balance_text")]  # issue 22: where the price came from, the balance
         if any(extra):
             lines.append("  " + "; ".join(visible(x) for x in extra if x))
+    lines.extend(clock_lines.clock_lines(doc.get("clocks") or []))  # loud, near the top
     autostop = doc.get("autostop") or {}
     lines.append(autostop_line(autostop))
     if autostop.get("armed") and autostop.get("cancel_command"):

@@ -1,0 +1,30 @@
+"""`gputui status` says the box's clocks loudly, `status --json` lists them (issue 36)."""
+
+from tests.unit.tui.core.test_status_report import reply
+from tui.core import report
+
+AT = 1796585820.0  # 2026-12-06T19:37:00Z
+SPOT = {"kind": "spot_notice", "source": "aws", "action": "terminate", "at": AT,
+        "seconds_left": 552.4, "what": "AWS spot interruption (terminate)"}
+BALANCE = {"kind": "balance_zero", "source": "provider", "action": "stop", "at": AT + 3600,
+           "seconds_left": 4152.0, "what": "provider balance runs out (the box is stopped)"}
+
+
+def test_json_lists_the_clocks_soonest_first():
+    doc = report.status_json(dict(reply(), clocks=[BALANCE, SPOT, {"kind": "x", "at": None}]), "box")
+    assert [c["kind"] for c in doc["clocks"]] == ["spot_notice", "balance_zero"]
+    assert doc["clocks"][0] == SPOT
+    assert report.status_json(reply(), "box")["clocks"] == []  # an older probe: no clocks
+
+
+def test_text_prints_each_clock_loudly_and_box_text_inert():
+    text = report.status_text(report.status_json(dict(reply(), clocks=[SPOT, BALANCE]), "box"))
+    lines = text.splitlines()
+    assert ("!! AWS spot interruption (terminate) in 9:12, at 19:37 UTC: save a checkpoint and "
+            "copy it off now: the disk goes with the box") in lines
+    assert any(ln.startswith("!! provider balance runs out") and "top up" in ln for ln in lines)
+    assert lines.index(next(ln for ln in lines if ln.startswith("!! AWS"))) < 3  # near the top
+    hostile = dict(SPOT, what="\x1b[31mred[/b]\x07")
+    shown = report.status_text(report.status_json(dict(reply(), clocks=[hostile]), "box"))
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "!!" not in report.status_text(report.status_json(reply(), "box"))
