@@ -12,6 +12,7 @@ daemon sends through, which events, and the user's quiet hours.
     only_these = true              # use this box's urls only (no global ones)
     quiet_hours = "00:00-06:00"    # replaces the global window for this box
     enabled = false                # no notifications from this box at all
+    save_signal = "USR1"           # a spot/preemption notice: this signal to each running job
 
 Reads the dict tui/core/config.py loaded (``Config.data``). Every URL is checked with the
 box's own parser (remote_probe.notify_send), so a URL accepted here is one the daemon can
@@ -46,6 +47,7 @@ class NotifySettings:
     events: Optional[List[str]] = None  # None: every kind
     quiet: Optional[QuietHours] = None
     enabled: bool = True
+    save_signal: Optional[str] = None  # issue 36: sent to each job on a spot notice ("USR1")
 
     def wants(self, kind: str) -> bool:
         return self.enabled and (self.events is None or kind in self.events or kind == "test")
@@ -113,7 +115,20 @@ def url_problem(url: object) -> Optional[str]:
     return channel_requests.validate_url(url)
 
 
-_KEYS = ("urls", "quiet_hours", "quiet_allow", "events", "only_these", "enabled")
+_KEYS = ("urls", "quiet_hours", "quiet_allow", "events", "only_these", "enabled", "save_signal")
+# the signals a job may be asked to save on (issue 36); never one that cannot be caught
+SAVE_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
+
+
+def _save_signal(value: object, where: str, problems: List[str]) -> Optional[str]:
+    if value is None or value == "":
+        return None
+    name = value.upper().replace("SIG", "", 1) if isinstance(value, str) else None
+    if name not in SAVE_SIGNALS:
+        problems.append(_("%s.save_signal: %r is not one of %s (ignored)")
+                        % (where, value, ", ".join(SAVE_SIGNALS)))
+        return None
+    return name
 
 
 def _table(data: object, where: str, problems: List[str]) -> Dict[str, Any]:
@@ -188,4 +203,6 @@ def notify_settings(data: Optional[Mapping[str, Any]], host: Optional[str] = Non
             problems.append(_("%s.enabled: expected true/false (ignored)") % name)
     enabled = host_table.get("enabled", glob.get("enabled", True))
     settings.enabled = enabled if isinstance(enabled, bool) else True
+    settings.save_signal = (_save_signal(host_table["save_signal"], where, problems) if "save_signal" in host_table
+                            else _save_signal(glob.get("save_signal"), "notify", problems))
     return settings, list(dict.fromkeys(problems))

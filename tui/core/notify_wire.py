@@ -45,7 +45,9 @@ def config_params(settings: NotifySettings, box: str) -> "NotifyParams":
                          "templates": templates, "causes": notify_messages.causes(),
                          "box": box, "enabled": bool(settings.enabled and settings.urls),
                          # [notify] events: the kinds the box may send (None: every kind)
-                         "events": None if settings.events is None else list(settings.events)})
+                         "events": None if settings.events is None else list(settings.events),
+                         # the box's watch: a spot notice sends this signal to each job (clocks)
+                         "watch": {"save_signal": settings.save_signal} if settings.save_signal else None})
 
 
 def notify_config(data: Optional[Mapping[str, Any]], host: str,
