@@ -52,6 +52,37 @@ def released_by_autostop(event: Dict[str, Any], start: Optional[float]) -> bool:
             and isinstance(t, (int, float)) and (start is None or t >= start))
 
 
+RELEASE_VERIFY_S = 90.0  # as the box's remote_probe/release_verify.py: still answering after
+# this long on the boot a release command ran on, the box was not released
+RELEASE_ENDINGS = ("released by autostop", "released (exit")  # a release command's endings
+
+
+def release_unverified(event: Dict[str, Any], start: Optional[float]) -> bool:
+    """The box's alarm, in this session: its release command ran and it is still up."""
+    t = event.get("t")
+    return (event.get("event") == "release_unverified" and isinstance(t, (int, float))
+            and (start is None or t >= start))
+
+
+def outlived_release(session: Optional[Dict[str, Any]], now: Optional[float],
+                     verify_s: float = RELEASE_VERIFY_S) -> bool:
+    """The ledger closed this (host, boot) session as released by a release command, and
+    the box answers on that same boot verify_s or more after it: it was not released."""
+    if not session or session.get("end") is None or now is None:
+        return False
+    return (str(session.get("ended_how") or "").startswith(RELEASE_ENDINGS)
+            and now - session["end"] >= verify_s)
+
+
+def release_alarm_text(ran_at: Optional[float]) -> str:
+    import datetime
+    try:
+        at = datetime.datetime.fromtimestamp(ran_at or 0).strftime("%H:%M") if ran_at else "?"
+    except (ValueError, OverflowError, OSError):
+        at = "?"
+    return "release command ran at %s but the box is still up and billing" % at
+
+
 class BillingClock:
     def __init__(self, host: str, host_cfg: HostConfig, ledger: Optional[Ledger] = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -76,6 +107,10 @@ class BillingClock:
         self.provider_price: Optional[Dict[str, Any]] = None  # the probe's provider_price answer
         self.price_notice: Optional[str] = None  # why the provider's price is not used: said once
         self._price_notice_given = False
+        # the release command ran and the box still answers on that boot: an alarm, and the
+        # session is open again (release_unverified); releases up to `disproved` are not ends
+        self.release_alarm: Optional[str] = None
+        self.disproved: Optional[float] = None
 
     # -- inputs ------------------------------------------------------------------
     def on_inventory(self, inventory: Dict[str, Any]) -> None:
@@ -102,6 +137,8 @@ class BillingClock:
             return
         # Continue the idle count where the last run of gputui left it (the daemon's own
         # count, in each sample, then takes over: it saw the samples this run did not).
+        if outlived_release(self.session, first):  # it answers, on the boot it "released"
+            self.reopen(self.session.get("end"))
         self.idle = billing.IdleMeter(self.session.get("idle_seconds") or 0.0,
                                       self.session.get("idle_until"))
         if self.session.get("rate") is not None and self.cfg.rate is None:
@@ -109,6 +146,8 @@ class BillingClock:
 
     def on_sample(self, sample: Dict[str, Any]) -> None:
         self.contact_at = self.clock()
+        if self.ended and outlived_release(self.session, self.contact_at):
+            self.reopen((self.session or {}).get("end"))
         if sample.get("gpu_error"):
             return  # unknown is not idle
         utils, compute = wire.idle_inputs(sample)
@@ -128,10 +167,29 @@ class BillingClock:
         since = max(self.seen_until or 0.0, self.start or 0.0)
         late = [dict(e, late=True) for e in events
                 if isinstance(e.get("t"), (int, float)) and e["t"] > since]
-        for e in ([event] if event else []) + list(events):
-            if released_by_autostop(e, self.start):
+        news = ([event] if event else []) + list(events)
+        for e in news:  # the box says its release did not happen: not an end (issue 36)
+            if release_unverified(e, self.start):
+                self.reopen(e.get("ran_at") if isinstance(e.get("ran_at"), (int, float)) else e["t"])
+        for e in news:
+            if released_by_autostop(e, self.start) and (
+                    self.disproved is None or e["t"] > self.disproved + 5.0):
                 self.close_at(e["t"], "released by autostop")
         return event, late
+
+    def reopen(self, ran_at: Optional[float]) -> None:
+        """The release at `ran_at` did not happen (the box is up on that boot): the session
+        goes on, open in the ledger, with the alarm shown."""
+        self.release_alarm = release_alarm_text(ran_at)
+        self.disproved = max(self.disproved or 0.0, ran_at or 0.0)
+        if self.session is None or self.session.get("end") is None:
+            return
+        self.session = dict(self.session, end=None, ended_how=None)
+        if self.ledger is not None:
+            try:
+                self.ledger.update(self.session["id"], end=None, ended_how=None)
+            except LedgerError as exc:
+                self.problem = str(exc)
 
     def close_at(self, t: float, how: str) -> None:
         """The session ended at `t` (autostop's release): recorded once, then left alone."""

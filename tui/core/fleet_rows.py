@@ -14,7 +14,7 @@ from tui.core.cells import cell_len, pad  # terminal cells (CJK takes two); the 
 
 from tui.core import billing, job_lines
 from tui.core.billing import format_money
-from tui.core.billing_clock import BillingClock
+from tui.core.billing_clock import RELEASE_ENDINGS, BillingClock
 from tui.core.boxtext import visible
 from tui.core.config import HostConfig
 from tui.core.i18n import N_, _, ngettext
@@ -41,13 +41,30 @@ class FleetHost:
     host: str
     released: bool = False  # the ledger's last session of this host has ended
     ledger_row: Optional[dict] = None  # its newest ledger session
+    # ended by a release command lately: connected to check that it went down (issue 36);
+    # shown released unless it answers on the same boot (then the session opens again)
+    verify: bool = False
+
+
+VERIFY_RELEASE_S = 24 * 3600.0  # how long after a release command the fleet checks the box
+
+
+def needs_verify(row: Optional[Mapping[str, Any]], now: float) -> bool:
+    """A session a release command ended (not one the user ended in the provider console),
+    lately: the box might still be up and billing, so the fleet keeps looking."""
+    if not row or row.get("end") is None:
+        return False
+    return (str(row.get("ended_how") or "").startswith(RELEASE_ENDINGS)
+            and now - row["end"] < VERIFY_RELEASE_S)
 
 
 def fleet_hosts(ledger_rows: Iterable[dict], config_hosts: Iterable[str],
-                explicit: Optional[Iterable[str]] = None) -> List[FleetHost]:
+                explicit: Optional[Iterable[str]] = None, now: Optional[float] = None) -> List[FleetHost]:
     """The fleet: every host with an open ledger session plus every host in the config
     (or exactly `explicit`), in that order, each once. A host whose newest ledger session
-    has ended (released) and has no open one is listed as released and not connected."""
+    has ended (released) and has no open one is listed as released and not connected,
+    unless a release command ended it lately (needs_verify: then it is connected to check)."""
+    now = time.time() if now is None else now
     newest: Dict[str, dict] = {}
     open_hosts: List[str] = []
     for row in sorted(ledger_rows, key=lambda r: (r.get("start") or 0, r.get("id") or 0)):
@@ -63,7 +80,8 @@ def fleet_hosts(ledger_rows: Iterable[dict], config_hosts: Iterable[str],
         seen.add(name)
         last = newest.get(name)
         released = name not in open_hosts and last is not None and last.get("end") is not None
-        out.append(FleetHost(name, released, last))
+        verify = released and needs_verify(last, now)
+        out.append(FleetHost(name, released and not verify, last, verify=verify))
     return out
 
 
@@ -125,6 +143,8 @@ class BoxRow:
     progress_alarm: bool = False  # a watched job crashed or hangs
     cost_to_finish: Optional[float] = None  # of the job that ends last (money)
     no_proc: bool = False  # the box has no /proc: jobs outside tmux cannot be seen
+    # "release command ran at 19:36 but the box is still up and billing" (issue 36)
+    release_alarm: Optional[str] = None
 
 
 def idle_burning(state: str, idle_for: Optional[float], threshold_s: float) -> bool:
@@ -236,6 +256,12 @@ def alarm_text(rows: List[BoxRow]) -> Optional[str]:
     different currencies are listed side by side; a box without a known rate is counted
     and said to have none."""
     burning = [r for r in rows if r.burning]
+    unreleased = [r for r in rows if r.release_alarm]
+    if unreleased:  # a release that did not happen bills all night: said first
+        text = ngettext("%d box still up after its release", "%d boxes still up after their release",
+                        len(unreleased)) % len(unreleased)
+        rest = alarm_text([dataclasses.replace(r, release_alarm=None) for r in rows])
+        return text + ("; " + rest if rest else "")
     if not burning:
         return None
     per_currency: Dict[str, float] = {}
@@ -256,7 +282,7 @@ def alarm_text(rows: List[BoxRow]) -> Optional[str]:
 
 def check_exit_code(rows: List[BoxRow]) -> int:
     """`gputui fleet --check`: 1 when any box burns money idle, else 0."""
-    return EXIT_BURNING if any(r.burning for r in rows) else EXIT_OK
+    return EXIT_BURNING if any(r.burning or r.release_alarm for r in rows) else EXIT_OK
 
 
 def new_alarms(rows: List[BoxRow], rung: Set[str]) -> List[str]:
@@ -339,6 +365,8 @@ def fleet_table(rows: List[BoxRow]) -> str:
     lines = [table_line(head, widths)]
     for r in rows:
         note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else finish_note(r))
+        if r.release_alarm:
+            note = "⚠ " + r.release_alarm + (", " + note if note else "")
         lines.append(table_line((
             visible(r.host, limit=18), _(r.state), gpu_text(r.gpus)[:22],
             r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
@@ -439,13 +467,15 @@ class FleetBox:
     def row(self, now: Optional[float] = None) -> BoxRow:
         now = self.clock() if now is None else now
         ledger = self.billing.session or self.fleet_host.ledger_row or {}
-        if self.fleet_host.released or self.billing.ended:  # or autostop released it now
+        state = row_state(self.session_state, self.connects, self.failed_once)
+        # released lately: shown released until it answers on that boot (then it reopens)
+        checking = self.fleet_host.verify and self.billing.session is None and state != LIVE
+        if self.fleet_host.released or self.billing.ended or checking:  # or autostop released it now
             row = (self.billing.session if self.billing.ended else self.fleet_host.ledger_row) or {}
             return BoxRow(self.host, RELEASED, released_note(row),
                           cost=row.get("cost"), rate=row.get("rate"), idle_cost=row.get("idle_cost"),
                           currency=row.get("currency") or self.cfg.currency,
                           checklist=checklist_verdict(row), gpu_model=row.get("gpu_model"))
-        state = row_state(self.session_state, self.connects, self.failed_once)
         st = self.state
         gpus = [GpuBar(g.live.util, g.live.mem_used, g.mem_total) for g in st.gpu_cards()]
         rows = st.proc_rows()
@@ -468,7 +498,8 @@ class FleetBox:
             autostop=autostop_label(self.autostop), checklist=checklist_verdict(ledger),
             burning=idle_burning(state, idle_for, self.threshold_s()),
             progress=progress, progress_alarm=kind == "alarm",
-            cost_to_finish=last.cost_to_finish if last is not None else None, no_proc=no_proc)
+            cost_to_finish=last.cost_to_finish if last is not None else None, no_proc=no_proc,
+            release_alarm=self.billing.release_alarm)
 
     def on_notify_event(self, event: Dict[str, Any]) -> None:
         """A notification the daemon sent: kept once (the one-box app toasts it)."""

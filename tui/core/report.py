@@ -53,6 +53,9 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
         # no /proc on the box (the demo's probe on macOS): an empty job list is not "none"
         "no_proc": from_wire.jobs(reply.get("jobs")).no_proc,
         "autostop": reply.get("autostop"),
+        # the last release command of this boot; verified False: the box is still up and
+        # billing past the verify window (remote_probe/release_verify.py), None: not over yet
+        "release": (reply.get("autostop") or {}).get("release"),
         # the DataLoader stats per trainer, as the dashboard's panel has them
         "dataloaders": ((reply.get("jobs") or {}).get("loaders") or {}).get("trainers") or [],
         "transport": reply.get("transport"),  # "exec" or "pty" (terminal-only proxies)
@@ -126,6 +129,18 @@ def autostop_line(status: Optional[Dict[str, Any]]) -> str:
     return _("autostop armed: ") + ", ".join(parts)
 
 
+def release_line(release: Optional[Dict[str, Any]]) -> Optional[str]:
+    """The release command's outcome in one line, loud when the box outlived it; None when no
+    release ran this boot. The command is the box's text: shown through visible()."""
+    if not isinstance(release, dict) or release.get("ran_at") is None:
+        return None
+    at = _clock(release.get("ran_at"))
+    if release.get("verified") is False:
+        return "⚠ " + _("release command ran at %s but the box is still up and billing") % at + \
+            " (`%s`, exit %s)" % (visible(release.get("command"), limit=80), visible(release.get("exit")))
+    return _("release command ran at %s; checking that the box goes down") % at
+
+
 def status_text(doc: Dict[str, Any]) -> str:
     """The human snapshot. Every string from the box goes through visible()."""
     lines = []
@@ -152,6 +167,9 @@ def status_text(doc: Dict[str, Any]) -> str:
             lines.append("  " + "; ".join(visible(x) for x in extra if x))
     lines.extend(clock_lines.clock_lines(doc.get("clocks") or []))  # loud, near the top
     autostop = doc.get("autostop") or {}
+    released = release_line(doc.get("release"))
+    if released:
+        lines.append(released)
     lines.append(autostop_line(autostop))
     if autostop.get("armed") and autostop.get("cancel_command"):
         lines.append("  " + _("cancel on the box: %s") % visible(autostop["cancel_command"]))

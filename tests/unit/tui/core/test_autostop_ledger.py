@@ -42,13 +42,15 @@ def test_a_release_by_autostop_closes_the_ledger_row_and_the_fleet_shows_it_rele
     row = ledger.get("gpu1", BOOT)
     assert row["end"] == 1500.0 and row["ended_how"] == "released by autostop"
     assert round(row["cost"], 3) == 0.5  # 1000 -> 1500 s at 3.6/h: stops at the release
-    now[0] = 4000.0  # the box still answers (a release command that stops only billing)
-    b.on_sample(idle_sample(4000.0))
+    now[0] = 1560.0  # the box still answers while it goes down: still released
+    b.on_sample(idle_sample(1560.0))
     b.billing.persist(force=True)
     assert ledger.get("gpu1", BOOT)["cost"] == row["cost"]
     shown = b.row()
     assert shown.state == fleet_rows.RELEASED
     assert fleet_rows.check_exit_code([shown]) == 0
+    # (issue 36: still answering on that boot past the verify window is not released: see
+    # tests/unit/tui/core/test_release_unverified.py)
 
 
 def test_a_release_found_in_the_log_on_the_next_contact_closes_the_row_once(tmp_path):
