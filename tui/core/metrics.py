@@ -39,6 +39,9 @@ BOX_GAUGES = (
     ("gputui_unprotected_jobs", "GPU jobs that die with the SSH connection (not in tmux/nohup).",
      "unprotected"),
     ("gputui_autostop_armed", "1 when the probe's autostop is armed.", "autostop_armed"),
+    ("gputui_release_unverified",
+     "1 when a release command ran and the box is still up on that boot (and billing).",
+     "release_unverified"),
 )
 # (metric, help, key in the per-job view): the daemon's watched jobs (issue 21)
 JOB_GAUGES = (
@@ -91,6 +94,7 @@ def export_view(box: FleetBox, now: Optional[float] = None) -> dict:
         "burning": 1 if row.burning else 0, "jobs": row.jobs if live else None,
         "unprotected": row.unprotected if live else None,
         "autostop_armed": (1 if armed else 0) if box.autostop is not None else None,
+        "release_unverified": 1 if row.release_alarm else 0,  # issue 36
     }
 
 

@@ -121,3 +121,20 @@ def test_status_says_it_loudly():
     pending = report.release_line(dict(doc["release"], verified=None))
     assert "still up" not in pending and "checking that the box goes down" in pending
     assert report.release_line(None) is None
+
+
+def test_the_exporter_says_release_unverified(tmp_path):
+    from tui.core.metrics import export_view, metric_families
+    ledger = Ledger(str(tmp_path / "l.db"))
+    now = [1501.0]
+    b = box(ledger, now)
+    b.on_autostop({"armed": None}, event=FIRED)
+
+    def gauge(v):
+        fam = next(f for f in metric_families([v]) if f.name == "gputui_release_unverified")
+        return [(s.labels["Hostname"], s.value) for s in fam.samples]
+
+    assert gauge(export_view(b, now[0])) == [("gpu1", 0.0)]
+    now[0] = 1591.0
+    b.on_autostop({"armed": None}, event=UNVERIFIED)
+    assert gauge(export_view(b, now[0])) == [("gpu1", 1.0)]
