@@ -172,6 +172,7 @@ def cmd_status(args):
                                 price=True))
     loaded()
     if reply is None:
+        warn_shutdown_clock(args.host)  # issue 36: a shut-down AutoDL box's deletion clock
         return EXIT_CONNECT
     from tui.core.report import jobs_json, status_json, status_text
     print_notices(reply.get("notices"))
@@ -296,8 +297,21 @@ def cmd_ledger(args):
     elif args.csv:
         sys.stdout.write(ledger_csv(rows))
     else:
-        emit(ledger_table(rows))
+        from tui.core.clock_lines import shutdown_clocks, shutdown_line
+        emit("\n".join([ledger_table(rows)] + [shutdown_line(c) for c in shutdown_clocks(rows)]))
     return EXIT_OK
+
+
+def warn_shutdown_clock(host):
+    """The box did not answer: if its last session ended on AutoDL, when it is released."""
+    from tui.core.clock_lines import shutdown_clocks, shutdown_line
+    from tui.core.ledger import Ledger, LedgerError
+    try:
+        rows = [r for r in Ledger().sessions() if r.get("host") == host]
+    except LedgerError:
+        return
+    for clock in shutdown_clocks(rows):
+        print(shutdown_line(clock), file=sys.stderr)
 
 
 def cmd_connect(args):

@@ -51,3 +51,39 @@ def clock_line(clock: Dict[str, Any]) -> str:
 
 def clock_lines(clocks: List[Dict[str, Any]]) -> List[str]:
     return [clock_line(c) for c in clocks]
+
+
+def shutdown_clocks(sessions: List[Dict[str, Any]], now: Optional[float] = None) -> List[Dict[str, Any]]:
+    """The laptop's own clocks, from the ledger: a host whose latest session ended on a provider
+    whose every release action starts a deletion clock (AutoDL: an instance shut down for 15
+    days is released, tui/core/providers.py) -> its clock {..., "host", "at": end + days}."""
+    from tui.core.providers import PRESETS
+    now = time.time() if now is None else now
+    latest: Dict[str, Dict[str, Any]] = {}
+    for row in sessions:
+        host = row.get("host")
+        if isinstance(host, str) and _num(row.get("start")) is not None and (
+                host not in latest or row["start"] >= latest[host]["start"]):
+            latest[host] = row
+    out: List[Dict[str, Any]] = []
+    for host, row in latest.items():
+        end = _num(row.get("end"))
+        preset = next((p for p in PRESETS.values() if p.name == row.get("provider")), None)
+        if end is None or preset is None or not preset.actions:
+            continue
+        days = [a.clock_days for a in preset.actions]
+        if not all(days):
+            continue  # an action without a clock (a real release) may be how it ended
+        at = end + min(d or 0 for d in days) * 86400.0
+        out.append({"kind": "shutdown_release", "source": preset.key, "action": "release",
+                    "host": host, "at": at, "seconds_left": max(0.0, at - now),
+                    "what": "%s: %s" % (visible(host, 60), _(preset.actions[0].clock))})
+    out.sort(key=lambda r: float(r["at"]))
+    return out
+
+
+def shutdown_line(clock: Dict[str, Any]) -> str:
+    """'!! box: an instance shut down for 15 days is released: … — on 12-21 19:37 (13d 02h)'."""
+    return "!! " + _("%(what)s — on %(at)s (in %(left)s)") % {
+        "what": clock["what"], "at": time.strftime("%m-%d %H:%M", time.localtime(clock["at"])),
+        "left": fmt.duration(clock["seconds_left"])}

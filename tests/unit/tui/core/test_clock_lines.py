@@ -1,7 +1,7 @@
 """`gputui status` says the box's clocks loudly, `status --json` lists them (issue 36)."""
 
 from tests.unit.tui.core.test_status_report import reply
-from tui.core import report
+from tui.core import clock_lines, report
 
 AT = 1796585820.0  # 2026-12-06T19:37:00Z
 SPOT = {"kind": "spot_notice", "source": "aws", "action": "terminate", "at": AT,
@@ -28,3 +28,31 @@ def test_text_prints_each_clock_loudly_and_box_text_inert():
     shown = report.status_text(report.status_json(dict(reply(), clocks=[hostile]), "box"))
     assert "\x1b" not in shown and "\x07" not in shown
     assert "!!" not in report.status_text(report.status_json(reply(), "box"))
+
+
+DAY = 86400.0
+
+
+def session(host, start, end, provider="AutoDL"):
+    return {"host": host, "start": start, "end": end, "provider": provider}
+
+
+def test_a_shut_down_autodl_box_is_released_15_days_after_its_last_session():
+    now = 1_800_000_000.0
+    rows = [session("a", now - 40 * DAY, now - 39 * DAY),      # an older session of a
+            session("a", now - 3 * DAY, now - 2 * DAY),         # a shut down 2 days ago
+            session("b", now - DAY, None),                      # b is running: no clock
+            session("c", now - 5 * DAY, now - 4 * DAY, "RunPod"),  # a real release: no clock
+            session("d", now - 20 * DAY, now - 16 * DAY)]       # d: its clock ran out
+    clocks = clock_lines.shutdown_clocks(rows, now)
+    assert [(c["host"], c["at"], c["seconds_left"]) for c in clocks] == [
+        ("d", now - DAY, 0.0), ("a", now + 13 * DAY, 13 * DAY)]
+    line = clock_lines.shutdown_line(clocks[1])
+    assert line.startswith("!! a: an instance shut down for 15 days is released: everything but "
+                           "autodl-fs is wiped — on ")
+    assert line.endswith("(in 13d 00h)")
+
+
+def test_host_names_from_the_ledger_are_inert():
+    rows = [session("evil\x1b[2J", 0.0, 10.0)]
+    assert "\x1b" not in clock_lines.shutdown_line(clock_lines.shutdown_clocks(rows, 20.0)[0])
