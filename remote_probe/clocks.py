@@ -230,6 +230,7 @@ class ClockWatch:
         self.spot = {}  # source -> [clocks]
         self.gce_first = None
         self.aws_token = None
+        self.azure_name = None
         self.clouds = looks_like(sys_root)
         self.stopped = threading.Event()
         self.thread = None
@@ -274,25 +275,36 @@ class ClockWatch:
             elif src == "azure":
                 status, body = self.fetch("GET", base + "/metadata/scheduledevents?api-version=2020-07-01",
                                           {"Metadata": "true"})
-                found[src] = parse_azure(status, body, now, socket.gethostname())
+                found[src] = parse_azure(status, body, now, self._azure_name(base))
         with self.lock:
             self.spot = found
         return found
 
     def _aws(self, base):
         url = base + "/latest/meta-data/spot/instance-action"
-        for _ in range(2):
+        for attempt in range(2):
             if self.aws_token is None:
                 status, body = self.fetch("PUT", base + "/latest/api/token",
                                           {"X-aws-ec2-metadata-token-ttl-seconds": str(AWS_TOKEN_TTL)})
                 self.aws_token = body.decode("ascii", "replace").strip() if status == 200 else ""
             headers = {"X-aws-ec2-metadata-token": self.aws_token} if self.aws_token else {}
             status, body = self.fetch("GET", url, headers)
-            if status == 401 and self.aws_token:  # the token expired: a fresh one, once
+            if status == 401:  # the token expired, or IMDSv2 is required: a fresh one next
                 self.aws_token = None
-                continue
+                if attempt == 0:
+                    continue
             return status, body
         return None, b""
+
+    def _azure_name(self, base):
+        """The VM's name as scheduled events list it (asked once), else the hostname."""
+        if self.azure_name is None:
+            status, body = self.fetch(
+                "GET", base + "/metadata/instance/compute/name?api-version=2020-09-01&format=text",
+                {"Metadata": "true"})
+            name = body.decode("utf-8", "replace").strip() if status == 200 else ""
+            self.azure_name = name if 0 < len(name) <= 200 else ""
+        return self.azure_name or socket.gethostname()
 
     def clocks(self, now, billing_facts=None):
         """Every clock now, soonest first, seconds_left counted to `now`."""

@@ -224,3 +224,25 @@ def test_balance_zero_told_an_hour_before(tmp_path):
     assert len(emitted) == 1 and emitted[0][2] == "balance_zero:%d" % (NOW - 100) and emitted[0][1]["left"] == "30 min"
     assert "Top up" in emitted[0][1]["action"]
     assert clock_action({"kind": "spot_notice", "action": "stop"}).startswith("Save a checkpoint now")
+
+
+def test_poller_aws_gets_a_fresh_token_after_a_401(tmp_path):
+    tokens = iter([(500, b""), (200, b"T2")])
+    fetch = FakeIMDS({"/latest/api/token": lambda m, h: next(tokens),
+                      "/spot/instance-action": lambda m, h: (
+                          (200, AWS_NOTICE) if h.get("X-aws-ec2-metadata-token") == "T2" else (401, b""))})
+    w = clocks.ClockWatch(str(tmp_path), sys_root=str(tmp_path),
+                          environ={"GPUTUI_IMDS_AWS": "http://x"}, fetch=fetch)
+    assert w.poll_once(NOW)["aws"][0]["action"] == "terminate"  # a failed PUT is not for good
+
+
+def test_poller_azure_matches_the_vm_name_the_service_gives(tmp_path):
+    fetch = FakeIMDS({"compute/name?api-version=2020-09-01&format=text": (200, b"gpu-vm-1"),
+                      "/metadata/scheduledevents?api-version=2020-07-01": (200, AZURE_EVENTS)})
+    w = clocks.ClockWatch(str(tmp_path), sys_root=str(tmp_path),
+                          environ={"GPUTUI_IMDS_AZURE": "http://x"}, fetch=fetch)
+    w.poll_once(NOW)
+    assert [c["what"] for c in w.clocks(NOW)] == ["Azure scheduled event (preempt)"]
+    assert all(h == {"Metadata": "true"} for _m, _u, h in fetch.calls)
+    w.poll_once(NOW + 5)
+    assert sum("compute/name" in u for _m, u, _h in fetch.calls) == 1  # asked once
