@@ -37,7 +37,7 @@ def armed_in(state_dir):
 
 
 def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
-           other_jobs=False, appeared=None, sample_s=1.0):
+           other_jobs=False, appeared=None, sample_s=1.0, budget_spent=False):
     """What autostop does at time t. Plain function, table-tested.
 
     armed: dict(idle_seconds, deadline, grace, when_job_done) or None.
@@ -45,7 +45,8 @@ def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
     other_jobs: another GPU job runs (then "release when done" waits);
     appeared: when the newest job started (epoch), so that one started within the last
     sample before the release moment (too new for any sample to show) cancels it
-    (issue 20); sample_s: the sampling interval.
+    (issue 20); sample_s: the sampling interval; budget_spent: the session's or the day's
+    budget is spent (budget_watch.spent), which releases when armed with at_budget (issue 36).
     Returns (action, reason) with action one of: None, "start_grace", "cancel_grace",
     "cancel_deadline", "fire".
     """
@@ -57,6 +58,7 @@ def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
                 and t - idle_since >= armed["idle_seconds"])
     job_due = (bool(armed.get("when_job_done")) and job_done_since is not None
                and t >= job_done_since and not other_jobs)
+    budget_due = bool(armed.get("at_budget")) and bool(budget_spent)
 
     def just_appeared(moment):
         # between the last sample before `moment` and the first after it: no sample
@@ -81,6 +83,8 @@ def decide(armed, t, idle_since, grace_until, grace_reason, job_done_since=None,
         if just_appeared(deadline):
             return "cancel_deadline", "a job started just before the deadline"
         return "start_grace", "deadline"
+    if budget_due:  # money spent stays spent: a busy GPU does not cancel this one
+        return "start_grace", "budget"
     if idle_due:
         return "start_grace", "idle"
     if job_due:
@@ -104,6 +108,7 @@ class Autostop:
         # daemon's jobs scan is seconds old); None: trust what observe() was given
         self.appeared_probe = None
         self.last_appeared = None
+        self.budget_spent = False  # the last observe's word from the budget watch
         # the last release command run on this box (release_verify: still up after it?)
         self.release = release_verify.load(state_dir)
         self.boot_id = boot_id
@@ -171,17 +176,17 @@ class Autostop:
     # -- control -----------------------------------------------------------------
     def arm(self, command, idle_seconds=None, deadline=None, grace=120.0,
             threshold=DEFAULT_THRESHOLD, when_job_done=None, hung_counts_idle=False, action=None,
-            verify_s=None):
+            verify_s=None, at_budget=False):
         if not command or not isinstance(command, str):
             raise ValueError("autostop needs the release command to run")
-        if idle_seconds is None and deadline is None and not when_job_done:
-            raise ValueError("autostop needs an idle window or a deadline (or a job to wait for)")
+        if idle_seconds is None and deadline is None and not when_job_done and not at_budget:
+            raise ValueError("autostop needs an idle window, a deadline, a budget or a job to wait for")
         if when_job_done is not None and not isinstance(when_job_done, str):
             raise ValueError("when_job_done: expected a job id")
         self.armed = {"command": command, "idle_seconds": idle_seconds, "deadline": deadline,
                       "grace": float(grace), "threshold": float(threshold),
                       "armed_at": self.clock(), "when_job_done": when_job_done or None,
-                      "hung_counts_idle": bool(hung_counts_idle)}
+                      "hung_counts_idle": bool(hung_counts_idle), "at_budget": bool(at_budget)}
         if isinstance(action, str) and action:  # the provider's action it runs (stop, terminate...)
             self.armed["action"] = action[:100]
         if verify_s is not None:  # the release's verify window (release_verify; tests: short)
@@ -225,7 +230,7 @@ class Autostop:
 
     # -- each tick ---------------------------------------------------------------
     def observe(self, utils, compute_procs, t=None, gpus=None, hung_gpus=(), job_done_since=None,
-                other_jobs=False, appeared=None):
+                other_jobs=False, appeared=None, budget_spent=False):
         """One sample. gpus: [(util or None, compute processes)] per GPU, when known (then
         idle_rules decides, so MIG slices without utilization can be idle); hung_gpus:
         GPUs whose compute processes are all hung jobs (idle only if the user opted in)."""
@@ -246,6 +251,7 @@ class Autostop:
                 self.idle_since = min(t, appeared)  # a job started: the idle spell begins after it
         else:
             self.idle_since = None
+        self.budget_spent = budget_spent
         action, reason = self._decide(t, job_done_since, other_jobs, appeared)
         self.last_appeared = appeared
         if action == "fire" and self.appeared_probe is not None:
@@ -264,6 +270,8 @@ class Autostop:
                 why = "all GPUs idle for %d min" % round((t - self.idle_since) / 60.0)
             elif reason == "job_done":
                 why = "job %s ended" % self.armed.get("when_job_done")
+            elif reason == "budget":
+                why = "the budget is spent"
             else:
                 why = "the deadline was reached"
             msg = ("gputui autostop: %s. Running `%s` in %d s. Cancel: %s"
@@ -290,7 +298,7 @@ class Autostop:
 
     def _decide(self, t, job_done_since, other_jobs, appeared):
         return decide(self.armed, t, self.idle_since, self.grace_until, self.grace_reason,
-                      job_done_since, other_jobs, appeared, self.sample_s)
+                      job_done_since, other_jobs, appeared, self.sample_s, self.budget_spent)
 
     def fire(self, reason):
         command = self.armed["command"]

@@ -20,7 +20,8 @@ import os
 import signal
 
 from . import procfs
-from .budget_watch import BudgetWatch
+from .budget_watch import BudgetWatch, short_of_money
+from .budget_watch import spent as budget_spent
 from .clocks import ClockWatch, at_words, left_words
 from .idle_rules import idle_verdict
 from .watch_loop import OWN_MARKERS, JobWatch, gpu_inputs
@@ -91,7 +92,8 @@ class BoxWatch:
             None, None, t=sample["t"], gpus=gpus, hung_gpus=hung,
             job_done_since=self.jobs.job_done_since(target) if target else None,
             other_jobs=self.jobs.other_gpu_jobs(target) if target else False,
-            appeared=self.jobs.newest_start())
+            appeared=self.jobs.newest_start(),
+            budget_spent=bool(self.budget) and budget_spent(self.budget.facts, sample["t"]))
         if self.notifier is not None:
             idle, _rule = idle_verdict(gpus, armed.get("threshold", 5.0), hung,
                                        bool(armed.get("hung_counts_idle")))
@@ -188,6 +190,11 @@ class BoxWatch:
                     fields = dict(fields, runtime="%s (%s)" % (fields["runtime"], cost))
                 self.notifier.emit(ev["kind"], fields, job=ev["job"], run=ev["run"])
         self.rows = self.jobs.rows()
+        if self.budget is not None and self.notifier is not None and self.notifier.can_send():
+            names = dict((r["id"], r.get("name") or r["id"]) for r in self.rows)
+            for job_id, run, reason in short_of_money(self.budget.facts, self.jobs.last_scan, self.rows):
+                self.notifier.emit("budget_short", {"job": names[job_id], "reason": reason},
+                                   job=job_id, run=run)
         return self.rows
 
     # -- requests ---------------------------------------------------------------------

@@ -125,6 +125,46 @@ def day_cost(facts, now):
     return money.cost_today(facts.get("start"), now, facts.get("rate_per_hour"), day[0], day[1])
 
 
+def spent(facts, now):
+    """The session's budget or today's is spent at the box's rate (autostop's at_budget)."""
+    if not facts:
+        return False
+    cost, budget = cost_now(facts, now), facts.get("budget")
+    if cost is not None and budget is not None and cost >= budget:
+        return True
+    today, budget_day = day_cost(facts, now), facts.get("budget_day")
+    return today is not None and bool(budget_day) and today >= budget_day
+
+
+def short_of_money(facts, now, jobs):
+    """[(job id, run, reason)] for each running job whose ETA outlasts the money: what is left
+    of the session's budget does not pay for the rest of it, or the provider's balance runs out
+    before it finishes. Plain function of the facts and the watch's job rows."""
+    if not facts or facts.get("rate_per_hour") is None:
+        return []
+    rate, gran = facts["rate_per_hour"], facts.get("granularity") or "second"
+    cost, budget = cost_now(facts, now), facts.get("budget")
+    left = balance_left(facts, now)
+    spend = spend_of(facts)
+    out = []
+    for job in jobs or ():
+        eta = (job.get("progress") or {}).get("eta_seconds")
+        if job.get("state") != "running" or not isinstance(eta, (int, float)) or eta <= 0:
+            continue
+        to_finish = money.cost_for(eta, rate, gran)
+        currency = facts.get("currency")
+        run = "%s@%s" % (job.get("pid"), int(job.get("since") or 0))
+        if budget is not None and cost is not None and cost + to_finish > budget:
+            out.append((job["id"], run, "It needs %s more to finish; %s of the budget is left."
+                        % (money.format_money(to_finish, currency),
+                           money.format_money(max(0.0, budget - cost), currency))))
+        elif left is not None and spend and left / spend * 3600.0 < eta:
+            out.append((job["id"], run, "The provider balance (%s) runs out in %d min; the job needs %d min."
+                        % (money.format_money(max(0.0, left), currency),
+                           max(0, left) / spend * 60.0, eta / 60.0)))
+    return out
+
+
 def told_for(told, facts):
     """What was told of this session and budget (a new session or budget starts afresh;
     the daily budget's levels are the day's, kept across sessions)."""

@@ -145,7 +145,7 @@ async def on_autostop_arm(daemon, client, msg):
             deadline=msg.get("deadline"), grace=msg.get("grace", 120.0),
             threshold=msg.get("threshold", 5.0), when_job_done=_job_to_wait_for(daemon, msg),
             hung_counts_idle=bool(msg.get("hung_counts_idle")), action=msg.get("action"),
-            verify_s=msg.get("verify_s"))
+            verify_s=msg.get("verify_s"), at_budget=bool(msg.get("at_budget")))
     except (ValueError, TypeError, OSError) as exc:
         raise RequestError(str(exc))
     return {"autostop": status}

@@ -411,7 +411,8 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     AUTOSTOP_ARM: Obj({"command": Str(8192), "idle_seconds": Num(0, 1e8), "deadline": EPOCH,
                        "grace": Num(0, 1e6), "threshold": Num(0, 100),
                        "when_job_done": NAME, "hung_counts_idle": Bool(), "action": Str(100),
-                       "verify_s": Num(1, 1e7)}),  # the release's verify window (release_verify)
+                       "verify_s": Num(1, 1e7),  # the release's verify window (release_verify)
+                       "at_budget": Bool()}),  # release once the session's or day's budget is spent
     AUTOSTOP_DISARM: Obj({"reason": Str(1000)}),
     PREFLIGHT: Obj({"python": PATH, "smoke": Bool(), "urls": List(Str(4096), 100)}),
     CHECKLIST: Obj({"roots": STRINGS, "artifact_paths": STRINGS, "temp_dirs": STRINGS,

@@ -67,6 +67,7 @@ class AutostopConfig:
     max_hours: Optional[float] = None
     grace_seconds: float = 120.0
     idle_threshold: Optional[float] = None
+    at_budget: bool = False  # also release once the session's or day's budget is spent (issue 36)
 
 
 @dataclasses.dataclass
@@ -130,7 +131,7 @@ _TYPES = {
 }
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
-    "grace_seconds": (int, float), "idle_threshold": (int, float),
+    "grace_seconds": (int, float), "idle_threshold": (int, float), "at_budget": bool,
 }
 
 

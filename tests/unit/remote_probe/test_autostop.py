@@ -96,5 +96,21 @@ def test_arming_needs_a_command_and_a_condition(tmp_path):
     box = Box(tmp_path)
     with pytest.raises(ValueError, match="release command"):
         box.auto.arm("", idle_seconds=10)
-    with pytest.raises(ValueError, match="idle window or a deadline"):
+    with pytest.raises(ValueError, match="idle window, a deadline, a budget or a job"):
         box.auto.arm("true")
+
+
+def test_a_spent_budget_releases_only_when_armed_for_it_and_a_busy_gpu_does_not_cancel():
+    armed = {"command": "true", "idle_seconds": None, "deadline": None, "grace": 60, "at_budget": True}
+    assert decide(armed, 100, None, None, None, budget_spent=True) == ("start_grace", "budget")
+    assert decide(armed, 100, None, None, None, budget_spent=False) == (None, None)
+    assert decide(dict(armed, at_budget=False), 100, None, None, None, budget_spent=True) == (None, None)
+    # the countdown runs on while the GPU is busy: money spent stays spent
+    assert decide(armed, 130, None, 160, "budget", budget_spent=True) == (None, None)
+    assert decide(armed, 161, None, 160, "budget", budget_spent=True) == ("fire", "budget")
+
+
+def test_arming_at_budget_alone_is_enough(tmp_path):
+    box = Box(tmp_path)
+    status = box.auto.arm("true", at_budget=True)
+    assert status["armed"]["at_budget"] is True

@@ -197,3 +197,29 @@ def test_a_kind_left_out_of_the_events_filter_is_never_sent(tmp_path):
     n2.emit("crashed", {"job": "j", "cause": "traceback", "evidence": ""}, job="pid:2", run="2")
     n2.step()
     assert len(sent) == 2 and "crashed" in sent[1]
+
+
+def test_spent_is_the_session_or_the_days_budget():
+    assert not bw.spent(facts(), START + 9)     # $0.90 of $1
+    assert bw.spent(facts(), START + 10)        # $1.00 of $1
+    assert not bw.spent(None, START + 10)
+    assert bw.spent(facts(budget=None, budget_day=0.5, day_start=START - 10, day_other_cost=0.2), START + 3)
+
+
+def job(eta, state="running", **kw):
+    return dict({"id": "tmux:%1", "pid": 42, "since": START, "state": state, "name": "train",
+                 "progress": {"eta_seconds": eta}}, **kw)
+
+
+def test_a_job_that_will_not_finish_within_the_money_left_is_said_once_per_run():
+    short = bw.short_of_money(facts(budget=10.0), START + 60, [job(120)])  # $6 spent, $12 more
+    assert [(j, r) for j, r, _ in short] == [("tmux:%1", "42@%d" % START)]
+    assert "$12.00 more to finish; $4.00 of the budget is left" in short[0][2]
+    assert bw.short_of_money(facts(budget=100.0), START + 60, [job(120)]) == []
+    assert bw.short_of_money(facts(budget=10.0), START + 60, [job(120, state="hung"), job(None)]) == []
+
+
+def test_a_balance_that_runs_out_before_the_eta_is_said():
+    f = facts(budget=None, balance=3.0, balance_read_at=START, spend_per_hour=360.0)
+    short = bw.short_of_money(f, START, [job(600)])  # $3 at $360/h: 30 s; the job needs 10 min
+    assert short and "runs out in 0 min; the job needs 10 min" in short[0][2]
