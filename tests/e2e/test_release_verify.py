@@ -4,7 +4,10 @@ still up on the same boot past the verify window, sends exactly one release_unve
 message, and the daemon's snapshot says the release is not verified."""
 
 import asyncio
+import json
 import shlex
+import subprocess
+import sys
 import time
 
 import pytest
@@ -84,3 +87,15 @@ async def test_a_release_that_stops_nothing_is_an_alarm(sshbox, tmp_path, receiv
     assert abs(release["ran_at"] - float(ran_at.read_text())) < 2
     assert [e["event"] for e in events].count("release_unverified") == 1
     assert again["autostop"]["armed"]["command"] == "true"
+
+    # what the user reads: `gputui status` (the same daemon: --simulate idle)
+    args = ["status", "testbox", "--simulate", "idle", "--ssh-config", sshbox.ssh_config,
+            "--remote-dir", sshbox.remote_dir]
+    run = [sys.executable, "-W", "ignore", "-m", "tui"]
+    doc = json.loads(subprocess.run(run + args + ["--json"], stdout=subprocess.PIPE, text=True,
+                                    timeout=90, stdin=subprocess.DEVNULL).stdout)
+    assert doc["release"]["verified"] is False and doc["release"]["command"] == command
+    text = subprocess.run(run + args, stdout=subprocess.PIPE, text=True, timeout=90,
+                          stdin=subprocess.DEVNULL).stdout
+    line = next(ln for ln in text.splitlines() if "release command ran at" in ln)
+    assert line.startswith("⚠ ") and "but the box is still up and billing" in line, text
