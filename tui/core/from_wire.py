@@ -286,7 +286,17 @@ def job_watch(d: Mapping[str, Any]) -> Optional[JobWatch]:
                     pid=_int(d.get("pid")), pane=_text(d.get("pane")), state=job_state(d.get("state")),
                     cause=_text(d.get("cause")), evidence=lines, since=_num(d.get("since")),
                     exit=_int(d.get("exit")), progress=job_progress(d.get("progress")),
-                    checkpoint=job_checkpoint(d.get("checkpoint")))
+                    checkpoint=job_checkpoint(d.get("checkpoint")), stuck=job_stuck(d.get("stuck")))
+
+
+def job_stuck(rows: Any) -> Tuple[Tuple[int, Optional[int], Optional[int], str], ...]:
+    """A hung job's stuck GPUs / ranks; rows without a GPU index are dropped."""
+    out = []
+    for r in _dicts(rows)[:64]:
+        gpu = _int(r.get("gpu"))
+        if gpu is not None:
+            out.append((gpu, _int(r.get("pid")), _int(r.get("rank")), _text(r.get("how")) or "?"))
+    return tuple(out)
 
 
 def job_watches(rows: Any) -> Tuple[JobWatch, ...]:

@@ -137,6 +137,7 @@ def job_doc(ln: JobLine) -> Dict[str, Any]:
         "checkpoint": None if cp is None else {
             "path": cp.path, "age_s": cp.age_s, "stale": cp.stale, "wiped_disk": cp.wiped_disk},
         "checkpoint_warning": ln.checkpoint_warning,
+        "stuck": [{"gpu": g, "pid": pid, "rank": rank, "how": how} for g, pid, rank, how in j.stuck],
     }
 
 

@@ -331,6 +331,8 @@ class JobWatch:
     exit: Optional[int] = None
     progress: Optional[JobProgress] = None
     checkpoint: Optional[JobCheckpoint] = None
+    # hung: the stuck GPUs / ranks, each (gpu, pid, rank, how: "spinning" | "idle")
+    stuck: Tuple[Tuple[int, Optional[int], Optional[int], str], ...] = ()
 
     @property
     def eta_seconds(self) -> Optional[float]:

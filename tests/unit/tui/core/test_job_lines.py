@@ -172,3 +172,14 @@ def test_jobs_panel_in_one_line_keeps_the_first_job_and_counts_the_rest():
     one = render_jobs(lines, 76, NOW, "CNY", max_lines=1).plain
     assert "\n" not in one and len(one) <= 76
     assert one.startswith(whole[0][:20]) and one.endswith("%d more lines" % (len(whole) - 1)), one
+
+
+def test_status_json_names_the_stuck_ranks_of_a_hung_job():
+    row = {"id": "tmux:%1", "kind": "tmux", "name": "ddp:0.0", "state": "hung", "cause": "progress_stalled",
+           "evidence": ["no new step for 3 min (its steps take 3.0 s), GPUs at idle power: GPU 1 (rank 1) idle"],
+           "since": NOW - 60, "stuck": [{"gpu": 1, "pid": 4101, "rank": 1, "how": "idle"},
+                                        {"pid": 7}, "junk"]}
+    doc = jobs_json({"jobs": {"watch": [row]}}, None, now=NOW)[0]
+    assert (doc["state"], doc["cause"]) == ("hung", "progress_stalled")
+    assert doc["stuck"] == [{"gpu": 1, "pid": 4101, "rank": 1, "how": "idle"}]  # a row without a GPU is dropped
+    assert job_lines.cause_text("progress_stalled") == "no new step for many times its step time"
