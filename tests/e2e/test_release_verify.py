@@ -99,3 +99,18 @@ async def test_a_release_that_stops_nothing_is_an_alarm(sshbox, tmp_path, receiv
                           stdin=subprocess.DEVNULL).stdout
     line = next(ln for ln in text.splitlines() if "release command ran at" in ln)
     assert line.startswith("⚠ ") and "but the box is still up and billing" in line, text
+
+
+async def test_the_apps_release_that_stops_nothing_is_not_verified(sshbox):
+    s = await session(sshbox)
+    try:
+        reply = await s.request(wire.RELEASE, command="true", verify_s=2)
+        assert reply["exit"] == 0
+        first = (await s.request(wire.AUTOSTOP_STATUS))["autostop"]["release"]
+        assert first["verified"] is None and first["via"] == "release"  # the window runs
+        await asyncio.sleep(3.5)
+        status = await s.request(wire.AUTOSTOP_STATUS)
+    finally:
+        await s.close()
+    assert status["autostop"]["release"]["verified"] is False
+    assert [e["event"] for e in status["events"]].count("release_unverified") == 1
