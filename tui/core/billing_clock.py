@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from remote_probe import wire
 from tui.core import billing, provider_price, providers
 from tui.core.config import HostConfig
+from tui.core.i18n import _
 from tui.core.ledger import Ledger, LedgerError
 
 PERSIST_EVERY = 10.0  # seconds between ledger writes while live
@@ -80,7 +81,7 @@ def release_alarm_text(ran_at: Optional[float]) -> str:
         at = datetime.datetime.fromtimestamp(ran_at or 0).strftime("%H:%M") if ran_at else "?"
     except (ValueError, OverflowError, OSError):
         at = "?"
-    return "release command ran at %s but the box is still up and billing" % at
+    return _("release command ran at %s but the box is still up and billing") % at
 
 
 class BillingClock:
