@@ -68,6 +68,7 @@ class AutostopConfig:
     grace_seconds: float = 120.0
     idle_threshold: Optional[float] = None
     at_budget: bool = False  # also release once the session's or day's budget is spent (issue 36)
+    hung_counts_idle: bool = False  # a hung job's GPUs count as idle for autostop (issue 36)
 
 
 @dataclasses.dataclass
@@ -132,6 +133,7 @@ _TYPES = {
 _AUTOSTOP_TYPES = {
     "allowed": bool, "idle_minutes": (int, float), "deadline": str, "max_hours": (int, float),
     "grace_seconds": (int, float), "idle_threshold": (int, float), "at_budget": bool,
+    "hung_counts_idle": bool,
 }
 
 

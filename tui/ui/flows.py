@@ -114,6 +114,8 @@ async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
     action = {"action": chosen.label} if chosen is not None and command == chosen.command else {}
     if auto.at_budget and (box.cfg.budget_session or box.cfg.budget_day):
         action["at_budget"] = True  # the box releases itself once the budget is spent
+    if auto.hung_counts_idle:
+        action["hung_counts_idle"] = True  # a hung job does not keep the box billing all night
     await autostop_request(app, box, "arm", command=command, idle_seconds=idle, deadline=deadline,
                            grace=auto.grace_seconds, threshold=threshold, **action)
 

@@ -100,3 +100,12 @@ def test_autostop_numbers_are_checked_too(tmp_path):
     a = cfg.host("b").autostop
     assert a.idle_minutes == 30.0 and a.grace_seconds == 120.0
     assert len([p for p in cfg.problems if "hosts.b.autostop" in p]) == 2
+
+
+def test_autostop_by_money_and_hung_jobs_are_opt_in_per_host(tmp_path):
+    cfg = Config.load(write(tmp_path, "[hosts.b.autostop]\nallowed = true\nat_budget = true\n"
+                                      "hung_counts_idle = true\n[hosts.c.autostop]\nat_budget = \"yes\"\n"))
+    b, c = cfg.host("b").autostop, cfg.host("c").autostop
+    assert b.at_budget is True and b.hung_counts_idle is True
+    assert c.at_budget is False and c.hung_counts_idle is False  # a string is not a yes
+    assert any("at_budget" in p for p in cfg.problems)
