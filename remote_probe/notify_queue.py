@@ -353,7 +353,7 @@ class Outbox:
 
 
 def _notify_type(kind):
-    if kind in ("crashed", "hung", "budget_100", "balance_low", "clock"):
+    if kind in ("crashed", "hung", "budget_100", "balance_low", "clock", "release_unverified"):
         return "failure"
     if kind in ("finished", "autostop_done"):
         return "success"

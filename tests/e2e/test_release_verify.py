@@ -66,6 +66,7 @@ async def test_a_release_that_stops_nothing_is_an_alarm(sshbox, tmp_path, receiv
           % (delay, VERIFY_S))
     assert VERIFY_S - 0.5 <= delay <= VERIFY_S + 4.0
     body = alarms[0][1]["message"]
+    assert alarms[0][1]["type"] == "failure"  # the box is billing: loud, through quiet hours too
     assert "but the box is still up and billing" in body
     assert "`%s` exited 0; same boot, uptime" % command in body
 
