@@ -71,7 +71,9 @@ def fleet_hosts(ledger_rows: Iterable[dict], config_hosts: Iterable[str],
         newest[row["host"]] = row
         if row.get("end") is None and row["host"] not in open_hosts:
             open_hosts.append(row["host"])
-    names = list(explicit) if explicit else open_hosts + [h for h in config_hosts]
+    # a box a release command ended lately stays in the fleet, config or not: it may be up
+    checking = [h for h, row in newest.items() if h not in open_hosts and needs_verify(row, now)]
+    names = list(explicit) if explicit else open_hosts + checking + [h for h in config_hosts]
     out: List[FleetHost] = []
     seen: Set[str] = set()
     for name in names:

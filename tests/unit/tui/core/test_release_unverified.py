@@ -102,6 +102,8 @@ def test_the_fleet_keeps_looking_at_a_box_a_release_command_ended_lately():
     soon = {h.host: h for h in fleet_rows.fleet_hosts(rows, ["a", "b"], now=2000.0)}
     assert soon["a"].verify and not soon["a"].released  # connected, to check it went down
     assert soon["b"].released and not soon["b"].verify
+    # in the fleet even when the config does not name it (a `gputui connect user@host` box)
+    assert [h.host for h in fleet_rows.fleet_hosts(rows, [], now=2000.0)] == ["a"]
     late = {h.host: h for h in fleet_rows.fleet_hosts(rows, ["a", "b"], now=1500.0 + 2 * 86400)}
     assert late["a"].released and not late["a"].verify
     # while it is being checked (not reached yet) it shows released, not "connecting"
