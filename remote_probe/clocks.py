@@ -42,6 +42,8 @@ ENV = {"aws": "GPUTUI_IMDS_AWS", "gce": "GPUTUI_IMDS_GCE", "azure": "GPUTUI_IMDS
 DEFAULT_BASE = {"aws": "http://169.254.169.254", "gce": "http://metadata.google.internal",
                 "azure": "http://169.254.169.254"}
 AWS_TOKEN_TTL = 21600
+MISSES_BEFORE_SLOW = 3
+SLOW_EVERY = 12  # polls: a service that never answers is asked once a minute
 AWS_ACTIONS = ("terminate", "stop", "hibernate")
 AZURE_TYPES = {"Preempt": "preempt", "Terminate": "terminate"}
 SOURCE_NAMES = {"aws": "AWS spot interruption", "gce": "GCE preemption",
@@ -155,7 +157,8 @@ def looks_like(sys_root="/sys"):
             return ""
     dmi = " ".join(read("class/dmi/id/" + n) for n in ("sys_vendor", "product_name", "bios_vendor"))
     clouds = []
-    if "Amazon EC2" in dmi or read("hypervisor/uuid").lower().startswith("ec2"):
+    if ("Amazon EC2" in dmi or read("hypervisor/uuid").lower().startswith("ec2")
+            or "amazon" in read("class/dmi/id/bios_version").lower()):  # the older Xen ones
         clouds.append("aws")
     if "Google" in dmi:
         clouds.append("gce")
@@ -231,15 +234,12 @@ class ClockWatch:
         self.gce_first = None
         self.aws_token = None
         self.azure_name = None
+        self.polls = 0
+        self.misses = {}  # source -> polls in a row it did not answer
+        self.unreached = False
         self.clouds = looks_like(sys_root)
         self.stopped = threading.Event()
         self.thread = None
-
-    def bases(self):
-        over = overrides(self.state_dir, self.environ)
-        if over:
-            return over
-        return {src: DEFAULT_BASE[src] for src in self.clouds}
 
     def start(self):
         # with no cloud and no override a poll only looks at the override file: no network
@@ -257,25 +257,40 @@ class ClockWatch:
                 log.exception("clock watch failed")
             self.stopped.wait(self.poll_s)
 
+    def _fetch(self, method, url, headers):
+        status, body = self.fetch(method, url, headers)
+        if status is None:
+            self.unreached = True
+        return status, body
+
     def poll_once(self, now=None):
         now = time.time() if now is None else now
         found = {}
-        for src, base in self.bases().items():
+        over = overrides(self.state_dir, self.environ)
+        self.polls += 1
+        for src, base in (over or {s: DEFAULT_BASE[s] for s in self.clouds}).items():
+            # a cloud-looking box whose service never answers (Hyper-V on a desk, a container
+            # without the route): asked once a minute, not every poll (overrides always)
+            if not over and self.misses.get(src, 0) >= MISSES_BEFORE_SLOW and self.polls % SLOW_EVERY:
+                found[src] = self.spot.get(src, [])
+                continue
+            self.unreached = False
             base = base.rstrip("/")
             if src == "aws":
                 clock = parse_aws(*self._aws(base), now)
                 found[src] = [clock] if clock else []
             elif src == "gce":
-                status, body = self.fetch("GET", base + "/computeMetadata/v1/instance/preempted",
+                status, body = self._fetch("GET", base + "/computeMetadata/v1/instance/preempted",
                                           {"Metadata-Flavor": "Google"})
                 if self.gce_first is None and parse_gce(status, body, now):
                     self.gce_first = now
                 clock = parse_gce(status, body, now, self.gce_first)
                 found[src] = [clock] if clock else []
             elif src == "azure":
-                status, body = self.fetch("GET", base + "/metadata/scheduledevents?api-version=2020-07-01",
+                status, body = self._fetch("GET", base + "/metadata/scheduledevents?api-version=2020-07-01",
                                           {"Metadata": "true"})
                 found[src] = parse_azure(status, body, now, self._azure_name(base))
+            self.misses[src] = self.misses.get(src, 0) + 1 if self.unreached else 0
         with self.lock:
             self.spot = found
         return found
@@ -284,11 +299,11 @@ class ClockWatch:
         url = base + "/latest/meta-data/spot/instance-action"
         for attempt in range(2):
             if self.aws_token is None:
-                status, body = self.fetch("PUT", base + "/latest/api/token",
+                status, body = self._fetch("PUT", base + "/latest/api/token",
                                           {"X-aws-ec2-metadata-token-ttl-seconds": str(AWS_TOKEN_TTL)})
                 self.aws_token = body.decode("ascii", "replace").strip() if status == 200 else ""
             headers = {"X-aws-ec2-metadata-token": self.aws_token} if self.aws_token else {}
-            status, body = self.fetch("GET", url, headers)
+            status, body = self._fetch("GET", url, headers)
             if status == 401:  # the token expired, or IMDSv2 is required: a fresh one next
                 self.aws_token = None
                 if attempt == 0:
@@ -299,7 +314,7 @@ class ClockWatch:
     def _azure_name(self, base):
         """The VM's name as scheduled events list it (asked once), else the hostname."""
         if self.azure_name is None:
-            status, body = self.fetch(
+            status, body = self._fetch(
                 "GET", base + "/metadata/instance/compute/name?api-version=2020-09-01&format=text",
                 {"Metadata": "true"})
             name = body.decode("utf-8", "replace").strip() if status == 200 else ""

@@ -246,3 +246,23 @@ def test_poller_azure_matches_the_vm_name_the_service_gives(tmp_path):
     assert all(h == {"Metadata": "true"} for _m, _u, h in fetch.calls)
     w.poll_once(NOW + 5)
     assert sum("compute/name" in u for _m, u, _h in fetch.calls) == 1  # asked once
+
+
+def test_a_cloud_looking_box_whose_service_never_answers_is_asked_once_a_minute(tmp_path):
+    dmi = tmp_path / "class" / "dmi" / "id"
+    dmi.mkdir(parents=True)
+    (dmi / "sys_vendor").write_text("Microsoft Corporation\n")  # Hyper-V on a desk, not Azure
+    calls = []
+
+    def unreachable(method, url, headers, timeout=None):
+        calls.append(url)
+        return None, b""
+    w = clocks.ClockWatch(str(tmp_path), sys_root=str(tmp_path), environ={}, fetch=unreachable)
+    for i in range(3):
+        w.poll_once(NOW + 5 * i)
+    asked = len(calls)
+    assert asked >= 3
+    for i in range(3, 3 + clocks.SLOW_EVERY):  # the next minute of polls
+        w.poll_once(NOW + 5 * i)
+    assert len(calls) - asked <= 2  # once in that minute (its two requests), not 12 times
+    assert w.clocks(NOW + 100) == []
