@@ -32,6 +32,9 @@ SAMPLE_GAP_S = 30.0           # a gap longer than this in the samples breaks "su
 STALL_STEPS = 10
 STALL_MIN_S = 120.0
 STALL_MIN_POINTS = 3          # advances seen before the step time is trusted
+# Writing more than this during a stopped bar is a checkpoint being saved (GPU idle, minutes
+# for a big model), not a hang; a log's heartbeat stays far below it.
+STALL_SAVE_BYTES = 32 << 20
 EVIDENCE_LINES = 6            # last lines kept as evidence
 EVIDENCE_LINE_CHARS = 200
 
@@ -79,7 +82,7 @@ class JobFacts:
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
                  last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0,
                  last_step_t=None, step_s=None, gpu_samples=None, power_limits=None, gpu_pids=None,
-                 stall_min=STALL_MIN_S, kernel=()):
+                 stall_min=STALL_MIN_S, kernel=(), writes=None):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -104,6 +107,7 @@ class JobFacts:
         self.stall_min = stall_min
         # the kernel's lines about this job (kernel_log.for_job): its OOM kill, its GPUs' Xids
         self.kernel = list(kernel)
+        self.writes = writes  # the job's WriteWatch: bytes written over a stall window
         # every GPU of the job: {gpu: samples}, {gpu: power limit}, {gpu: [(pid, rank or None)]};
         # without them the job's one GPU is `samples` / `power_limit`
         self.gpu_samples = gpu_samples
@@ -284,11 +288,15 @@ def stall_window(facts, hung_after=HUNG_AFTER_S):
 def progress_stall(facts, hung_after=HUNG_AFTER_S):
     """(cause, evidence, stuck) when a live job's progress stopped: no new step for
     stall_window seconds while none of its GPUs did real work over that time (power near idle,
-    gpu_at_rest), else (None, None, None). A stopped bar over a busy GPU is an eval loop, not a
-    hang; a job with no GPU facts is never judged hung this way."""
+    gpu_at_rest), else (None, None, None). A stopped bar over a busy GPU is an eval loop, and one
+    while the job writes more than STALL_SAVE_BYTES a checkpoint save, not a hang; a job with no
+    GPU facts is never judged hung this way."""
     window = stall_window(facts, hung_after)
     if window is None or facts.last_step_t is None or facts.now - facts.last_step_t < window:
         return None, None, None
+    saved = facts.writes.bytes_since(facts.now - window) if facts.writes is not None else None
+    if saved is not None and saved > STALL_SAVE_BYTES:
+        return None, None, None  # a checkpoint being written
     gpus = _job_gpus(facts)
     if not gpus:
         return None, None, None
@@ -493,6 +501,8 @@ class WriteWatch:
     def __init__(self):
         self.last = {}     # pid -> wchar
         self.changed_t = None
+        self.written = 0   # bytes written by the job's processes since the first reading
+        self.history = []  # (t, written), the last HUNG_AFTER_S or so
 
     def observe(self, t, counts):
         """counts: {pid: wchar or None} for the job's processes now."""
@@ -502,5 +512,17 @@ class WriteWatch:
             if self.last.get(pid) != count:
                 if pid in self.last or self.changed_t is None:
                     self.changed_t = t
+                if pid in self.last and count > self.last[pid]:
+                    self.written += count - self.last[pid]
                 self.last[pid] = count
+        self.history.append((t, self.written))
+        while len(self.history) > 2 and self.history[1][0] < t - 2 * HUNG_AFTER_S:
+            self.history.pop(0)
         return self.changed_t
+
+    def bytes_since(self, t0):
+        """Bytes the job wrote since t0 (from the nearest reading before it); None unknown."""
+        before = [w for t, w in self.history if t <= t0]
+        if not before or not self.history:
+            return None
+        return self.history[-1][1] - before[-1]

@@ -477,7 +477,7 @@ class JobWatch:
             kernel=() if alive else kernel_lines(j.tree | {j.pid}, j.started_t or j.first_seen,
                                                  [self.pcis.get(g) for g in j.gpus]),
             uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0,
-            last_step_t=last_step_t, step_s=step_s, gpu_samples=gpu_samples or None,
+            last_step_t=last_step_t, step_s=step_s, writes=j.writes, gpu_samples=gpu_samples or None,
             power_limits=limits, gpu_pids=gpu_pids, stall_min=self.stall_min)
         verdict = jobwatch.classify(facts, self.hung_after)
         if alive and not self.proc_known:

@@ -351,3 +351,16 @@ def test_sigkill_is_a_guess_at_oom_unless_the_kernel_counted_one():
     kernel = jw.classify(facts(alive=False, exit_status=None,
                                last_lines=["Out of memory: Killed process 4242 (python)"]))
     assert kernel.cause == "oom_killed"
+
+
+def test_a_stopped_bar_while_the_job_writes_a_checkpoint_is_not_hung():
+    w = jw.WriteWatch()
+    w.observe(NOW - 300, {1: 1000})
+    w.observe(NOW - 100, {1: 1000 + (2 << 30)})  # 2 GiB: torch.save of a big model, GPU idle
+    w.observe(NOW, {1: 1000 + (2 << 30) + 50})
+    assert w.bytes_since(NOW - 130) == (2 << 30) + 50
+    assert jw.classify(stalled(130, writes=w)).state == "running"
+    heartbeat = jw.WriteWatch()
+    for i in range(0, 301, 3):
+        heartbeat.observe(NOW - 300 + i, {1: 100 + 60 * i})  # a log line now and then
+    assert jw.classify(stalled(130, writes=heartbeat)).cause == "progress_stalled"
