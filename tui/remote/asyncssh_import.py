@@ -17,6 +17,7 @@ import fnmatch
 import importlib.util
 import os
 import sys
+import warnings
 
 LIB_DIRS = ("/usr/local/lib", "/usr/local/lib64", "/usr/lib", "/usr/lib64", "/lib", "/lib64",
             "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/opt/homebrew/lib")
@@ -24,6 +25,7 @@ LIB_DIRS = ("/usr/local/lib", "/usr/local/lib64", "/usr/lib", "/usr/lib64", "/li
 FAST_NAMES = ("oqs", "liboqs", "nettle", "libnettle", "libnettle-6")
 X509_MODULE = "asyncssh.crypto.x509"
 _real_find_library = ctypes.util.find_library
+DSA_WARNING = r"DSA is deprecated"  # cryptography's CryptographyDeprecationWarning text
 
 
 def find_fast(name, listings=None):
@@ -61,7 +63,12 @@ def _import():
     listings = {}  # directory -> its names, for this import only (a library installed later is found)
     ctypes.util.find_library = lambda name: find_fast(name, listings)
     try:
-        import asyncssh  # noqa: F401 - imported here once; everyone else gets it from sys.modules
+        with warnings.catch_warnings():
+            # cryptography >= 46 deprecates DSA, and asyncssh's modules name its classes at import:
+            # ten warnings on every command's stderr that no user of gputui can act on. Only
+            # those, only during this import (issue 37); any other warning still shows.
+            warnings.filterwarnings("ignore", message=DSA_WARNING, module=r"asyncssh(\.|$)")
+            import asyncssh  # noqa: F401 - imported here once; everyone else gets it from sys.modules
     finally:
         ctypes.util.find_library = _real_find_library
         if skipped and sys.modules.get(X509_MODULE, 0) is None:

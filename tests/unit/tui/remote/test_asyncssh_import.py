@@ -70,3 +70,22 @@ def test_commands_that_reach_no_box_do_not_load_asyncssh():
         out = subprocess.run([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, timeout=60)
         assert out.stdout.strip().endswith("NOT-LOADED"), (argv, out.stdout[-500:], out.stderr[-2000:])
+
+
+def test_importing_gputuis_ssh_side_prints_no_library_warning():
+    """Every command imports asyncssh; cryptography's DSA deprecation, raised by asyncssh's own
+    modules, must not reach the user's stderr (issue 37), even with warnings shown by default."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-W", "default", "-c", "import tui.remote, asyncssh"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_other_warnings_still_show():
+    import subprocess
+    import sys
+    code = ("import tui.remote, warnings; warnings.warn('DSA is deprecated here', DeprecationWarning)")
+    out = subprocess.run([sys.executable, "-W", "default", "-c", code],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert "DSA is deprecated here" in out.stderr  # not asyncssh's import: not silenced
