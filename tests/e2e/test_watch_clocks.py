@@ -11,6 +11,7 @@ import http.server
 import json
 import os
 import shlex
+import subprocess
 import sys
 import threading
 import time
@@ -168,3 +169,17 @@ async def test_spot_notice_is_told_once_signalled_and_counted_down(sshbox, imds,
     assert clock["action"] == "terminate" and clock["at"] == at
     assert LEAD_S - 60 < clock["seconds_left"] < LEAD_S
     assert clock["seconds_left"] == pytest.approx(at - time.time(), abs=3)
+
+    # what the user reads: `gputui status --json` carries it, the text says it loudly
+    box = ["--ssh-config", sshbox.ssh_config, "--remote-dir", sshbox.remote_dir, "--simulate", SCENARIO]
+    r = subprocess.run([sys.executable, "-m", "tui", "status", "testbox", "--json", *box],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=90,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    (shown,) = json.loads(r.stdout)["clocks"]
+    assert shown["what"] == "AWS spot interruption (terminate)" and shown["at"] == at
+    assert 0 < shown["seconds_left"] < clock["seconds_left"]  # counted down since
+    r = subprocess.run([sys.executable, "-m", "tui", "status", "testbox", *box],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=90,
+                       stdin=subprocess.DEVNULL)
+    assert "!! AWS spot interruption (terminate) in " in r.stdout, r.stdout
