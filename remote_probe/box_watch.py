@@ -141,9 +141,10 @@ class BoxWatch:
         name = (self.notifier.watch_settings().get("save_signal") if self.notifier else None)
         if not name:
             return None
-        signum = getattr(signal, "SIG" + str(name).upper().replace("SIG", "", 1), None)
-        if not isinstance(signum, int):
-            return "save_signal %s is not a signal here" % name
+        name = str(name).upper().replace("SIG", "", 1)
+        signum = getattr(signal, "SIG" + name, None)
+        if name not in SAVE_SIGNALS or not isinstance(signum, int):  # never KILL or STOP
+            return "save_signal %s is not one gputui sends (%s)." % (name, ", ".join(SAVE_SIGNALS))
         done = []
         for row in self.jobs.rows():
             pid = row.get("pid")
@@ -154,9 +155,8 @@ class BoxWatch:
                 done.append("%s (pid %d)" % (row.get("name") or row.get("id"), pid))
             except OSError as exc:
                 log.warning("save signal to pid %s: %s", pid, exc)
-        log.info("clock: SIG%s sent to %d job(s)", str(name).upper().replace("SIG", "", 1), len(done))
-        return "gputui sent SIG%s to %s." % (str(name).upper().replace("SIG", "", 1),
-                                             ", ".join(done) if done else "no running job")
+        log.info("clock: SIG%s sent to %d job(s)", name, len(done))
+        return "gputui sent SIG%s to %s." % (name, ", ".join(done) if done else "no running job")
 
     def newest_job_start(self):
         """The newest start among running jobs, looked up now: the jobs scan is seconds
@@ -211,6 +211,7 @@ class BoxWatch:
         return self.budget.set_facts(msg, now)
 
 
+SAVE_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")  # as tui/core/notify_settings.py allows
 BALANCE_NOTIFY_S = 3600.0  # the balance's clock is told an hour before it runs out
 
 

@@ -266,3 +266,17 @@ def test_a_cloud_looking_box_whose_service_never_answers_is_asked_once_a_minute(
         w.poll_once(NOW + 5 * i)
     assert len(calls) - asked <= 2  # once in that minute (its two requests), not 12 times
     assert w.clocks(NOW + 100) == []
+
+
+def test_the_box_never_sends_kill_as_the_save_signal(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        bw, emitted = watch_with_notice(tmp_path, save_signal="KILL")
+        bw.jobs.rows = lambda: [{"id": "tmux:t", "name": "t", "kind": "tmux", "pid": child.pid,
+                                 "state": "running"}]
+        bw.on_clock(NOW)
+        assert child.poll() is None  # still alive
+        assert "save_signal KILL is not one gputui sends" in emitted[0][1]["action"]
+    finally:
+        child.kill()
+        child.wait()
