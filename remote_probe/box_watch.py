@@ -19,7 +19,7 @@ import logging
 import os
 import signal
 
-from . import procfs
+from . import notify_queue, procfs
 from .budget_watch import BudgetWatch, short_of_money
 from .budget_watch import spent as budget_spent
 from .clocks import ClockWatch, at_words, left_words
@@ -54,7 +54,8 @@ class BoxWatch:
         self.budget = BudgetWatch(self.notifier.dir) if self.notifier is not None else None
         self.clock_watch = ClockWatch(state_dir)
         self.clocks_told = set()  # clock keys notified (a spot notice: its signal sent too)
-        self.clocks_signalled = {}  # spot notice key -> what the save signal did
+        # spot notice key -> what the save signal did; kept, so a restarted daemon signals once
+        self.clocks_signalled = self._load_signalled()
         self.apply_settings()
         autostop.sample_s = interval
         autostop.appeared_probe = self.newest_job_start
@@ -127,6 +128,7 @@ class BoxWatch:
             if c["kind"] == "spot_notice":
                 if key not in self.clocks_signalled:
                     self.clocks_signalled[key] = self.send_save_signal()
+                    self._save_signalled()
                 c["saved"] = self.clocks_signalled[key]
             if self.notifier is None or not self.notifier.can_send():
                 continue
@@ -134,6 +136,22 @@ class BoxWatch:
             self.notifier.emit("clock", {"clock": c["what"], "left": left_words(c["seconds_left"]),
                                          "at": at_words(c["at"]), "source": c["source"],
                                          "action": clock_action(c)}, run=key)
+
+    def _signalled_path(self):
+        return os.path.join(self.notifier.dir, CLOCKS_FILE) if self.notifier is not None else None
+
+    def _load_signalled(self):
+        path = self._signalled_path()
+        kept = notify_queue._load_json(path, {}) if path else {}
+        return {k: v for k, v in kept.items() if isinstance(k, str)} if isinstance(kept, dict) else {}
+
+    def _save_signalled(self):
+        path = self._signalled_path()
+        if path:
+            try:
+                notify_queue._dump(path, dict(list(self.clocks_signalled.items())[-50:]))
+            except OSError as exc:
+                log.warning("clock state not kept: %s", exc)
 
     def send_save_signal(self):
         """The watch setting save_signal (e.g. "USR1") to every running job's pid ->
@@ -211,6 +229,7 @@ class BoxWatch:
         return self.budget.set_facts(msg, now)
 
 
+CLOCKS_FILE = "clocks.json"  # beside the channels: the spot notices already signalled
 SAVE_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")  # as tui/core/notify_settings.py allows
 BALANCE_NOTIFY_S = 3600.0  # the balance's clock is told an hour before it runs out
 

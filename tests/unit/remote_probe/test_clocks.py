@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from remote_probe import clocks
 from remote_probe.box_watch import BoxWatch, clock_action
 
@@ -205,6 +207,11 @@ def test_box_watch_sends_the_save_signal_to_running_jobs(tmp_path):
         assert len(emitted) == 1
         assert emitted[0][1]["action"].endswith(
             "gputui sent SIGUSR1 to train (pid %d)." % child.pid)
+        # the daemon restarts with the notice still up: the jobs are not signalled again
+        again, emitted2 = watch_with_notice(tmp_path, save_signal="USR1")
+        again.send_save_signal = lambda: pytest.fail("signalled twice")
+        again.on_clock(NOW + 3)
+        assert emitted2[0][1]["action"] == emitted[0][1]["action"]
     finally:
         if child.poll() is None:
             child.send_signal(signal.SIGKILL)
