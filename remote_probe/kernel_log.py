@@ -7,6 +7,8 @@ import os
 import re
 import time
 
+from . import procfs
+
 KMSG = "/dev/kmsg"
 MAX_RECORDS = 4000   # the ring holds about this many lines on a default kernel
 MAX_BYTES = 1 << 20
@@ -51,7 +53,7 @@ def parse_event(text):
 def boot_epoch():
     """Epoch of the boot (kmsg stamps count from it), or None."""
     try:
-        with open("/proc/uptime") as f:
+        with open(os.path.join(procfs.PROC, "uptime")) as f:
             return time.time() - float(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return None

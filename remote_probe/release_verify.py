@@ -14,6 +14,8 @@ import json
 import os
 import time
 
+from . import procfs
+
 RELEASE_FILE = "release.json"
 RELEASE_VERIFY_S = 90.0  # the release command ran this long ago and we still run: an alarm
 ENV_VERIFY_S = "GPUTUI_RELEASE_VERIFY_S"
@@ -95,9 +97,9 @@ def duration(seconds):
     return "%dm %02ds" % (m, s) if m else "%ds" % s
 
 
-def read_uptime(proc="/proc"):
+def read_uptime(proc=None):
     try:
-        with open(os.path.join(proc, "uptime")) as f:
+        with open(os.path.join(procfs.PROC if proc is None else proc, "uptime")) as f:
             return float(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return None

@@ -7,7 +7,6 @@ bar stopping does, long before the GPU signature's window."""
 import asyncio
 import json
 import shlex
-import sys
 import time
 
 import pytest
