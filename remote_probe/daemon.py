@@ -207,7 +207,8 @@ class Daemon:
                     "unprotected": protection.unprotected_jobs(gpu_pids, self.sampler.own_pids,
                                                                scan),
                     "reptyr": shutil.which("reptyr") is not None,
-                    "watch": self.watch.on_scan(panes, scan, self.sampler.own_pids)}
+                    "watch": self.watch.on_scan(panes, scan, self.sampler.own_pids),
+                    "clocks": self.watch.clocks(time.time())}
             if not procfs.proc_available():
                 jobs["no_proc"] = True  # the laptop says what cannot be seen (wire.JOBS_BLOCK)
             return jobs

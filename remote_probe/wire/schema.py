@@ -328,8 +328,12 @@ WATCH_JOB = Obj({
     # a hung job: which GPUs / ranks are stuck and how (spinning in a collective, or idle)
     "stuck": List(Obj({"gpu": COUNT, "pid": PID, "rank": COUNT, "how": Str(10)}), 64)},
     required=("id", "state"), drop_if_bad=True)
+# A clock that deletes data or stops the job (remote_probe/clocks.py)
+CLOCK_ROW = Obj({"kind": Str(20), "source": Str(20), "action": Str(20), "at": EPOCH,
+                 "seconds_left": Num(0, 1e10), "what": Str(200)}, drop_if_bad=True)
 JOBS_BLOCK = Obj({
     "watch": List(WATCH_JOB, MAX_WATCH_JOBS),
+    "clocks": List(CLOCK_ROW, 20),  # the same clocks, with every jobs block: the app counts them down
     "no_proc": Bool(),  # the box has no /proc (the demo on macOS): no process facts at all
     "tmux": Obj({"sessions": List(Obj({
         "id": NAME, "name": NAME, "attached": COUNT, "created": EPOCH,
@@ -382,9 +386,6 @@ PRICE_BLOCK = Obj({"provider": NAME, "ok": Bool(), "rate_per_hour": Num(0, 1e6),
                    "balance": Num(-1e9, 1e12), "spend_per_hour": Num(0, 1e6),
                    "storage_per_hour": Num(0, 1e6), "source": NAME, "reason": Str(2000),
                    "fallback": NAME, "read_at": EPOCH, "cached": Bool()})
-# A clock that deletes data or stops the job (remote_probe/clocks.py)
-CLOCK_ROW = Obj({"kind": Str(20), "source": Str(20), "action": Str(20), "at": EPOCH,
-                 "seconds_left": Num(0, 1e10), "what": Str(200)}, drop_if_bad=True)
 # Replies carry these blocks under these keys (snapshot, subscribe); the rest is Any.
 REPLY_MSG = Obj({"clocks": List(CLOCK_ROW, 20),
                  "inventory": INVENTORY_BLOCK, "sample": SAMPLE_MSG,

@@ -165,6 +165,7 @@ async def test_spot_notice_is_told_once_signalled_and_counted_down(sshbox, imds,
     finally:
         await s.close()
     (clock,) = reply["clocks"]
+    assert [c["kind"] for c in reply["jobs"]["clocks"]] == ["spot_notice"]  # the app's countdown source
     assert clock["kind"] == "spot_notice" and clock["source"] == "aws"
     assert clock["action"] == "terminate" and clock["at"] == at
     assert LEAD_S - 60 < clock["seconds_left"] < LEAD_S

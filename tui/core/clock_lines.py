@@ -5,11 +5,12 @@ every string from the box goes through visible()."""
 
 import math
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from tui.core import format as fmt
 from tui.core.boxtext import visible
 from tui.core.i18n import _
+from tui.core.model import Clock
 
 FIELDS = ("kind", "source", "action", "at", "seconds_left", "what")
 
@@ -87,3 +88,14 @@ def shutdown_line(clock: Dict[str, Any]) -> str:
     return "!! " + _("%(what)s — on %(at)s (in %(left)s)") % {
         "what": clock["what"], "at": time.strftime("%m-%d %H:%M", time.localtime(clock["at"])),
         "left": fmt.duration(clock["seconds_left"])}
+
+
+def clock_notice(clocks: Sequence[Clock], now: float) -> str:
+    """The dashboard's loud line for the soonest clock (model Clocks), counted down to `now`;
+    how many more there are after it."""
+    first = clocks[0]
+    line = clock_line({"kind": first.kind, "at": first.at, "what": first.what, "action": first.action,
+                       "seconds_left": max(0.0, first.at - now)})
+    if len(clocks) > 1:
+        line += _("  (+%d more: gputui status)") % (len(clocks) - 1)
+    return line

@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from remote_probe import wire
 from tui.core.model import (
+    Clock,
     Disk,
     GpuFacts,
     GpuLive,
@@ -233,7 +234,16 @@ def jobs(d: Any) -> Jobs:
                         for u in _dicts(d.get("unprotected")) if _int(u.get("pid")) is not None)
     tmux = d.get("tmux") if isinstance(d.get("tmux"), dict) else {}
     return Jobs(loaders=loaders, unprotected=unprotected, tmux_error=_text(tmux.get("error")),
-                watch=job_watches(d.get("watch")), no_proc=_bool(d.get("no_proc")) is True)
+                watch=job_watches(d.get("watch")), no_proc=_bool(d.get("no_proc")) is True,
+                clocks=clocks(d.get("clocks")))
+
+
+def clocks(rows: Any) -> Tuple[Clock, ...]:
+    """The box's clocks with a kind and a time, soonest first; names stay text."""
+    out = [Clock(kind=_text(c.get("kind")) or "", at=float(_num(c.get("at")) or 0), what=_text(c.get("what")) or "",
+                 source=_text(c.get("source")) or "", action=_text(c.get("action")) or "")
+           for c in _dicts(rows)[:20] if _text(c.get("kind")) and _num(c.get("at")) is not None]
+    return tuple(sorted(out, key=lambda c: c.at))
 
 
 # -- watched jobs ---------------------------------------------------------------------------

@@ -218,6 +218,19 @@ class Jobs:
     # the box has no /proc (the demo's probe on macOS): jobs outside tmux, their protection
     # and dataloader workers cannot be seen; tmux panes are judged from tmux's state only
     no_proc: bool = False
+    # clocks that delete data or stop the job (a spot notice, the balance at zero), soonest first
+    clocks: Tuple["Clock", ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Clock:
+    """A clock from the box (remote_probe/clocks.py): what, from where, and when it strikes."""
+
+    kind: str
+    at: float
+    what: str = ""
+    source: str = ""
+    action: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tui.core.clock_lines import clock_notice
 from tui.core.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.job_lines import lines_for
@@ -184,6 +185,9 @@ class DashboardScreen(Translated, Screen):
             text, kind = "✗ " + st.conn_detail + _("   (r: try again, q: quit)"), "error"
         elif st.conn_state != LIVE and st.conn_detail:
             text, kind = _("◌ %s: %s   (r: retry now)") % (st.conn_state.label, st.conn_detail), "warn"
+        elif st.job_model.clocks:
+            # a spot notice or the balance at zero: counted down on every refresh (issue 36)
+            text, kind = clock_notice(st.job_model.clocks, time.time()), "error"
         elif st.unprotected():
             jobs = st.unprotected()
             text = "⚠ " + unprotected_advice(jobs[0])

@@ -56,3 +56,18 @@ def test_a_shut_down_autodl_box_is_released_15_days_after_its_last_session():
 def test_host_names_from_the_ledger_are_inert():
     rows = [session("evil\x1b[2J", 0.0, 10.0)]
     assert "\x1b" not in clock_lines.shutdown_line(clock_lines.shutdown_clocks(rows, 20.0)[0])
+
+
+def test_the_dashboard_counts_the_soonest_clock_down_and_keeps_box_text_inert():
+    from tui.core import from_wire
+    from tui.core.clock_lines import clock_notice
+    rows = [{"kind": "balance_zero", "at": 5000.0, "what": "RunPod balance at zero", "action": "stop"},
+            {"kind": "spot_notice", "at": 1120.0, "what": "AWS spot interruption [b]\x1b[31m", "action": "terminate"},
+            {"kind": "", "at": 1.0}, {"kind": "spot_notice"}]
+    clocks = from_wire.jobs({"clocks": rows}).clocks
+    assert [c.kind for c in clocks] == ["spot_notice", "balance_zero"]  # soonest first, bad rows dropped
+    line = clock_notice(clocks, now=1000.0)
+    assert line.startswith("!! AWS spot interruption [b]") and "\x1b" not in line
+    assert " in 2:00, at " in line and "(+1 more: gputui status)" in line
+    from tui.core import format as fmt
+    assert " in %s, at " % fmt.duration(0.0) in clock_notice(clocks, now=2000.0)  # struck: never negative
