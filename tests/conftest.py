@@ -31,6 +31,7 @@ pytest_plugins = [
     "tests.support.user_world",
     "tests.support.pty_fixtures",
     "tests.support.fleet_fixtures",
+    "tests.support.webhook",
 ]
 
 

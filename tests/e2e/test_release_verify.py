@@ -13,7 +13,6 @@ import time
 import pytest
 
 from remote_probe import wire
-from tests.support.webhook import Receiver
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
@@ -21,13 +20,6 @@ pytestmark = pytest.mark.timeout(120)
 
 VERIFY_S = 3.0
 TITLE = "testbox is still up after its release"
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    yield r
-    r.close()
 
 
 async def session(box):

@@ -17,18 +17,11 @@ import time
 import pytest
 
 from remote_probe import wire
-from tests.support.webhook import TOKEN, USER_PASS, Receiver
+from tests.support.webhook import TOKEN, USER_PASS
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
 pytestmark = pytest.mark.timeout(240)
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    yield r
-    r.close()
-
 
 def target(box):
     return ssh.Target.parse("testbox", ssh_config=box.ssh_config)

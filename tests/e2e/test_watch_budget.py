@@ -15,7 +15,7 @@ import time
 import pytest
 
 from remote_probe import wire
-from tests.support.webhook import TOKEN, USER_PASS, Receiver
+from tests.support.webhook import TOKEN, USER_PASS
 from tui.core.billing_clock import BillingClock
 from tui.core.config import HostConfig
 from tui.core.notify_wire import billing_params
@@ -27,13 +27,6 @@ pytestmark = pytest.mark.timeout(180)
 
 SCENARIO = "idle"
 RATE = 360.0  # per hour: 0.10 a second, so a 1.00 budget is spent in 10 s (80 % 7 s in)
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    yield r
-    r.close()
 
 
 async def session(box):

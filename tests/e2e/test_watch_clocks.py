@@ -19,7 +19,6 @@ import time
 import pytest
 
 from remote_probe import wire
-from tests.support.webhook import Receiver
 from tui.remote import session as session_mod
 from tui.remote import ssh
 
@@ -88,13 +87,6 @@ def imds():
     m = FakeIMDS()
     yield m
     m.close()
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    yield r
-    r.close()
 
 
 async def session(box):

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from remote_probe import wire
-from tests.e2e.test_watch import configure, receiver, script, session, wait_row  # noqa: F401
+from tests.e2e.test_watch import configure, script, session, wait_row
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -21,7 +21,7 @@ for i in range(1000):
 '''
 
 
-async def test_a_sigkilled_job_is_killed_out_of_memory_with_its_cost_not_finished(sshbox, tmp_path, receiver):  # noqa: F811
+async def test_a_sigkilled_job_is_killed_out_of_memory_with_its_cost_not_finished(sshbox, tmp_path, receiver):
     pidfile = tmp_path / "pid"
     s = await session(sshbox, "idle")
     await configure(s, [receiver.url])

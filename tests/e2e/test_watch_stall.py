@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.e2e.test_watch import configure, receiver, script, session, wait_row  # noqa: F401
+from tests.e2e.test_watch import configure, script, session, wait_row
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -30,7 +30,7 @@ while True:                        # ...while a logging thread keeps writing
 '''
 
 
-async def test_progress_that_stopped_at_idle_power_is_hung_and_told_once(sshbox, tmp_path, receiver):  # noqa: F811
+async def test_progress_that_stopped_at_idle_power_is_hung_and_told_once(sshbox, tmp_path, receiver):
     pytest.importorskip("tqdm")
     marker = tmp_path / "hang"
     scenario = tmp_path / "stall.json"

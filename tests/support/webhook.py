@@ -7,6 +7,8 @@ import json
 import threading
 import time
 
+import pytest
+
 TOKEN = "s3cr3t-Tok3n-9f8e7d"  # the webhook's secret: must never come back from the box
 USER_PASS = "hunter2-Pa55-0z"
 
@@ -42,3 +44,11 @@ class Receiver:
 
     def close(self):
         self.server.shutdown()
+
+
+@pytest.fixture
+def receiver():
+    """A loopback webhook the box's notifications go to (tests/conftest.py loads this plugin)."""
+    r = Receiver()
+    yield r
+    r.close()
