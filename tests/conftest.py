@@ -7,15 +7,15 @@ import sys
 
 import pytest
 
-from tests.support.durations import recorded_durations
-
 # The lab's shell (and CI's) exports PYTHONDONTWRITEBYTECODE=1: every xdist worker then
 # re-rewrote and recompiled every test module, and every `python -m tui` a test starts
 # recompiled gputui itself (8 s of CPU per worker to collect, on a 2-core box). Caches on.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-pytest.register_assert_rewrite("tests.support")  # before the re-export below imports them
+pytest.register_assert_rewrite("tests.support")  # before anything below imports them
+
+from tests.support.durations import recorded_durations  # noqa: E402
 
 # Property tests: CI (.ci/run sets GPUTUI_CI) draws the same examples on every run of a commit,
 # so a landing never hangs on one unlucky draw; elsewhere each run draws new ones, and what they
