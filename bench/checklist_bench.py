@@ -33,7 +33,7 @@ from bench_scope import guarded  # noqa: E402
 
 from remote_probe import wire  # noqa: E402
 from tui.remote import session as session_mod, ssh  # noqa: E402
-from tui.core import transfer  # noqa: E402
+from tui.core.transfer import download as transfer  # noqa: E402
 
 
 def make_tree(root, n):

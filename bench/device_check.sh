@@ -3,7 +3,7 @@
 # under $OUT (the tool brings back at most 8): the log, and a tarball of every result file.
 # The device has no asyncssh, so the probe zipapp is built here first and carried:
 #   echo /.devcarry/ >> .git/info/exclude; mkdir -p .devcarry
-#   .venv/bin/python -c "from tui.remote.probe_bundle import build_probe; \
+#   .venv/bin/python -c "from tui.remote.probe.bundle import build_probe; \
 #       open('.devcarry/probe.pyz', 'wb').write(build_probe()[0])"
 #   device run: command "timeout 470 bash bench/device_check.sh", carry [".devcarry"]
 # About 5 minutes on the H200 (2026-12-04: 304 s).

@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 
 from remote_probe import dataloader, dlhook, procfs  # noqa: E402
 from remote_probe.backends.nvml import NvmlBackend  # noqa: E402
-from tui.core.diagnosis import LoaderFacts, diagnose  # noqa: E402
+from tui.core.checks.diagnosis import LoaderFacts, diagnose  # noqa: E402
 
 TRAIN = r"""
 import sys, time, torch

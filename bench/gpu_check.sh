@@ -51,7 +51,7 @@ cat "$OUT/smi.txt"
 echo "== probe zipapp with bundled pynvml, under load"
 # the device has no asyncssh (tui.remote imports it): a zipapp built here travels in .devcarry
 if [ -f .devcarry/probe.pyz ]; then cp .devcarry/probe.pyz /tmp/probe.pyz; else
-python3 -c "from tui.remote.probe_bundle import build_probe; d, s = build_probe(); open('/tmp/probe.pyz', 'wb').write(d); print(len(d), s)"; fi
+python3 -c "from tui.remote.probe.bundle import build_probe; d, s = build_probe(); open('/tmp/probe.pyz', 'wb').write(d); print(len(d), s)"; fi
 (cd / && timeout 30 python3 /tmp/probe.pyz once > "$OUT/probe_once_busy.json"); echo "exit $?"
 python3 -c "
 import json; d = json.load(open('$OUT/probe_once_busy.json'))

@@ -11,7 +11,7 @@ timeout 200 python3 - "$OUT" <<'PY'
 import json, sys
 from remote_probe import preflight
 from remote_probe.backends.nvml import NvmlBackend
-from tui.core.preflight_verdicts import check_interconnect, check_filesystems
+from tui.core.checks.preflight import check_interconnect, check_filesystems
 b = NvmlBackend()
 topo = b.topology()
 b.close()

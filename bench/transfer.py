@@ -34,9 +34,10 @@ sys.path.insert(0, HERE)
 from bench_box import rate_spread, start_bench_box, timed  # noqa: E402
 from bench_scope import guarded  # noqa: E402
 
-from tui.core.upload_plan import PART_SUFFIX, scan_local  # noqa: E402
-from tui.remote import pull as puller, push as pusher, push_spread, session as session_mod, ssh  # noqa: E402
-from tui.remote.push_probe import box_files  # noqa: E402
+from tui.core.transfer.upload_plan import PART_SUFFIX, scan_local  # noqa: E402
+from tui.remote import session as session_mod, ssh  # noqa: E402
+from tui.remote.transfer import pull as puller, push as pusher, push_spread
+from tui.remote.transfer.push_probe import box_files  # noqa: E402
 
 SMALL = 20  # small files beside the big one (a code folder's worth)
 
@@ -90,7 +91,7 @@ async def our_push(box, alias, data, dest, cut_at=None):
 
 async def our_pull(box, alias, data, local):
     """Connect .. every file verified and in place, as `gputui pull` does it (the walk, then
-    tui.remote.pull.pull_files: many files at once, the box's sha256 while bytes flow)."""
+    tui.remote.transfer.pull.pull_files: many files at once, the box's sha256 while bytes flow)."""
     t0 = time.perf_counter()
     s = session_for(box, alias)
     await s.open()
@@ -164,7 +165,7 @@ def resume(box, alias, via, data, mb):
     size = (data / "big.bin").stat().st_size
     _t, shown = asyncio.run(our_push(box, alias, data, str(dest), cut_at=size // 3))
     part = dest / "data" / ("big.bin" + PART_SUFFIX)
-    # a spread file keeps one part per segment (tui/remote/push_spread.py), each of its own length
+    # a spread file keeps one part per segment (tui/remote/transfer/push_spread.py), each of its own length
     segs = push_spread.segments(size)
     kept = 0
     for k, (start, end) in enumerate(segs):

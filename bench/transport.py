@@ -31,9 +31,9 @@ from bench_box import stop_with_sessions  # noqa: E402
 from tests.support.pty_fixtures import me, start_box, stop_box, write_pty_only  # noqa: E402
 from tests.support.sshd import start_sshd, stop_daemon, stop_sshd  # noqa: E402
 
-from tui.core import transfer  # noqa: E402
+from tui.core.transfer import download as transfer  # noqa: E402
 from tui.remote import session as session_mod, ssh  # noqa: E402
-from tui.remote.probe_bundle import build_probe  # noqa: E402
+from tui.remote.probe.bundle import build_probe  # noqa: E402
 
 
 class Rec(session_mod.Listener):

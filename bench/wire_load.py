@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from remote_probe import daemon as daemon_mod  # noqa: E402
 from remote_probe import wire  # noqa: E402
-from tui.remote.probe_client import ProbeClient  # noqa: E402
+from tui.remote.probe.client import ProbeClient  # noqa: E402
 
 
 def rss_mib():

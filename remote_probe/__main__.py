@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 
-from . import __version__, wire
+from remote_probe import __version__, wire
 
 
 def main(argv=None):
@@ -35,11 +35,11 @@ def main(argv=None):
         parser.print_help()
         return wire.EXIT_BAD_COMMAND
     if args.cmd == "scenarios":
-        from .scenario_files import scenario_names
+        from remote_probe.scenario_files import scenario_names
         print("\n".join(scenario_names()))
         return wire.EXIT_OK
-    from . import attach
-    from .paths import default_state_dir
+    from remote_probe import attach
+    from remote_probe.paths import default_state_dir
     state_dir = os.path.abspath(os.path.expanduser(args.state_dir or default_state_dir()))
     if args.cmd == "attach":
         return attach.run_attach(state_dir, args.simulate)
@@ -49,10 +49,10 @@ def main(argv=None):
         return attach.cancel_autostop(state_dir)
     import logging
     if args.cmd == "supervise":
-        from .supervise import run_supervisor
+        from remote_probe.autostop.supervise import run_supervisor
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
         return run_supervisor(state_dir, attach.spawn_daemon, args.simulate)
-    from . import daemon  # only the daemon itself pays for asyncio and logging
+    from remote_probe import daemon  # only the daemon itself pays for asyncio and logging
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     return daemon.run_daemon(state_dir, args.simulate, args.interval)
 

@@ -15,12 +15,13 @@ import subprocess
 import sys
 import time
 
-from . import filexfer, wire
-from .autostop import STATE_FILE, armed_in
-from .supervise import stop_supervisor
-from .paths import (UnsafePath, check_daemon_peer, ensure_private_dir, ensure_runtime_dir,
+from remote_probe import wire
+from remote_probe.files import filexfer
+from remote_probe.autostop.policy import STATE_FILE, armed_in
+from remote_probe.autostop.supervise import stop_supervisor
+from remote_probe.paths import (UnsafePath, check_daemon_peer, ensure_private_dir, ensure_runtime_dir,
                     self_command, socket_path)
-from .wire import EXIT_USAGE, config_key
+from remote_probe.wire import EXIT_USAGE, config_key
 
 SPAWN_WAIT = 10.0
 
@@ -270,8 +271,8 @@ def check_scenario(simulate):
     daemon die at start, and the client would wait for it again and again."""
     if not simulate:
         return None
-    from .backends import BackendError
-    from .backends.sim import load_scenario
+    from remote_probe.backends import BackendError
+    from remote_probe.backends.sim import load_scenario
     try:
         load_scenario(simulate)
     except BackendError as exc:
@@ -310,8 +311,8 @@ def run_attach(state_dir, simulate=None):
 
 def run_once(state_dir, simulate=None):
     """Two ticks one second apart (CPU % needs a delta) printed as JSON; no daemon."""
-    from .backends import select_backend
-    from .sampler import Sampler
+    from remote_probe.backends import select_backend
+    from remote_probe.sampler import Sampler
     backend, notes = select_backend(simulate, state_dir=state_dir)
     try:
         sampler = Sampler(backend)

@@ -21,18 +21,19 @@ import sys
 import threading
 import time
 
-from . import (__version__, daemon_secret, dataloader, handlers, procfs, protection, supervise,
-               tmux_control as tmux, wire)
-from . import release_verify
-from .autostop import Autostop
-from .box_watch import BoxWatch
-from .backends import BackendError, select_backend
-from .dlhook import install_dlhook
-from .history import RING_SAMPLES, SampleHistory
-from .idle_count import IdleCount
-from .paths import ensure_private_dir, lock_path, runtime_dir, self_command, socket_path
-from .sampler import Sampler
-from .server import SocketServer
+from remote_probe import __version__, daemon_secret, dataloader, handlers, procfs, tmux_control as tmux, wire
+from remote_probe.autostop import supervise
+from remote_probe.watch import protection
+from remote_probe.autostop import release_verify
+from remote_probe.autostop.policy import Autostop
+from remote_probe.watch.box_watch import BoxWatch
+from remote_probe.backends import BackendError, select_backend
+from remote_probe.dlhook import install_dlhook
+from remote_probe.history import RING_SAMPLES, SampleHistory
+from remote_probe.autostop.idle_count import IdleCount
+from remote_probe.paths import ensure_private_dir, lock_path, runtime_dir, self_command, socket_path
+from remote_probe.sampler import Sampler
+from remote_probe.server import SocketServer
 
 log = logging.getLogger("gputui.probe")
 

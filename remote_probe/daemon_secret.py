@@ -5,8 +5,8 @@ import errno
 import os
 import stat
 
-from . import wire
-from .server import RequestError
+from remote_probe import wire
+from remote_probe.server import RequestError
 
 SECRET_FILE = "daemon-secret"
 

@@ -5,8 +5,8 @@ import os
 import re
 import time
 
-from . import procfs
-from .watch_scope import is_own, own_scope
+from remote_probe import procfs
+from remote_probe.watch.scope import is_own, own_scope
 
 STALE = 5.0  # seconds: a stats file older than this belongs to a stopped loop
 WORKER_COMM = "pt_data_worker"  # torch >= 2.5 names its workers

@@ -4,8 +4,8 @@ that turns it on for a job (see dlhook_site/ and dataloader.py)."""
 import os
 import pkgutil
 
-from . import dataloader
-from .paths import ensure_private_dir
+from remote_probe import dataloader
+from remote_probe.paths import ensure_private_dir
 
 
 def install_dlhook(state_dir):

@@ -14,10 +14,12 @@ import functools
 import os
 import time
 
-from . import filexfer, supervise, tmux_control as tmux, wire
-from .daemon_secret import on_prove
-from .dlhook import dlhook_env
-from .server import NO_REPLY, RequestError, request_id
+from remote_probe import tmux_control as tmux, wire
+from remote_probe.autostop import supervise
+from remote_probe.files import filexfer
+from remote_probe.daemon_secret import on_prove
+from remote_probe.dlhook import dlhook_env
+from remote_probe.server import NO_REPLY, RequestError, request_id
 
 HANDLERS = {wire.PROVE: on_prove}  # the direct path's proof (daemon_secret.py)
 
@@ -174,7 +176,7 @@ async def on_autostop_status(daemon, client, msg):
 
 @handles(wire.RELEASE)
 async def on_release(daemon, client, msg):
-    from . import autostop
+    from remote_probe.autostop import policy as autostop
     command = msg.get("command")
     if not isinstance(command, str) or not command.strip():
         raise RequestError("no release command")
@@ -208,7 +210,7 @@ async def on_notify_test(daemon, client, msg):
 async def on_provider_price(daemon, client, msg):
     """The price and balance from the provider's API, read here with the key PID 1 carries
     (issue 22): only figures go back, never the key. Cached a few minutes; off the loop."""
-    from . import provider_api
+    from remote_probe.provider import api as provider_api
     cache = provider_api.daemon_cache(daemon)
     return {"price": await off_loop(lambda: cache.get(fresh=msg.get("fresh") is True))}
 
@@ -217,7 +219,7 @@ async def on_provider_price(daemon, client, msg):
 @handles(wire.PREFLIGHT)
 async def on_preflight(daemon, client, msg):
     """Slow (a matmul per GPU): runs in its own thread, the connection stays live."""
-    from . import preflight_facts as preflight
+    from remote_probe import preflight_facts as preflight
     urls = msg.get("urls")
     if not (isinstance(urls, list) and all(isinstance(u, str) for u in urls)):
         urls = list(preflight.DEFAULT_URLS)
@@ -232,7 +234,7 @@ async def on_preflight(daemon, client, msg):
 
 @handles(wire.CHECKLIST)
 async def on_checklist(daemon, client, msg):
-    from . import checklist_facts as checklist
+    from remote_probe.files import checklist_facts as checklist
     temp = strings(msg, "temp_dirs") if "temp_dirs" in msg else None
     caches = strings(msg, "cache_dirs") if "cache_dirs" in msg else None
     roots, paths = strings(msg, "roots") or None, strings(msg, "artifact_paths")
@@ -241,7 +243,7 @@ async def on_checklist(daemon, client, msg):
 
 @handles(wire.SHA256)
 async def on_sha256(daemon, client, msg):
-    from . import checklist_facts as checklist
+    from remote_probe.files import checklist_facts as checklist
     paths = strings(msg, "paths")
     return {"sha256": await off_loop(lambda: {p: checklist.sha256_of(p) for p in paths},
                                      daemon.bulk_pool)}
@@ -249,7 +251,7 @@ async def on_sha256(daemon, client, msg):
 
 @handles(wire.KILL)
 async def on_kill(daemon, client, msg):
-    from . import checklist_facts as checklist
+    from remote_probe.files import checklist_facts as checklist
     pid = msg.get("pid")
     if not wire.is_int(pid) or pid <= 1 or pid in daemon.sampler.own_pids:
         raise RequestError("refusing to kill pid %r" % (pid,))
@@ -262,14 +264,14 @@ async def on_kill(daemon, client, msg):
 
 @handles(wire.DELETE)
 async def on_delete(daemon, client, msg):
-    from . import checklist_facts as checklist
+    from remote_probe.files import checklist_facts as checklist
     paths, allowed = strings(msg, "paths"), strings(msg, "allowed")
     return {"deleted": await off_loop(lambda: checklist.delete(paths, allowed))}
 
 
 @handles(wire.ENV_CAPTURE)
 async def on_env_capture(daemon, client, msg):
-    from . import checklist_facts as checklist
+    from remote_probe.files import checklist_facts as checklist
     python = msg.get("python") if isinstance(msg.get("python"), str) else None
     pids = [p for p in msg.get("pids") or () if isinstance(p, int)]
     return await off_loop(lambda: checklist.env_capture(python, pids))

@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 
-from . import procfs
+from remote_probe import procfs
 
 TORCH_TIMEOUT = 120.0
 NET_TIMEOUT = 4.0

@@ -6,9 +6,9 @@ import socket
 import sys
 import time
 
-from . import __version__, procfs, wire
-from .backends import BackendError
-from .watch_scope import simulated_start
+from remote_probe import __version__, procfs, wire
+from remote_probe.backends import BackendError
+from remote_probe.watch.scope import simulated_start
 
 NO_STATS = {"cpu": None, "rss": None, "ppid": None}  # a host pid, or one gone mid-tick
 FD_SCAN_EVERY = 5.0  # seconds; scanning every /proc/*/fd is the costliest thing we do

@@ -10,8 +10,8 @@ import asyncio
 import logging
 import os
 
-from . import wire
-from .paths import ensure_private_dir, refuse_stranger
+from remote_probe import wire
+from remote_probe.paths import ensure_private_dir, refuse_stranger
 
 log = logging.getLogger("gputui.probe")
 

@@ -88,7 +88,7 @@ def parse_panes(text):
             "active": active == "1", "dead": dead == "1",
             "running": bool(cmd) and cmd not in SHELLS and dead != "1",
             # A dead pane (remain-on-exit) keeps how its process ended: the job watch's
-            # exit status and signal (remote_probe/watch_loop.py).
+            # exit status and signal (remote_probe/watch/loop.py).
             "dead_status": int(dead_status) if dead == "1" and dead_status.isdigit() else None,
             "dead_signal": int(dead_signal) if dead == "1" and dead_signal.isdigit() else None,
         })
@@ -252,7 +252,7 @@ def status(scan=None, gpu_pids=()):
     try:
         sessions = list_sessions()
         if sessions:
-            from . import procfs
+            from remote_probe import procfs
             if scan is None:
                 scan = procfs.ProcScan()
             _judge_panes(sessions, scan, gpu_pids, tree_known=procfs.proc_available())

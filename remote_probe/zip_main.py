@@ -1,4 +1,4 @@
-"""The probe zipapp's ``__main__.py`` (tui/remote/probe_bundle.py copies this file there and
+"""The probe zipapp's ``__main__.py`` (tui/remote/probe/bundle.py copies this file there and
 writes the bundle's file names into FILES; nothing imports it from the package).
 
 Python keeps no bytecode for modules it imports from a zip: every attach and every daemon start

@@ -11,7 +11,7 @@ error: ``NoGpuBackend`` returns an empty inventory with the reason.
 
 import shutil
 
-from .backend_error import BackendError
+from remote_probe.backends.backend_error import BackendError
 
 
 class NoGpuBackend:
@@ -40,16 +40,16 @@ def select_backend(simulate=None, state_dir=None, prefer=None):
     """
     notes = []
     if simulate:
-        from .sim import SimBackend
+        from remote_probe.backends.sim import SimBackend
         return SimBackend.from_name(simulate, state_dir=state_dir), notes
     if prefer in (None, "nvml"):
         try:
-            from .nvml import NvmlBackend
+            from remote_probe.backends.nvml import NvmlBackend
             return NvmlBackend(), notes
         except BackendError as exc:
             notes.append("NVML: %s" % exc)
     if prefer in (None, "nvml", "smi") and shutil.which("nvidia-smi"):
-        from .smi import SmiBackend
+        from remote_probe.backends.smi import SmiBackend
         try:
             return SmiBackend(), notes
         except BackendError as exc:

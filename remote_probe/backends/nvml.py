@@ -6,7 +6,7 @@ same code works from old drivers to new ones. The pynvml module is injectable so
 tests can replay structures recorded on real GPUs.
 """
 
-from .backend_error import BackendError
+from remote_probe.backends.backend_error import BackendError
 
 # NVML return codes that mean "this field does not exist here" rather than "broken".
 NA_CODES = {
@@ -158,7 +158,7 @@ class NvmlBackend:
     def topology(self):
         """NVLink/PCIe links and P2P between every GPU pair (issue 22); read when doctor asks,
         since an idle GPU may have dropped its PCIe generation to save power."""
-        from . import topology
+        from remote_probe.backends import topology
         try:
             return topology.from_nvml(self)
         except self.nv.NVMLError as exc:

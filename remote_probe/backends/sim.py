@@ -15,10 +15,10 @@ import subprocess
 import sys
 import time
 
-from ..procfs.reader import PROC
-from ..watch_scope import own_scope, scope_of
-from .backend_error import BackendError
-from ..scenario_files import scenario_names
+from remote_probe.procfs.reader import PROC
+from remote_probe.watch.scope import own_scope, scope_of
+from remote_probe.backends.backend_error import BackendError
+from remote_probe.scenario_files import scenario_names
 
 # The dummy job: lives as long as the daemon that started it, optionally burns a bit
 # of CPU so the process table shows a realistic CPU column.
@@ -219,7 +219,7 @@ class SimBackend:
                 "scenario": self.scenario.get("name")}
 
     def topology(self):
-        from . import topology  # the scenario's "topology" (issue 22)
+        from remote_probe.backends import topology  # the scenario's "topology" (issue 22)
         return None if self.scenario.get("no_gpu") else topology.from_scenario(self.scenario, len(self.gpus))
 
     def sample(self):

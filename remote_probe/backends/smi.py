@@ -3,7 +3,7 @@
 
 import subprocess
 
-from .backend_error import BackendError
+from remote_probe.backends.backend_error import BackendError
 
 STATIC = ("index", "name", "uuid", "pci.bus_id", "memory.total", "power.limit",
           "clocks.max.sm", "clocks.max.mem", "mig.mode.current")

@@ -4,7 +4,7 @@ import os
 import re
 import time
 
-from .reader import PROC, read_text
+from remote_probe.procfs.reader import PROC, read_text
 
 # Filesystems that are not disks a user stores data on.
 PSEUDO_FS = frozenset("""

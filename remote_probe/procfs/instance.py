@@ -1,8 +1,8 @@
 """Facts about the instance: when it started (PID 1) and its provider's marks
-(remote_probe/provider_facts.py reads those, PID 1's environment included)."""
+(remote_probe/provider/facts.py reads those, PID 1's environment included)."""
 
-from .processes import pid_start
-from .system import boot_time
+from remote_probe.procfs.processes import pid_start
+from remote_probe.procfs.system import boot_time
 
 
 def pid1_start():
@@ -15,6 +15,6 @@ def pid1_start():
 
 
 def provider_facts():
-    """The provider's marks on this box (remote_probe/provider_facts.py gathers them)."""
-    from .. import provider_facts as facts
+    """The provider's marks on this box (remote_probe/provider/facts.py gathers them)."""
+    from remote_probe.provider import facts
     return facts.gather()

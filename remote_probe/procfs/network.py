@@ -2,7 +2,7 @@
 
 import time
 
-from .reader import PROC, read_text
+from remote_probe.procfs.reader import PROC, read_text
 
 
 def parse_net_dev(text):

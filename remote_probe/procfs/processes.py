@@ -5,8 +5,8 @@ import os
 import re
 import time
 
-from .reader import CLK_TCK, PAGE_MIB, PROC, read_text
-from .system import boot_time, parse_proc_stat
+from remote_probe.procfs.reader import CLK_TCK, PAGE_MIB, PROC, read_text
+from remote_probe.procfs.system import boot_time, parse_proc_stat
 
 NVIDIA_DEV = re.compile(r"^/dev/nvidia(\d+)$")
 

@@ -1,6 +1,6 @@
 """The box as a whole, from /proc and /sys: CPU, memory, load, the cgroup's CPU limit, boot."""
 
-from .reader import PROC, read_text
+from remote_probe.procfs.reader import PROC, read_text
 
 
 # ---------------------------------------------------------------- CPU

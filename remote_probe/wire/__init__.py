@@ -14,10 +14,10 @@ import-linter contract in pyproject.toml says so). Stdlib only, Python 3.8. Its 
 See docs/architecture.md, "The wire protocol".
 """
 
-from . import challenge
-from .codec import decode, decode_clean, encode
-from .idle import DEFAULT_THRESHOLD, all_idle, idle_inputs
-from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS, CHECKLIST,
+from remote_probe.wire import challenge
+from remote_probe.wire.codec import decode, decode_clean, encode
+from remote_probe.wire.idle import DEFAULT_THRESHOLD, all_idle, idle_inputs
+from remote_probe.wire.messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS, CHECKLIST,
                        DELETE, ENV_CAPTURE, ERROR, EXIT_BAD_COMMAND,
                        EXIT_CANNOT_START, EXIT_COMMAND_NOT_FOUND,
                        EXIT_DAEMON_IN_USE, EXIT_DAEMON_UNREACHABLE, EXIT_INTERRUPTED,
@@ -32,12 +32,12 @@ from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, AUTOSTOP_STATUS,
                        THROTTLE_REASONS, TMUX_CAPTURE, TMUX_INSTALL, TMUX_INTERRUPT, TMUX_KILL,
                        TMUX_LIST, TMUX_NEW, TMUX_RENAME, TMUX_REQUESTS, UNSUBSCRIBE,
                        ProtocolError, check_compatible, config_key, hello, throttle_names)
-from .rows import (GPU_FIELDS, GPU_STATIC_FIELDS, PROC_FD_ONLY, PROC_FIELDS, PROC_GRAPHICS,
+from remote_probe.wire.rows import (GPU_FIELDS, GPU_STATIC_FIELDS, PROC_FD_ONLY, PROC_FIELDS, PROC_GRAPHICS,
                    PROC_HOST_PID, PROC_META_FIELDS, PROC_MIN_FIELDS, GpuCol, ProcCol, cap_procs, gpu_dict,
                    gpu_row, proc_dict, proc_flags, proc_pids, proc_row)
-from . import paste_words
-from .messages import NOTIFY_BILLING
-from .schema import Report, check_request, clean, is_int, is_num, path_text, validate
+from remote_probe.wire import paste_words
+from remote_probe.wire.messages import NOTIFY_BILLING
+from remote_probe.wire.schema import Report, check_request, clean, is_int, is_num, path_text, validate
 
 __all__ = [
     "challenge", "paste_words", "decode", "decode_clean", "encode", "DEFAULT_THRESHOLD", "all_idle", "idle_inputs", "AUTOSTOP",
@@ -60,7 +60,7 @@ __all__ = [
     "Report", "check_request", "clean", "is_int", "is_num", "path_text", "validate", "NOTIFY_BILLING",
 ]
 
-from .messages import (FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR,  # noqa: E402
+from remote_probe.wire.messages import (FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR,  # noqa: E402
                        FILE_STAT, FILE_WRITE, FILE_WRITE_REQUESTS, PART_SUFFIX)
 
 __all__ += ["FILE_CHMOD", "FILE_COMMIT", "FILE_LINK", "FILE_LIST", "FILE_MKDIR", "FILE_STAT", "FILE_WRITE",

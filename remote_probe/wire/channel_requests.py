@@ -1,6 +1,6 @@
 """Notification requests: an Apprise-style channel URL plus (title, body) -> the HTTP
 requests the service expects (method, URL, headers, body bytes). Pure: nothing is sent
-here (remote_probe/notify_send.py sends). What it builds is held to the Apprise library's
+here (remote_probe/notify/send.py sends). What it builds is held to the Apprise library's
 own requests by tests (the oracle test), so a user's URL means on the box what it means in
 Apprise. Part of the wire so the laptop can check a URL exactly as the box will use it.
 """
@@ -15,7 +15,7 @@ import re
 import time
 import urllib.parse
 
-from .channel_urls import (_BARK_LEVELS, _BARK_SOUNDS, _COLORS, _JSON_METHODS, _NTFY_PRIORITIES,
+from remote_probe.wire.channel_urls import (_BARK_LEVELS, _BARK_SOUNDS, _COLORS, _JSON_METHODS, _NTFY_PRIORITIES,
                            _HOST_RE, APP_ID, AUTODL_URL, KINDS, NTFY_CLOUD, NotifyURLError, _hostport,
                            _Parts, _token, redact_url)
 

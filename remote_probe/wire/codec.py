@@ -9,8 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
     from typing import Any, Callable, Dict, Optional, Tuple, Union
 
-from .messages import MAX_LINE, ProtocolError
-from .schema import Report, clean, validate
+from remote_probe.wire.messages import MAX_LINE, ProtocolError
+from remote_probe.wire.schema import Report, clean, validate
 
 
 def _finite(value: Any) -> Any:

@@ -7,7 +7,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
     from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from .rows import PROC_FD_ONLY, PROC_GRAPHICS, GpuCol, proc_flags
+from remote_probe.wire.rows import PROC_FD_ONLY, PROC_GRAPHICS, GpuCol, proc_flags
 
 DEFAULT_THRESHOLD = 5.0  # % utilization below which a GPU is idle
 

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
     from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-from .. import __version__
+from remote_probe import __version__
 
 PROTOCOL = 1
 # A line longer than this is dropped unread: a sample is ~2 KB, a backlog reply is
@@ -57,7 +57,7 @@ TMUX_INTERRUPT = "tmux_interrupt"  # {pane}: Ctrl-C
 TMUX_KILL = "tmux_kill"  # {session}
 TMUX_RENAME = "tmux_rename"  # {session, name}
 TMUX_INSTALL = "tmux_install"
-# The box's watch (remote_probe/watch_loop.py, watch_notify.py): the laptop's notification
+# The box's watch (remote_probe/watch/loop.py, notify/notifier.py): the laptop's notification
 # settings (channel URLs are secrets: stored 0600, never echoed), a test through every
 # channel, and the push when the daemon queues a notification.
 NOTIFY_CONFIG = "notify_config"  # {channels, quiet, templates, causes, box, enabled, watch}
@@ -154,13 +154,13 @@ def throttle_names(mask: Any) -> List[str]:
 
 # What the box costs, pushed by the laptop (tui/core/notify_wire.billing_params) so the
 # daemon can tell "80 % / 100 % of the budget" and "balance low" with the laptop closed
-# (remote_probe/budget_watch.py): {rate_per_hour, currency, granularity, start, budget,
+# (remote_probe/watch/budget_watch.py): {rate_per_hour, currency, granularity, start, budget,
 # balance, balance_read_at, spend_per_hour, balance_low_hours}. No secret in it.
 NOTIFY_BILLING = "notify_billing"
 REQUEST_TYPES = REQUEST_TYPES | frozenset({NOTIFY_BILLING})
 
 
-# Writing through the probe channel (`gputui push` on boxes without SFTP; remote_probe/filexfer_write.py):
+# Writing through the probe channel (`gputui push` on boxes without SFTP; remote_probe/files/filexfer_write.py):
 # answered by the attach bridge like file_read, or by the daemon on a direct channel.
 FILE_STAT = "file_stat"  # {root, paths}
 FILE_MKDIR = "file_mkdir"  # {root, path, mode}

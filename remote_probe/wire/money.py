@@ -1,8 +1,8 @@
 """Billing math both sides use: what `elapsed` seconds cost at a rate and granularity, when
 the bill first reaches an amount, which budget levels have been charged, and money as text.
 
-The laptop's billing meter (tui/core/billing.py re-exports these) and the daemon's budget
-watch (remote_probe/budget_watch.py, which tells the user with the laptop closed) compute
+The laptop's billing meter (tui/core/billing/rates.py re-exports these) and the daemon's budget
+watch (remote_probe/watch/budget_watch.py, which tells the user with the laptop closed) compute
 with the same functions, so the box never says "80 % spent" at another moment than the
 app would. Plain functions, stdlib only, Python 3.8.
 """

@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
     from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-from .messages import MAX_PROC_ROWS
+from remote_probe.wire.messages import MAX_PROC_ROWS
 
 if TYPE_CHECKING:
     Row = List[Any]

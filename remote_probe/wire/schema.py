@@ -14,14 +14,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
     import typing
 
-from .messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
+from remote_probe.wire.messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
                        ERROR, FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
                        HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
                        MAX_CHUNK, MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
                        NOTIFY_BILLING, NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
                        PROVE, PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
                        TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
-from .rows import GPU_FIELDS, PROC_FIELDS, PROC_MIN_FIELDS, ProcCol
+from remote_probe.wire.rows import GPU_FIELDS, PROC_FIELDS, PROC_MIN_FIELDS, ProcCol
 
 if TYPE_CHECKING:
     Msg = typing.Dict[str, typing.Any]
@@ -313,7 +313,7 @@ HOST_BLOCK = Obj({
 DL_ROW = Obj({"pid": PID, "t": EPOCH}, required=("pid",), drop_if_bad=True)
 LOADER_ROW = Obj({"pid": PID, "cpu": Num(0, 1e6), "rss": MIB, "state": Str(8)},
                  required=("pid",), drop_if_bad=True)
-# One job as the box's watch judges it (remote_probe/watch_loop.py; WATCH_CONTRACT).
+# One job as the box's watch judges it (remote_probe/watch/loop.py; WATCH_CONTRACT).
 WATCH_STATES = ("running", "finished", "crashed", "hung", "waiting")
 PROGRESS_BLOCK = Obj({"fraction": Num(0, 1), "done": Num(0, 1e18), "total": Num(0, 1e18),
                       "unit": Str(40), "rate": Num(0, 1e15), "eta_seconds": Num(0, 1e10),
@@ -328,7 +328,7 @@ WATCH_JOB = Obj({
     # a hung job: which GPUs / ranks are stuck and how (spinning in a collective, or idle)
     "stuck": List(Obj({"gpu": COUNT, "pid": PID, "rank": COUNT, "how": Str(10)}), 64)},
     required=("id", "state"), drop_if_bad=True)
-# A clock that deletes data or stops the job (remote_probe/clocks.py)
+# A clock that deletes data or stops the job (remote_probe/watch/clocks.py)
 CLOCK_ROW = Obj({"kind": Str(20), "source": Str(20), "action": Str(20), "at": EPOCH,
                  "seconds_left": Num(0, 1e10), "what": Str(200)}, drop_if_bad=True)
 JOBS_BLOCK = Obj({
@@ -373,7 +373,7 @@ AUTOSTOP_STATUS_BLOCK = Obj({
                   "verify_s": Num(0, 1e7)}),
     "idle_for": Num(0, 1e10), "grace_left": Num(0, 1e8), "grace_reason": Str(2000),
     "cancel_command": PATH, "rule": Str(20), "when_job_done": NAME,
-    # the last release command of this boot (remote_probe/release_verify.py); verified False:
+    # the last release command of this boot (remote_probe/autostop/release_verify.py); verified False:
     # the box is still up past the verify window, None: the window is not over yet
     "release": Obj({"ran_at": EPOCH, "command": Str(8192), "exit": Num(-1e6, 1e6, integer=True),
                     "verified": Bool(), "via": Str(20)}),
@@ -381,7 +381,7 @@ AUTOSTOP_STATUS_BLOCK = Obj({
 AUTOSTOP_MSG = Obj({"status": AUTOSTOP_STATUS_BLOCK, "event": Any()})
 NOTIFY_EVENT_MSG = Obj({"kind": Str(40), "job": NAME, "title": Str(2000), "body": Str(8000),
                         "t": EPOCH, "sent": Bool()})
-# provider_price's answer (remote_probe/provider_api.py): figures, never a key
+# provider_price's answer (remote_probe/provider/api.py): figures, never a key
 PRICE_BLOCK = Obj({"provider": NAME, "ok": Bool(), "rate_per_hour": Num(0, 1e6), "currency": Str(16),
                    "balance": Num(-1e9, 1e12), "spend_per_hour": Num(0, 1e6),
                    "storage_per_hour": Num(0, 1e6), "source": NAME, "reason": Str(2000),
@@ -442,7 +442,7 @@ REQUEST_SCHEMAS: typing.Dict[typing.Any, Spec] = {
     NOTIFY_TEST: Obj(),
     TMUX_KILL: Obj({"session": NAME}),
     TMUX_RENAME: Obj({"session": NAME, "name": NAME}),
-    # `gputui push` through the probe channel (remote_probe/filexfer_write.py): every one names
+    # `gputui push` through the probe channel (remote_probe/files/filexfer_write.py): every one names
     # the root (DEST); paths are relative (filexfer_write refuses '..' and absolute ones itself)
     FILE_STAT: Obj({"root": PATH, "paths": List(PATH, 2000)}),  # filexfer_write.STAT_BATCH
     FILE_MKDIR: Obj({"root": PATH, "path": PATH, "mode": Num(0, 0o7777, integer=True)}),
@@ -481,7 +481,7 @@ def clean(msg: Msg, report: typing.Optional["Report"] = None) -> Msg:
 
 
 # What the box costs (the laptop's billing facts) for the daemon's budget watch
-# (remote_probe/budget_watch.py); strict like every request: a bad value is refused.
+# (remote_probe/watch/budget_watch.py); strict like every request: a bad value is refused.
 REQUEST_SCHEMAS[NOTIFY_BILLING] = Obj({
     "rate_per_hour": Num(0, 1e6), "currency": Str(16), "granularity": Str(10), "start": EPOCH,
     "budget": Num(0, 1e9), "balance": Num(-1e9, 1e12), "balance_read_at": EPOCH,

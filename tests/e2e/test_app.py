@@ -168,7 +168,7 @@ async def test_unreachable_box_keeps_retrying_with_a_clear_notice(tmp_path):
 
 def app_with(box, scenario, tmp_path, hosts):
     from tui.core.config import Config
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     path = tmp_path / "config.toml"
     import tomli_w
     path.write_text(tomli_w.dumps({"hosts": hosts}))

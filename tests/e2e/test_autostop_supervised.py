@@ -8,11 +8,12 @@ import os
 import signal
 import time
 
-from remote_probe import autostop, supervise, wire
+from remote_probe import wire
+from remote_probe.autostop import policy as autostop, supervise
 from remote_probe.paths import lock_path
-from tui.core import fleet_rows
+from tui.core.fleet import rows as fleet_rows
 from tui.core.config import HostConfig
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote import session as session_mod
 from tui.remote import ssh
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from remote_probe import paths, wire
-from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote.probe.bundle import build_probe, probe_filename
 
 from tests.support.pty_fixtures import kill_user_daemons, make_user, start_box, stop_box
 

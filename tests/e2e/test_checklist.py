@@ -10,7 +10,7 @@ import pytest
 import tomli_w
 
 from tui.core.config import Config
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen
@@ -148,7 +148,7 @@ async def test_every_hazard_flagged_fixed_then_released(sshbox, tmp_path, isolat
         await pilot.pause(0.1)
         await pilot.press("w")
         assert items_by_key(screen)["ephemeral"].waived
-        from tui.core.checklist_verdicts import verdict
+        from tui.core.checks.checklist import verdict
         # waited for, not read once: under xdist this machine is the box, and another test's
         # short job can hold an item for a scan period after this test's own hazards are fixed
         # Passing for two jobs scans in a row: CI once saw "1 still running" on the jobs item

@@ -68,7 +68,7 @@ def test_saved_config_is_private_whatever_the_umask(tmp_path):
 
 
 async def test_b_dialog_saves_a_rate_into_a_commented_config(demo_box, tmp_path):  # noqa: F811
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     from tui.ui.app import GputuiApp
     from tui.ui.screens.modals import RateScreen
     host = demo_box.target().host

@@ -24,7 +24,7 @@ async def main():
                     if app.box.state.samples_seen >= 3 and app.box.billing.preset.key == "autodl":
                         break
                 await pilot.pause(1.0)
-                from tui.remote.probe_bundle import build_probe
+                from tui.remote.probe.bundle import build_probe
                 print(json.dumps({"samples": app.box.state.samples_seen,
                                   "bundles_kept": build_probe.cache_info().currsize,
                                   "direct": app.box.session.direct,
@@ -51,7 +51,7 @@ def test_the_live_dashboard_has_not_loaded_what_only_other_screens_need():
     held = loaded & {"urllib.request", "http.client", "csv", "tui.remote.autodl_wallet",
                      "tui.ui.screens.release_screen", "tui.ui.screens.doctor",
                      "tui.ui.screens.tmux_screen", "tui.ui.screens.push_screen",
-                     "tui.core.release_actions", "tui.core.checklist_verdicts"}
+                     "tui.core.checks.release_actions", "tui.core.checks.checklist"}
     assert not held, sorted(held)
 
 

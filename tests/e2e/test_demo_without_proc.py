@@ -12,9 +12,9 @@ import time
 import pytest
 
 from remote_probe import wire
-from tui.core.checklist_verdicts import check_jobs, env_frozen_text
-from tui.core.jobs import pane_rows
-from tui.core.preflight_verdicts import WARN
+from tui.core.checks.checklist import check_jobs, env_frozen_text
+from tui.core.jobs.tmux_rows import pane_rows
+from tui.core.checks.preflight import WARN
 from tui.remote.demo_box import DemoBox
 from tui.ui.app import GputuiApp
 from tui.ui.widgets.gpu_panel import GpuPanel

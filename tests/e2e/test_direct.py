@@ -13,8 +13,9 @@ import sys
 
 from remote_probe import paths
 from remote_probe.daemon import terminate
-from tui.core import probe_sockets
-from tui.remote import probe_files, ssh
+from tui.core.session import probe_sockets
+from tui.remote import ssh
+from tui.remote.probe import files as probe_files
 from tui.remote.session import RemoteSession
 
 from tests.support.sshd import start_sshd, stop_sshd

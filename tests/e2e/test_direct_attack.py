@@ -13,8 +13,9 @@ import pytest
 from remote_probe import paths
 from remote_probe.wire import config_key
 from remote_probe.daemon import terminate
-from tui.core import probe_sockets
-from tui.remote import probe_files, ssh, transports
+from tui.core.session import probe_sockets
+from tui.remote import ssh, transports
+from tui.remote.probe import files as probe_files
 from tui.remote.session import RemoteSession
 
 SCARY = ("Traceback", "Error", "error", "failed", "protocol")

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from remote_probe import __version__, wire
-from tui.core import probe_sockets
+from tui.core.session import probe_sockets
 
 from tests.support.pty_fixtures import kill_user_daemons, make_user, start_box, stop_box
 

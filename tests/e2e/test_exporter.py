@@ -10,7 +10,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tui.core.metrics import metric_families
+from tui.core.fleet.metrics import metric_families
 
 from tests.support.fleet_fixtures import simfleet  # noqa: F401 - the fixture
 

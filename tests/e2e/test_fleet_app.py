@@ -93,7 +93,7 @@ async def test_unknown_host_key_is_asked_in_the_fleet(untrusted_sshbox, tmp_path
     """A fleet box with an unknown key: the dialog shows the fingerprint; y trusts it and the
     box goes live (the sessions are plain tasks, not workers)."""
     from tui.core.config import Config
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     from tui.ui.screens.modals import HostKeyScreen
     cfg = tmp_path / "config.toml"
     cfg.write_text('[hosts.testbox]\nsimulate = "idle"\nremote_dir = "%s"\n' % untrusted_sshbox.remote_dir)

@@ -3,7 +3,7 @@ carries ssh's own reason, which the app's redraw used to paint over."""
 
 import pytest
 
-from tui.core.handoff_reason import call_keeping_stderr, handoff_failure
+from tui.core.session.handoff_reason import call_keeping_stderr, handoff_failure
 
 from tests.support.pty_fixtures import me, start_box, stop_box
 

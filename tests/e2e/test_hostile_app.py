@@ -9,7 +9,7 @@ import pytest
 import tomli_w
 
 from tui.core.config import Config
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
 from tui.ui.screens.modals import ConfirmScreen

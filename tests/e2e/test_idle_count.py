@@ -6,9 +6,9 @@ import asyncio
 import os
 import time
 
-from tui.core.billing_clock import BillingClock
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote import session as session_mod
 from tui.remote import ssh
 

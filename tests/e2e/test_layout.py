@@ -219,7 +219,7 @@ async def test_a_notice_that_goes_away_gives_its_rows_back():
     """A notice shown and then hidden (a reconnect that succeeded) leaves no blank row: the GPU
     panel and the process table get back the rows they had (CI's failure: a hidden notice still
     counted by its last size)."""
-    from tui.core.conn_state import ConnState
+    from tui.core.session.conn_state import ConnState
 
     b = await DemoBox().start()
     try:

@@ -143,7 +143,7 @@ def box_python(box, code):
     return json.loads(r.stdout)
 
 
-PRICE = "import json; from remote_probe import provider_api; print(json.dumps(provider_api.read()))"
+PRICE = "import json; from remote_probe.provider import api; print(json.dumps(api.read()))"
 
 
 @pytest.mark.parametrize("env, routes, rate, balance", [
@@ -258,7 +258,7 @@ def test_status_with_a_refused_key_uses_the_typed_rate_and_says_so(nsbox, isolat
 # -- the app: its header, and the Release screen's action and warnings --------------------------------
 def app_for(box, config_doc, tmp_path):
     from tui.core.config import Config
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     from tui.remote import ssh
     from tui.ui.app import GputuiApp
     cfg_path = tmp_path / "config.toml"

@@ -9,10 +9,11 @@ import sys
 
 import pytest
 
-from tui.core import transfer
+from tui.core.transfer import download as transfer
 from tui.remote import session as session_mod
-from tui.remote import probe_files, ssh, transports
-from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote import ssh, transports
+from tui.remote.probe import files as probe_files
+from tui.remote.probe.bundle import build_probe, probe_filename
 
 from tests.support.pty_fixtures import PTY_ONLY, me, pty_only_box, start_box, stop_box, write_pty_only  # noqa: F401
 
@@ -96,10 +97,10 @@ async def test_dashboard_samples_and_checklist_download_over_the_terminal(pty_on
         assert len(no_tty) == 1 and len(sessions) >= 3, "exec was tried again after the refusal"
 
         # Checklist: gather on the box, download through the probe channel, verified.
-        from tui.core.billing_clock import BillingClock
+        from tui.core.billing.clock import BillingClock
         from tui.core.config import HostConfig
         from tui.core.providers import resolve
-        from tui.core.release_actions import Release
+        from tui.core.checks.release_actions import Release
         work = tmp_path / "work"
         (work / "ckpt").mkdir(parents=True)
         payload = os.urandom((3 << 20) + 12345)  # several chunks and a ragged end

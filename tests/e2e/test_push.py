@@ -223,7 +223,7 @@ def test_pull_goes_on_past_a_folder_the_box_will_not_list_and_names_a_missing_pa
 def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):
     """One such name stopped a whole SFTP pull ('Unable to decode name': nothing was pulled);
     now it comes with the rest, under a name the laptop's disk takes, mapped back to its bytes."""
-    from tui.core.transfer import remote_for
+    from tui.core.transfer.download import remote_for
     box = user_world.box
     src = tmp_path / "boxside" / "odd"
     src.mkdir(parents=True)
@@ -244,7 +244,7 @@ def test_pull_of_a_folder_with_a_name_that_is_not_utf8(user_world, tmp_path):
 
 @pytest.mark.parametrize("size,part", [
     (300 << 10, "weights.bin.gputui-part"),
-    (60 << 20, "weights.bin.gputui-part.2"),  # a big file's segment part (tui/remote/push_spread.py)
+    (60 << 20, "weights.bin.gputui-part.2"),  # a big file's segment part (tui/remote/transfer/push_spread.py)
 ])
 def test_a_symlink_where_the_part_would_be_is_refused_and_its_target_untouched(user_world, tmp_path, size, part):
     box = user_world.box

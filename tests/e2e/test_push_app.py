@@ -13,7 +13,7 @@ from tests.e2e.test_app import SIZE, wait_for
 from tests.e2e.test_push import make_tree, sha
 from tests.e2e.test_pty import target
 from tests.support.pty_fixtures import pty_only_box  # noqa: F401
-from tui.remote.push_probe import CHUNK, CHUNKS_IN_FLIGHT
+from tui.remote.transfer.push_probe import CHUNK, CHUNKS_IN_FLIGHT
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -13,7 +13,7 @@ from tests.support.pty_fixtures import pty_only_box  # noqa: F401
 
 pytestmark = pytest.mark.timeout(600)
 BIG_MB = 64  # through a terminal, base64, on a loaded 2-core machine: big enough to cut mid-file
-CHUNK = 256 << 10  # tui.remote.push_probe.CHUNK
+CHUNK = 256 << 10  # tui.remote.transfer.push_probe.CHUNK
 
 
 def box_args(box, *argv):

@@ -5,8 +5,8 @@ import os
 import sys
 
 from tui.core.config import HostConfig
-from tui.core.release_actions import Release
-from tui.core.transfer import PART_SUFFIX
+from tui.core.checks.release_actions import Release
+from tui.core.transfer.download import PART_SUFFIX
 from tui.remote import ssh
 from tui.remote.session import RemoteSession
 

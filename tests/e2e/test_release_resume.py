@@ -9,7 +9,7 @@ import sys
 
 from remote_probe import wire as protocol
 from tui.core.config import HostConfig
-from tui.core.release_actions import Release
+from tui.core.checks.release_actions import Release
 from tui.remote import ssh
 from tui.remote.session import LIVE, RemoteSession
 

@@ -12,8 +12,9 @@ import pytest
 
 from remote_probe import wire
 from tui.remote import session as session_mod
-from tui.remote import probe_files, ssh, transports
-from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote import ssh, transports
+from tui.remote.probe import files as probe_files
+from tui.remote.probe.bundle import build_probe, probe_filename
 
 from tests.support.pty_fixtures import chatty_box, full_cache_box, readonly_cache_box  # noqa: F401
 from tests.e2e.test_pty import Rec
@@ -56,7 +57,7 @@ async def test_chatty_shell_first_deploy_status_and_download(chatty_box, tmp_pat
         with open(path, "wb") as f:
             f.write(payload)
         os.chown(path, chatty_box.user.pw_uid, chatty_box.user.pw_gid)
-        from tui.core import transfer
+        from tui.core.transfer import download as transfer
         sha_box = (await s.request(wire.SHA256, paths=[path]))["sha256"][path]
         async with s.file_client() as files:
             assert isinstance(files, probe_files.ProbeFiles)

@@ -9,7 +9,7 @@ import sys
 from remote_probe import wire
 from tui.remote import session as session_mod
 from tui.remote import ssh
-from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote.probe.bundle import build_probe, probe_filename
 
 
 def target(box):

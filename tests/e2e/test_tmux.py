@@ -10,7 +10,7 @@ import pytest
 
 from remote_probe import wire
 from tui.core.config import Config
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote import session as session_mod
 from tui.remote import ssh
 from tui.ui.app import GputuiApp

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tui.core.transfer import PART_SUFFIX, RefusedPath, download, local_name, local_path_for, sha256_file
+from tui.core.transfer.download import PART_SUFFIX, RefusedPath, download, local_name, local_path_for, sha256_file
 from tui.remote import ssh
 
 
@@ -175,7 +175,7 @@ async def test_remote_name_escaping_the_folder_is_refused(sftp, tmp_path):
 
 
 # -- hostile names, special files, full disks (issue 10) ------------------------------
-from tui.core.transfer import NAME_BYTES, NotRegular, remote_for  # noqa: E402
+from tui.core.transfer.download import NAME_BYTES, NotRegular, remote_for  # noqa: E402
 
 from tests.support.hostile import BAD_UTF8, LONG, LONG_UTF8, NAMES, assert_inert, make_artifacts  # noqa: E402
 
@@ -284,7 +284,7 @@ async def test_push_checks_free_space_on_the_disk_dest_is_on(sftp, tmp_path):
     """Push's SFTP side asked DEST's parent: a DEST that is a disk of its own was checked on
     the wrong one, and a DEST under folders not made yet was not checked at all. Now it is
     DEST, or the nearest folder above it that exists (the probe channel's rule)."""
-    from tui.remote.push import SftpBox
+    from tui.remote.transfer.push import SftpBox
     box = SftpBox(sftp)
     deep = tmp_path / "not" / "made" / "yet"
     got = await box.free(str(deep))

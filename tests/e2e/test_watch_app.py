@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Static
 
 from tui.core.config import Config
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote import ssh
 from tui.ui.app import GputuiApp
 

@@ -16,9 +16,9 @@ import pytest
 
 from remote_probe import wire
 from tests.support.webhook import TOKEN, USER_PASS
-from tui.core.billing_clock import BillingClock
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
-from tui.core.notify_wire import billing_params
+from tui.core.notify.wire import billing_params
 from tui.remote import notify_push
 from tui.remote import session as session_mod
 from tui.remote import ssh

@@ -214,7 +214,7 @@ async def test_a_probe_that_sends_hostile_lines_does_not_make_the_session_reconn
     lines go through sshd, bootstrap and the session like a real probe's would."""
     import io
     import zipfile
-    from tui.remote.probe_bundle import build_probe, probe_filename
+    from tui.remote.probe.bundle import build_probe, probe_filename
     _data, sha = build_probe()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:

@@ -4,7 +4,7 @@ data is handed to the same FleetBox listener calls a live session makes)."""
 
 from remote_probe import wire
 from tui.core.config import Config
-from tui.core.fleet_rows import FleetHost
+from tui.core.fleet.rows import FleetHost
 from tui.remote.fleet_pool import Fleet
 from tui.ui.box_context import BoxContext
 from tui.ui.fleet_app import FleetApp

@@ -43,7 +43,7 @@ def write_fleet(box, boxes, extra_aliases=(), alarm_minutes=0.05):
 
 
 def release_in_ledger(host, cost=12.5, rate=2.5, start=1000.0):
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     ledger = Ledger()
     row = ledger.open_session(host, "boot-gone", start, gpu_model="NVIDIA A10", gpu_count=1,
                               rate=rate, currency="CNY", now=start)

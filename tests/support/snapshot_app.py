@@ -10,7 +10,7 @@ from remote_probe import wire
 from tests.support import DATA
 from tui.core.config import Config
 from tui.remote import ssh
-from tui.remote.probe_client import ProbeError
+from tui.remote.probe.client import ProbeError
 from tui.ui.app import GputuiApp, _AppListener
 
 NOW = 1_764_500_000.0  # a fixed wall clock

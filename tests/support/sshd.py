@@ -182,7 +182,7 @@ def sweep_scope(scope):
     left alone they outlived the run and took CPU from every later test."""
     import signal
 
-    from remote_probe.watch_scope import scope_of
+    from remote_probe.watch.scope import scope_of
     deadline = time.monotonic() + 3
     sig = signal.SIGTERM
     while True:

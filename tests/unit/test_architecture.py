@@ -26,14 +26,14 @@ def test_import_contract_catches_a_forbidden_import(tmp_path):
     """The contracts are not vacuous: textual in core, the UI in remote, the CLI in ui, the probe's
     wire in a widget or a reader of the model, and a probe internal on the laptop all fail them."""
     cases = {
-        "tui/core/format.py": ("import textual.widgets\n", "no textual, no asyncssh BROKEN"),
+        "tui/core/text/format.py": ("import textual.widgets\n", "no textual, no asyncssh BROKEN"),
         "tui/remote/ssh/connect.py": ("import tui.ui.app\n", "layers"),
         "tui/ui/background.py": ("import tui.cli\n", "layers"),
         "tui/ui/widgets/gpu_panel.py": ("from remote_probe.wire import throttle_names\n",
                                         "never read the wire BROKEN"),
-        "tui/core/fleet_rows.py": ("from remote_probe import wire\n", "never read the wire BROKEN"),
+        "tui/core/fleet/rows.py": ("from remote_probe import wire\n", "never read the wire BROKEN"),
         # a probe internal on the laptop: only remote_probe.wire (and the bundle's entries)
-        "tui/core/format.py#probe": ("import remote_probe.procfs\n", "remote_probe.wire only"),
+        "tui/core/text/format.py#probe": ("import remote_probe.procfs\n", "remote_probe.wire only"),
     }
     for path, (line, broken) in cases.items():
         tree = tmp_path / path.replace("/", "_").replace("#", "_")
@@ -125,17 +125,17 @@ def test_the_cycle_check_sees_a_function_local_import(tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(os.path.join(REPO, "tui"), tree / "tui")
     shutil.copytree(os.path.join(REPO, "remote_probe"), tree / "remote_probe")
-    with open(tree / "tui" / "core" / "ledger.py", "a") as f:
+    with open(tree / "tui" / "core" / "billing" / "ledger.py", "a") as f:
         f.write("\n\ndef _late():\n    from tui.core.report import status_text\n    return status_text\n")
     with open(tree / "tui" / "core" / "report.py", "a") as f:
-        f.write("\n\ndef _later():\n    from tui.core.billing_clock import BillingClock\n"
+        f.write("\n\ndef _later():\n    from tui.core.billing.clock import BillingClock\n"
                 "    return BillingClock\n")
     code = "import sys\nsys.path.insert(0, %r)\n%s\nprint(import_cycles('tui', 'remote_probe'))" % (
         str(tree), inspect.getsource(import_cycles))
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "['tui.core.billing_clock', 'tui.core.ledger', 'tui.core.report']" in out.stdout, out.stdout
+    assert "['tui.core.billing.clock', 'tui.core.billing.ledger', 'tui.core.report']" in out.stdout, out.stdout
 
 
 MAX_MODULE_LINES = 550  # "no module over ~500 lines", with a little slack for a merge in flight
@@ -168,3 +168,55 @@ def test_the_size_check_sees_a_long_module(tmp_path):
     (tmp_path / "remote_probe" / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
     assert oversized_modules(str(tmp_path)) == [(os.path.join("tui", "core", "long.py"),
                                                  MAX_MODULE_LINES + 1)]
+
+
+MAX_FOLDER_MODULES = 16  # "no folder holds more than ~15 modules" (issue 37); __init__ not counted
+
+
+def crowded_folders(root, limit=MAX_FOLDER_MODULES):
+    """(folder, modules) of every package under root's tui/ and remote_probe/ with more than
+    `limit` modules of its own: a newcomer reads the tree, so parts get folders."""
+    found = []
+    for room in ("tui", "remote_probe"):
+        for folder, _dirs, files in os.walk(os.path.join(root, room)):
+            mods = [n for n in files if n.endswith(".py") and n not in ("__init__.py", "__main__.py")]
+            if len(mods) > limit:
+                found.append((os.path.relpath(folder, root), len(mods)))
+    return sorted(found)
+
+
+def prefix_families(root, size=3):
+    """(folder, prefix, names) for each group of `size` or more modules in one folder whose
+    names share a first word (notify_a, notify_b, notify_c): such a family is a folder."""
+    found = []
+    for room in ("tui", "remote_probe"):
+        for folder, _dirs, files in os.walk(os.path.join(root, room)):
+            by_prefix = {}
+            for n in files:
+                if n.endswith(".py") and "_" in n.strip("_"):
+                    by_prefix.setdefault(n.split("_")[0], []).append(n)
+            for prefix, names in sorted(by_prefix.items()):
+                if len(names) >= size:
+                    found.append((os.path.relpath(folder, root), prefix, sorted(names)))
+    return found
+
+
+def test_no_folder_of_the_probe_or_the_laptop_is_crowded():
+    assert crowded_folders(REPO) == []
+
+
+def test_no_prefix_family_of_three_lives_outside_a_folder():
+    assert prefix_families(REPO) == []
+
+
+def test_the_layout_checks_see_a_crowded_folder_and_a_family(tmp_path):
+    core = tmp_path / "tui" / "core"
+    core.mkdir(parents=True)
+    (tmp_path / "remote_probe").mkdir()
+    for i in range(MAX_FOLDER_MODULES + 1):
+        (core / ("m%d.py" % i)).write_text("")
+    for name in ("notify_a.py", "notify_b.py", "watch_a.py", "watch_b.py", "watch_c.py", "__init__.py"):
+        (tmp_path / "remote_probe" / name).write_text("")
+    assert crowded_folders(str(tmp_path)) == [(os.path.join("tui", "core"), MAX_FOLDER_MODULES + 1)]
+    assert prefix_families(str(tmp_path)) == [
+        ("remote_probe", "watch", ["watch_a.py", "watch_b.py", "watch_c.py"])]

@@ -70,11 +70,11 @@ def test_mypy_refuses_an_untyped_function_in_a_typed_module(tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(os.path.join(REPO, "tui"), tree / "tui",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    cells = tree / "tui" / "core" / "cells.py"
+    cells = tree / "tui" / "core" / "text" / "cells.py"
     line = len(cells.read_text().splitlines()) + 3
     with open(cells, "a") as f:
         f.write("\n\ndef untyped(text):\n    return pad(text, 3) + 1\n")
     out = run("mypy", "--config-file", PYPROJECT, "--cache-dir", str(tmp_path / "cache"),
-              "tui/core/cells.py", cwd=str(tree))
+              "tui/core/text/cells.py", cwd=str(tree))
     assert out.returncode == 1, out.stdout
     assert "cells.py:%d: error" % line in out.stdout and "no-untyped-def" in out.stdout, out.stdout

@@ -12,7 +12,7 @@ from tui.cli.contact import config_for, configured_python, host_settings, price_
 from tui.cli.shared import (EXIT_CONNECT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, VERDICT_WORDS,
                             _terminal_trust, asker_of, emit, emit_json, preload, print_notices, run_remote,
                             open_session, target_of, warn)
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.i18n import LANGUAGES, LanguageError, _, choose_language, set_language
 from tui.core.private import open_private
 
@@ -160,7 +160,7 @@ def split_box_argv(argv):
 
 def cmd_status(args):
     from tui.cli.contact import AFTER_REPLY
-    from tui.core.notify_wire import notify_config
+    from tui.core.notify.wire import notify_config
     from tui.remote.session import snapshot
     cfg, host_cfg = config_for(args.host)
     host_settings(args, host_cfg)
@@ -190,7 +190,7 @@ def cmd_status(args):
 def cmd_doctor(args):
     from tui.core import from_wire
     from tui.core.layout import pad
-    from tui.core.preflight_verdicts import exit_code, run_checks, worst
+    from tui.core.checks.preflight import exit_code, run_checks, worst
     from tui.core.providers import resolve
     from tui.core.report import doctor_request
     from tui.remote.session import snapshot
@@ -223,11 +223,11 @@ def cmd_doctor(args):
 
 
 async def checklist_run(args, host_cfg):
-    from tui.core.billing_clock import BillingClock
-    from tui.core.ledger import Ledger, LedgerError
+    from tui.core.billing.clock import BillingClock
+    from tui.core.billing.ledger import Ledger, LedgerError
     from tui.core.providers import resolve
     from tui.core import from_wire
-    from tui.core.release_actions import Release
+    from tui.core.checks.release_actions import Release
     from tui.core.report import procs_from
     session = await open_session(args)
     try:
@@ -255,7 +255,7 @@ async def checklist_run(args, host_cfg):
 
 
 def cmd_checklist(args):
-    from tui.core.checklist_verdicts import exit_code, verdict
+    from tui.core.checks.checklist import exit_code, verdict
     from tui.core.layout import pad
     _cfg, host_cfg = config_for(args.host)
     host_settings(args, host_cfg)
@@ -282,7 +282,7 @@ def cmd_checklist(args):
 
 
 def cmd_ledger(args):
-    from tui.core.ledger import Ledger, LedgerError, ledger_csv, ledger_table
+    from tui.core.billing.ledger import Ledger, LedgerError, ledger_csv, ledger_table
     try:
         ledger = Ledger()
         if ledger.notice:  # the old ledger was moved aside: an empty list would be a lie
@@ -297,15 +297,15 @@ def cmd_ledger(args):
     elif args.csv:
         sys.stdout.write(ledger_csv(rows))
     else:
-        from tui.core.clock_lines import shutdown_clocks, shutdown_line
+        from tui.core.jobs.clock_lines import shutdown_clocks, shutdown_line
         emit("\n".join([ledger_table(rows)] + [shutdown_line(c) for c in shutdown_clocks(rows)]))
     return EXIT_OK
 
 
 def warn_shutdown_clock(host):
     """The box did not answer: if its last session ended on AutoDL, when it is released."""
-    from tui.core.clock_lines import shutdown_clocks, shutdown_line
-    from tui.core.ledger import Ledger, LedgerError
+    from tui.core.jobs.clock_lines import shutdown_clocks, shutdown_line
+    from tui.core.billing.ledger import Ledger, LedgerError
     try:
         rows = [r for r in Ledger().sessions() if r.get("host") == host]
     except LedgerError:

@@ -5,13 +5,13 @@ of a report; `tui.core.report` only builds documents and text."""
 import sys
 from typing import Any, Dict, Optional, Tuple
 
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.config import Config, HostConfig
 from tui.core.i18n import _
 
 # What record_contact needs once the box has answered: loaded then, or meanwhile by
 # tui.cli.shared.preload while the connection waits on the network (issue 26: start-up).
-AFTER_REPLY = ("tui.core.billing_clock", "tui.core.ledger", "tui.core.provider_price")
+AFTER_REPLY = ("tui.core.billing.clock", "tui.core.billing.ledger", "tui.core.billing.provider_price")
 
 
 def configured_python(host: str) -> Optional[str]:
@@ -39,10 +39,10 @@ def record_contact(host: str, inventory: Dict[str, Any], cfg: Optional[Config] =
     cfg: the Config the command loaded (through config_for, problems already printed);
     sample: the box's latest, whose idle seconds (the daemon's count) go in the row too;
     price: the box's provider_price answer, used instead of a typed rate."""
-    from tui.core import provider_price
-    from tui.core.billing import format_money
-    from tui.core.billing_clock import BillingClock
-    from tui.core.ledger import Ledger, LedgerError
+    from tui.core.billing import provider_price
+    from tui.core.billing.rates import format_money
+    from tui.core.billing.clock import BillingClock
+    from tui.core.billing.ledger import Ledger, LedgerError
     if cfg is None:
         cfg, _host_cfg = config_for(host)
     try:

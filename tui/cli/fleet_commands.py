@@ -41,7 +41,7 @@ def add_fleet_parsers(sub):
 
 def cmd_fleet(args):
     if args.check or args.json:
-        from tui.core.fleet_rows import check_exit_code, fleet_json, fleet_table
+        from tui.core.fleet.rows import check_exit_code, fleet_json, fleet_table
         from tui.remote.fleet_pool import fleet_rows
         result = run_remote(fleet_rows(args.hosts, ssh_config=args.ssh_config, timeout=args.timeout,
                                        remote_python=args.remote_python))
@@ -62,7 +62,7 @@ def cmd_fleet(args):
 
 
 def fleet_alarm_line(rows):
-    from tui.core.fleet_rows import alarm_text
+    from tui.core.fleet.rows import alarm_text
     alarm = alarm_text(rows)
     live = sum(1 for r in rows if r.state == "live")
     if not rows:

@@ -9,11 +9,11 @@ import socket
 import sys
 from typing import Any, Dict, List, Tuple
 
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _
-from tui.core.notify_messages import templates
-from tui.core.notify_settings import notify_settings
-from tui.core.notify_wire import config_params
+from tui.core.notify.messages import templates
+from tui.core.notify.settings import notify_settings
+from tui.core.notify.wire import config_params
 
 EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64
 
@@ -47,7 +47,7 @@ def print_results(results: List[Tuple[str, bool, str]]) -> int:
 def laptop_test(data: Any) -> int:
     """Send from this laptop through Apprise to the global channels."""
     from remote_probe.wire import channel_urls
-    from tui.core.notify_apprise import send_all
+    from tui.core.notify.send import send_all
     settings, problems = notify_settings(data, None)
     for problem in problems:
         print(_("gputui: config: %s") % visible(problem), file=sys.stderr)

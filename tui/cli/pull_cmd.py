@@ -2,7 +2,7 @@
 download engine the checklist's `g` uses (tui.core.transfer.download: NAME.gputui-part resumed, the
 box's sha256 computed while bytes flow and checked before anything is replaced, a newer
 local copy never overwritten, remote names never trusted as local paths), many files at once
-(tui/remote/pull.py)."""
+(tui/remote/transfer/pull.py)."""
 
 import collections
 import posixpath
@@ -12,7 +12,7 @@ from typing import Any, List, Tuple
 
 from tui.cli.shared import open_session
 from tui.cli.transfer_args import Progress, add_box_flags, run_transfer, set_target, split_remote
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _
 
 
@@ -34,7 +34,7 @@ async def _walk_probe(session: Any, top: str) -> Tuple[str, List[Tuple[str, int,
     """(top as the box's absolute path, files, skipped with why, links with their targets)
     through the probe's file_list (no SFTP)."""
     from remote_probe import wire
-    from tui.remote.pull import CANNOT_LIST, NOT_REGULAR
+    from tui.remote.transfer.pull import CANNOT_LIST, NOT_REGULAR
     reply = await session.request(wire.FILE_LIST, timeout=600, root=top)
     files = [(r, s, m) for r, s, m in (reply.get("files") or [])
              if isinstance(r, str) and isinstance(s, int) and isinstance(m, (int, float))]
@@ -52,9 +52,9 @@ def _pairs(value: Any) -> List[Tuple[str, str]]:
 async def pull_run(args: Any, specs: List[str], local: str) -> int:
     import asyncssh
 
-    from tui.remote.probe_client import ProbeError
-    from tui.remote.pull import NOT_REGULAR, SYMLINK, place_links, pull_files, pull_links, walk_sftp
-    from tui.core.transfer import size_text
+    from tui.remote.probe.client import ProbeError
+    from tui.remote.transfer.pull import NOT_REGULAR, SYMLINK, place_links, pull_files, pull_links, walk_sftp
+    from tui.core.transfer.download import size_text
     session = await open_session(args, files=True)
     counts: "collections.Counter[str]" = collections.Counter()
     received = [0]

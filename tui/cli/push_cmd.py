@@ -1,5 +1,5 @@
 """`gputui push LOCAL... HOST:DEST`: files and folders onto the box, resumable and verified
-(tui/remote/push.py does the moving, over SFTP or the probe channel; tui/core/upload_plan.py
+(tui/remote/transfer/push.py does the moving, over SFTP or the probe channel; tui/core/transfer/upload_plan.py
 decides what to move and says what it will cost)."""
 
 import os
@@ -9,9 +9,9 @@ from typing import Any, Dict, List, Optional
 
 from tui.cli.shared import open_session
 from tui.cli.transfer_args import Progress, add_box_flags, run_transfer, set_target, split_remote
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _, ngettext
-from tui.core.transfer import size_text
+from tui.core.transfer.download import size_text
 
 __all__ = ["add_push_parser", "cmd_push", "split_remote"]
 ESTIMATE_AFTER = 3.0  # seconds of sending before the time/cost at the measured rate is said
@@ -41,7 +41,7 @@ class _Estimate:
     def add(self, rel: str, n: int) -> None:
         self.bar.add(rel, n)
         if not self.said and time.monotonic() - self.bar.t0 >= ESTIMATE_AFTER and self.bar.done:
-            from tui.core.upload_plan import plan_lines
+            from tui.core.transfer.upload_plan import plan_lines
             self.said = True
             for level, text in plan_lines(self.plan, self.bar.rate()):
                 if level == "estimate":
@@ -61,9 +61,9 @@ def summary(counts: Dict[str, int]) -> str:
 
 async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> Optional[int]:
     from tui.core.providers import resolve
-    from tui.core.upload_plan import as_file_target, may_name_the_file, plan_for, plan_lines, scan_local
-    from tui.remote import push as pusher
-    from tui.remote.push_probe import box_files
+    from tui.core.transfer.upload_plan import as_file_target, may_name_the_file, plan_for, plan_lines, scan_local
+    from tui.remote.transfer import push as pusher
+    from tui.remote.transfer.push_probe import box_files
     missing = [p for p in locals_ if not os.path.lexists(p)]
     if missing:  # said before connecting, and not as a cut transfer to run again
         for p in missing:
@@ -111,7 +111,7 @@ async def push_run(args: Any, host_cfg: Any, locals_: List[str], dest: str) -> O
 def cmd_push(args: Any) -> int:
     from tui.cli.contact import config_for
     from tui.core.destination import DestinationError
-    from tui.remote.push import PushRefused
+    from tui.remote.transfer.push import PushRefused
     *locals_, spec = args.paths
     if not locals_:
         print(_("gputui: push LOCAL... HOST:DEST"), file=sys.stderr)

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 
-from tui.core.boxtext import json_safe, visible
+from tui.core.text.boxtext import json_safe, visible
 from tui.core.i18n import N_, _
 
 EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_USAGE = 0, 1, 2, 64

@@ -7,9 +7,9 @@ import sys
 import time
 from typing import Any, Callable, Coroutine, Optional, Tuple
 
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _
-from tui.core.transfer import size_text
+from tui.core.transfer.download import size_text
 
 
 def split_remote(spec: str) -> Tuple[str, str]:

@@ -7,7 +7,7 @@ import traceback
 from typing import Optional
 
 from tui import __version__
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.config import state_dir
 from tui.core.i18n import _
 from tui.core.private import make_private_dir, open_private

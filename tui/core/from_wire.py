@@ -220,7 +220,7 @@ def workers(rows: Any) -> Tuple[Worker, ...]:
 
 def jobs(d: Any) -> Jobs:
     """The jobs block: dataloader workers seen from outside, unprotected jobs, tmux's error.
-    (tmux sessions stay the cleaned dicts the tmux screen and tui.core.jobs read.)"""
+    (tmux sessions stay the cleaned dicts the tmux screen and tui.core.jobs.tmux_rows read.)"""
     d = d if isinstance(d, dict) else {}
     ld = d.get("loaders") if isinstance(d.get("loaders"), dict) else {}
     trainers = tuple(Trainer(pid=t["pid"], workers=workers(t.get("workers")))

@@ -14,7 +14,7 @@ import dataclasses
 import math
 from typing import Callable, Collection, List, Sequence, Tuple
 
-from tui.core.cells import cell_len, pad  # noqa: F401 - pad: re-exported for the widgets
+from tui.core.text.cells import cell_len, pad  # noqa: F401 - pad: re-exported for the widgets
 
 MIN_PROC_ROWS = 5
 PROC_CHROME = 3       # the process table's border (2) and header (1)

@@ -12,8 +12,8 @@ from typing import Dict, Optional, Tuple
 
 # The connection's states live in their own module (the session imports them at start-up,
 # before this one's dataclasses are needed); re-exported for everyone who reads the model.
-from tui.core.conn_state import ConnState, conn_state  # noqa: F401
-from tui.core.diagnosis import Diagnosis
+from tui.core.session.conn_state import ConnState, conn_state  # noqa: F401
+from tui.core.checks.diagnosis import Diagnosis
 from tui.core.i18n import N_, _
 
 
@@ -224,7 +224,7 @@ class Jobs:
 
 @dataclasses.dataclass(frozen=True)
 class Clock:
-    """A clock from the box (remote_probe/clocks.py): what, from where, and when it strikes."""
+    """A clock from the box (remote_probe/watch/clocks.py): what, from where, and when it strikes."""
 
     kind: str
     at: float

@@ -9,7 +9,7 @@ import re
 import shlex
 from typing import Any, List, Optional, Sequence
 
-from tui.core import paste
+from tui.core.text import paste
 from tui.core.i18n import _
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"  # the probe's default (tui.remote.bootstrap)

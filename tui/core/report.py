@@ -6,13 +6,14 @@ import dataclasses
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
-from tui.core import format as fmt
-from tui.core import clock_lines, from_wire, job_lines
-from tui.core.billing import format_money
-from tui.core.boxtext import visible
+from tui.core.text import format as fmt
+from tui.core import from_wire
+from tui.core.jobs import clock_lines, lines as job_lines
+from tui.core.billing.rates import format_money
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _, ngettext
-from tui.core.jobs import no_proc_notice
-from tui.core.cells import columns
+from tui.core.jobs.tmux_rows import no_proc_notice
+from tui.core.text.cells import columns
 from tui.core.config import HostConfig
 
 
@@ -54,7 +55,7 @@ def status_json(reply: Dict[str, Any], host: str) -> Dict[str, Any]:
         "no_proc": from_wire.jobs(reply.get("jobs")).no_proc,
         "autostop": reply.get("autostop"),
         # the last release command of this boot; verified False: the box is still up and
-        # billing past the verify window (remote_probe/release_verify.py), None: not over yet
+        # billing past the verify window (remote_probe/autostop/release_verify.py), None: not over yet
         "release": (reply.get("autostop") or {}).get("release"),
         # the DataLoader stats per trainer, as the dashboard's panel has them
         "dataloaders": ((reply.get("jobs") or {}).get("loaders") or {}).get("trainers") or [],

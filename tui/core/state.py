@@ -8,7 +8,7 @@ import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tui.core import from_wire
-from tui.core.proc_tree import tree_order
+from tui.core.jobs.proc_tree import tree_order
 from tui.core.i18n import N_, _
 from tui.core.model import (
     ConnState,
@@ -115,7 +115,7 @@ class DashboardState:
         self.sort_reverse = True
         self.notify_seen: Set[Tuple[Any, ...]] = set()  # notify_event keys already toasted
         self.proc_filter = ""  # `/`: show only processes matching this
-        self.proc_tree = False  # `T`: processes under their parents (tui/core/proc_tree.py)
+        self.proc_tree = False  # `T`: processes under their parents (tui/core/jobs/proc_tree.py)
 
     # -- updates from the session --------------------------------------------
     def set_inventory(self, inventory: Optional[dict]) -> None:
@@ -221,7 +221,7 @@ class DashboardState:
 
     def gpu_model(self) -> Optional[str]:
         """'2× A100-SXM4-80GB' for the header; mixed boxes list each model."""
-        from tui.core.format import short_gpu_name
+        from tui.core.text.format import short_gpu_name
         names = [g.name for g in self.gpu_facts]
         if not names:
             return None
@@ -282,7 +282,7 @@ class DashboardState:
 
 def loader_views(state: DashboardState) -> List[LoaderView]:
     """One view per training process: hook stats + outside workers + diagnosis."""
-    from tui.core.diagnosis import LoaderFacts, diagnose
+    from tui.core.checks.diagnosis import LoaderFacts, diagnose
     loaders = state.job_model.loaders
     outside: Dict[int, Tuple[Worker, ...]] = {t.pid: t.workers for t in loaders.trainers}
     gpu_of: Dict[int, Optional[int]] = {}

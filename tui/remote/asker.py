@@ -10,7 +10,7 @@ import asyncio
 import getpass
 import sys
 
-from tui.core import paste
+from tui.core.text import paste
 from tui.core.config import Config, ConfigError
 from tui.core.i18n import N_, _
 from tui.remote import ssh

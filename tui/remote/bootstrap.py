@@ -11,7 +11,7 @@ and sha256-checked before it is renamed into place: deploying needs neither SFTP
 silent shell.
 
 The script is POSIX sh and runs under ``/bin/sh``, sent so that any login shell passes it
-on unchanged (bash, zsh, dash, busybox sh, fish, csh, tcsh: tui.core.paste.any_shell).
+on unchanged (bash, zsh, dash, busybox sh, fish, csh, tcsh: tui.core.text.paste.any_shell).
 Every value that goes into it is quoted with shlex.quote.
 """
 
@@ -32,7 +32,7 @@ from remote_probe.wire import (
     EXIT_UPLOAD_FAILED,
     EXIT_USAGE,
 )
-from tui.core import paste
+from tui.core.text import paste
 from tui.core.i18n import _, ngettext
 
 DEFAULT_REMOTE_DIR = ".cache/gputui"
@@ -191,7 +191,7 @@ def probe_script(sha, mode="attach", simulate=None, remote_dir=None,
                  candidates=PYTHON_CANDIDATES, tag="0", upload=False, replace=False,
                  explicit_python=None, size=0):
     """The sh script itself (run it with its positional parameters: see probe_command)."""
-    from tui.remote.probe_bundle import probe_filename
+    from tui.remote.probe.bundle import probe_filename
     args = [mode, "--state-dir", '"$D"']
     if simulate:
         args += ["--simulate", shlex.quote(simulate)]

@@ -1,7 +1,7 @@
 """`gputui exporter`: the fleet's live sessions served as Prometheus /metrics.
 
 Only the messages to the person running it are translated; metric names, labels and HELP
-texts (tui.core.metrics) stay English whatever the locale: dashboards and alert rules
+texts (tui.core.fleet.metrics) stay English whatever the locale: dashboards and alert rules
 (Grafana, Prometheus) match on them."""
 
 import asyncio
@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from tui.core.config_reload import ConfigWatcher, fleet_reload_lines
 from tui.core.i18n import _, ngettext
-from tui.core.metrics import FleetCollector, export_view
+from tui.core.fleet.metrics import FleetCollector, export_view
 from tui.remote.fleet_pool import open_fleet
 from tui.remote.notify_push import reload_notify_config
 

@@ -1,6 +1,6 @@
 """The fleet's session pool: one RemoteSession per box (the same code as `connect`, with
 its reconnects), connects bounded by a semaphore, each box's events landing in its
-tui.core.fleet_rows.FleetBox."""
+tui.core.fleet.rows.FleetBox."""
 
 import asyncio
 import logging
@@ -8,10 +8,10 @@ import time
 from typing import Callable, List, Optional
 
 from remote_probe import wire
-from tui.core.fleet_rows import FleetBox, FleetHost
+from tui.core.fleet.rows import FleetBox, FleetHost
 from tui.core.i18n import _
-from tui.core.conn_state import ConnState
-from tui.core.notify_wire import notify_config
+from tui.core.session.conn_state import ConnState
+from tui.core.notify.wire import notify_config
 from tui.remote import ssh
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 
@@ -165,8 +165,8 @@ def open_fleet(hosts=None, ssh_config=None, remote_python=None, ask_trust=None, 
     """The Fleet of `hosts` (or the default fleet: open ledger sessions + config hosts),
     with the ledger and config it reads, plus notices for the user (config/ledger problems)."""
     from tui.core.config import Config
-    from tui.core.fleet_rows import fleet_hosts
-    from tui.core.ledger import Ledger, LedgerError
+    from tui.core.fleet.rows import fleet_hosts
+    from tui.core.billing.ledger import Ledger, LedgerError
     config = config if config is not None else Config.load()
     notices = []
     if ledger is None:

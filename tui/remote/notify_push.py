@@ -7,9 +7,9 @@ import logging
 
 from remote_probe import wire
 from tui.core.i18n import _
-from tui.core.conn_state import ConnState
-from tui.core.notify_wire import notify_config
-from tui.remote.probe_client import ProbeError
+from tui.core.session.conn_state import ConnState
+from tui.core.notify.wire import notify_config
+from tui.remote.probe.client import ProbeError
 
 log = logging.getLogger("gputui.session")
 
@@ -38,7 +38,7 @@ async def send_notify_config(session) -> None:
 
 
 def share_billing(session, params) -> bool:
-    """Send the box's billing facts (tui.core.notify_wire.billing_params) when this
+    """Send the box's billing facts (tui.core.notify.wire.billing_params) when this
     connection's daemon does not have them yet: after every connect, and whenever they
     change (a rate typed or read from the provider, a config reload, a new balance).
     Call it as often as you like (the app does, every second). -> whether it sent."""

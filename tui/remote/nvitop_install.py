@@ -5,12 +5,12 @@ import asyncio
 
 import asyncssh
 
-from tui.core import paste
+from tui.core.text import paste
 from tui.core import nvitop_commands as nvitop
 from tui.core.i18n import _
-from tui.core.conn_state import ConnState
+from tui.core.session.conn_state import ConnState
 from tui.remote import transports
-from tui.remote.probe_client import ProbeError
+from tui.remote.probe.client import ProbeError
 
 INSTALL_TIMEOUT = 300.0
 

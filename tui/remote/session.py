@@ -18,11 +18,12 @@ from typing import Awaitable, Callable, Optional
 import asyncssh
 
 from remote_probe import wire
-from tui.core import probe_sockets
+from tui.core.session import probe_sockets
 from tui.core.i18n import _
-from tui.core.conn_state import ConnState
-from tui.remote import notify_push, probe_files, ssh, tcp_ack, transports
-from tui.remote.probe_client import IncompatibleProbe, ProbeError
+from tui.core.session.conn_state import ConnState
+from tui.remote import notify_push, ssh, tcp_ack, transports
+from tui.remote.probe import files as probe_files
+from tui.remote.probe.client import IncompatibleProbe, ProbeError
 
 log = logging.getLogger("gputui.session")
 
@@ -92,7 +93,7 @@ class RemoteSession:
                  ask_trust: Optional[Callable[[ssh.UnknownHostKey], Awaitable[bool]]] = None,
                  remote_python=None, asker=None, notify_config=None):
         self.target = target
-        self.notify_config = notify_config  # tui.core.notify_wire params: secrets, never logged
+        self.notify_config = notify_config  # tui.core.notify.wire params: secrets, never logged
         self.notify_reply = None  # the box's answer (tui.remote.notify_push): redacted
         # passwords/passphrases typed for this run live here (memory only) for reconnects
         self.credentials = ssh.Credentials(asker)
@@ -190,7 +191,7 @@ class RemoteSession:
             self.listener.on_notice(text)
 
     def _socket_key(self):
-        """This box + login + state dir, for tui.core.probe_sockets; None if unknown."""
+        """This box + login + state dir, for tui.core.session.probe_sockets; None if unknown."""
         try:
             host_key = self.conn.get_server_host_key()
         except (AttributeError, asyncssh.Error):
@@ -241,7 +242,7 @@ class RemoteSession:
         """Start the probe over this session's transport; switch to the terminal
         transport when the box refuses exec like a PTY-only proxy; redeploy once when
         the probe there speaks another protocol. A daemon already running is reached
-        through its socket first (tui.core.probe_sockets). -> (process, client)."""
+        through its socket first (tui.core.session.probe_sockets). -> (process, client)."""
         process, client = await self._start_probe_once(mode)
         client.ack_now = tcp_ack.ack_now_for(self.conn)  # replies in a row: no 40 ms wait each
         return process, client
@@ -256,7 +257,7 @@ class RemoteSession:
             for note in started.notes:
                 self._notice(note)
             return started.process, started.client
-        from tui.remote.probe_bundle import build_probe  # not needed where the socket answers
+        from tui.remote.probe.bundle import build_probe  # not needed where the socket answers
         data, sha = build_probe()
         plan = transports.Plan(data, sha, mode=mode, simulate=self.simulate,
                                remote_dir=self.remote_dir, remote_python=self.remote_python)

@@ -13,7 +13,7 @@ speak the same NDJSON with ``probe attach``.
 
 Which one a box needs is detected from its refusal (``looks_pty_only``), not configured.
 Files come back over SFTP where the box allows it, else through the probe channel
-(``tui.remote.probe_files``, chunked; ``tui.core.transfer`` resumes and verifies the sha256).
+(``tui.remote.probe.files``, chunked; ``tui.core.transfer.download`` resumes and verifies the sha256).
 """
 
 import asyncio
@@ -27,10 +27,10 @@ from typing import List, Optional
 import asyncssh
 
 from remote_probe import wire
-from tui.core import paste
+from tui.core.text import paste
 from tui.core.i18n import N_, _
 from tui.remote import bootstrap, ssh
-from tui.remote.probe_client import (
+from tui.remote.probe.client import (
     HELLO_TIMEOUT,
     IncompatibleProbe,
     ProbeClient,

@@ -20,15 +20,15 @@ from textual.screen import Screen
 
 from remote_probe.wire import notify_kinds
 from tui import __version__
-from tui.core.billing import format_money
-from tui.core.boxtext import visible
+from tui.core.billing.rates import format_money
+from tui.core.text.boxtext import visible
 from tui.core import providers
 from tui.core.config import Config
 from tui.core.config_reload import ConfigWatcher, apply_host, host_changes
 from tui.core.crash import crash_log_path, write_crash_log
 from tui.core.i18n import N_, _
-from tui.core.ledger import Ledger, LedgerError
-from tui.core.notify_wire import billing_params, notify_config
+from tui.core.billing.ledger import Ledger, LedgerError
+from tui.core.notify.wire import billing_params, notify_config
 from tui.remote.notify_push import reload_notify_config, share_billing
 from tui.remote.session import FAILED, LIVE, Listener, RemoteSession
 from tui.ui import flows
@@ -76,7 +76,7 @@ class StateChanged(Message):
 
 
 class _AppListener(Listener):
-    """The one-box app's session events: into its box's record (tui.core.fleet_rows.FleetBox, as in
+    """The one-box app's session events: into its box's record (tui.core.fleet.rows.FleetBox, as in
     the fleet), then what the app does about them, plus one collapsed StateChanged."""
 
     def __init__(self, app: "GputuiApp") -> None:
@@ -413,8 +413,8 @@ class GputuiApp(CockpitApp):
 
     @background("Preflight")
     async def quick_preflight(self) -> None:
-        from tui.core.preflight_verdicts import worst
-        from tui.core.preflight_verdicts import summary  # not the doctor screen: it pulls DataTable
+        from tui.core.checks.preflight import worst
+        from tui.core.checks.preflight import summary  # not the doctor screen: it pulls DataTable
         checks = await flows.run_preflight(self.box, smoke=False)
         verdict = worst(checks)
         self.notify(summary(checks), severity={"pass": "information", "warn": "warning",

@@ -5,15 +5,15 @@ reads everything about that box from it, never from the App: the one-box `Gputui
 one BoxContext, `FleetApp` one per fleet box, and the same screens serve both.
 
 The box record itself (DashboardState, BillingClock, autostop status, preflight results, the
-jobs counter, fed by the session's listener calls) is tui.core.fleet_rows.FleetBox; this adds what
+jobs counter, fed by the session's listener calls) is tui.core.fleet.rows.FleetBox; this adds what
 the UI acts through: the session, and how to attach to a tmux session on the box."""
 
 import time
 from typing import Callable, List, Optional
 
 from tui.core.config import HostConfig
-from tui.core.fleet_rows import FleetBox, FleetHost
-from tui.core.jobs import attach_argv
+from tui.core.fleet.rows import FleetBox, FleetHost
+from tui.core.jobs.tmux_rows import attach_argv
 from tui.core.nvitop_commands import terminal_argv
 from tui.remote.session import RemoteSession
 

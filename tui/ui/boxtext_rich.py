@@ -1,4 +1,4 @@
-"""Box text for the app: a `rich.text.Text` built from `tui.core.boxtext.segments`, so it
+"""Box text for the app: a `rich.text.Text` built from `tui.core.text.boxtext.segments`, so it
 is never parsed as markup (`[/]`, `[@click=app.quit]` stay literal) and control
 characters show as dim escapes instead of reaching the terminal.
 
@@ -12,7 +12,7 @@ import re
 from rich.cells import cell_len
 from rich.text import Text
 
-from tui.core.boxtext import ELLIPSIS, as_text, segments, visible
+from tui.core.text.boxtext import ELLIPSIS, as_text, segments, visible
 
 ESCAPE_STYLE = "reverse dim"
 SGR = re.compile(r"\x1b\[[0-9;:]*m")  # colours and bold: the only escapes a preview keeps

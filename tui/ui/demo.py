@@ -34,7 +34,7 @@ def local_dirs_inside(folder):
 
 def demo_app(box, scenario):
     """The app on the demo box, with its own config and ledger, attaching to tmux locally."""
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     from tui.ui.app import GputuiApp
     app = GputuiApp(box.target(), simulate=scenario,
                     host_label=_("demo box (simulated %s)") % scenario,

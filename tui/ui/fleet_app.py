@@ -12,11 +12,11 @@ from typing import Any, Dict, List, Optional, Set, cast
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tui.core import fleet_rows as fleet_core
-from tui.core.billing import format_money
+from tui.core.fleet import rows as fleet_core
+from tui.core.billing.rates import format_money
 from tui.core.config import Config
 from tui.core.i18n import N_, _
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 from tui.remote.fleet_pool import Fleet, open_fleet
 from tui.core.model import ConnState
 from tui.ui import flows

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, Iterable, List, Optional
 from rich.text import Text
 
 from remote_probe import wire
-from tui.core import billing, providers
-from tui.core.billing import format_money
+from tui.core import providers
+from tui.core.billing import rates as billing
+from tui.core.billing.rates import format_money
 from tui.core.config import ConfigError
 from tui.core.i18n import _
 from tui.ui.box_context import BoxContext
@@ -95,7 +96,7 @@ async def arm_or_cancel_autostop(app: CockpitApp, box: BoxContext) -> None:
                    % (box.host, box.billing.preset.name, app.config.path),
                    severity="warning", timeout=20, markup=False)
         return
-    from tui.core import release_actions  # with the checklist's verdicts: not for the dashboard (issue 25)
+    from tui.core.checks import release_actions  # with the checklist's verdicts: not for the dashboard (issue 25)
     answer = await app.push_screen_wait(AutostopScreen(
         box.host, release_actions.action_command_text(box.billing.preset), auto.idle_minutes, auto.max_hours, auto.grace_seconds,
         stop_at=auto.deadline, cancel_command=(box.autostop or {}).get("cancel_command")))
@@ -178,7 +179,7 @@ async def ask_rate(app: CockpitApp, box: BoxContext) -> bool:
 # -- preflight -----------------------------------------------------------------------------
 async def run_preflight(box: BoxContext, smoke: bool = True) -> list:
     """The preflight checks of `box`, kept on it for the doctor screen."""
-    from tui.core.preflight_verdicts import run_checks
+    from tui.core.checks.preflight import run_checks
     from tui.core.report import doctor_request
     assert box.session is not None
     # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs

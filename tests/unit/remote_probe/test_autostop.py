@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from remote_probe.autostop import Autostop, decide
+from remote_probe.autostop.policy import Autostop, decide
 from remote_probe.wire import all_idle
 
 ARMED = {"idle_seconds": 60, "deadline": None, "grace": 30}

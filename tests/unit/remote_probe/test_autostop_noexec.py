@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from remote_probe.autostop import Autostop
+from remote_probe.autostop.policy import Autostop
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

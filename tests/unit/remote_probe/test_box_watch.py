@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
-from remote_probe.autostop import Autostop, decide
-from remote_probe.watch_loop import gpu_inputs, new_lines, runtime_text
-from remote_probe.watch_notify import Notifier, templates_of
+from remote_probe.autostop.policy import Autostop, decide
+from remote_probe.watch.loop import gpu_inputs, new_lines, runtime_text
+from remote_probe.notify.notifier import Notifier, templates_of
 from remote_probe.wire import check_request, clean
 
 IDLE = {"idle_seconds": 60, "deadline": None, "grace": 30}
@@ -233,7 +233,7 @@ def test_wire_schema_for_the_watch():
 
 
 def test_checkpoint_guard_flags_a_run_without_a_recent_checkpoint(tmp_path):
-    from remote_probe.watch_loop import JobWatch, Tracked
+    from remote_probe.watch.loop import JobWatch, Tracked
     now = 1e9
     watch = JobWatch(stale_after=3600, clock=lambda: now)
     old = tmp_path / "out" / "model_step100.pt"
@@ -256,7 +256,7 @@ def test_checkpoint_guard_flags_a_run_without_a_recent_checkpoint(tmp_path):
 
 
 def test_a_crash_message_says_what_the_run_cost():
-    from remote_probe.box_watch import job_cost_text
+    from remote_probe.watch.box_watch import job_cost_text
     facts = {"rate_per_hour": 6.0, "currency": "CNY"}
     assert job_cost_text(facts, 2 * 3600 + 600) == "¥13.00 so far"
     assert job_cost_text({"rate_per_hour": None}, 60) is None  # no rate pushed: nothing made up

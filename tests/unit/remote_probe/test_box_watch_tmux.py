@@ -11,7 +11,7 @@ import time
 import pytest
 
 from remote_probe import procfs, tmux_control as tmux
-from remote_probe.watch_loop import JobWatch
+from remote_probe.watch.loop import JobWatch
 
 from tests.unit.tui.core.test_tmux import tmux_server, wait_for  # noqa: F401  (fixture)
 
@@ -84,7 +84,7 @@ def test_job_typed_into_a_shell_that_raises_is_crashed(tmux_server):  # noqa: F8
 
 
 def test_clean_exit_is_finished(tmux_server, monkeypatch):  # noqa: F811
-    from remote_probe import watch_loop
+    from remote_probe.watch import loop as watch_loop
     monkeypatch.setattr(watch_loop, "MIN_NEWS_S", 1.0)  # a 2 s job counts as one here
     clock = [time.time()]
     watch = JobWatch(clock=lambda: clock[0])
@@ -129,7 +129,7 @@ def test_a_new_pane_whose_job_crashed_before_the_first_scan(tmux_server):  # noq
 def test_a_second_job_in_a_ctrl_c_d_pane_is_not_called_interrupted(tmux_server, monkeypatch):  # noqa: F811
     """Ctrl-C a job, run another in the same pane, let it end by itself: its message said
     "stopped with Ctrl-C" (the earlier job's KeyboardInterrupt was still on the pane)."""
-    from remote_probe import watch_loop
+    from remote_probe.watch import loop as watch_loop
     monkeypatch.setattr(watch_loop, "MIN_NEWS_S", 1.0)
     clock = [time.time()]
     watch = JobWatch(clock=lambda: clock[0])
@@ -157,7 +157,7 @@ def test_a_second_job_in_a_ctrl_c_d_pane_is_not_called_interrupted(tmux_server, 
 def test_a_finished_job_follows_its_session_s_new_name(tmux_server, monkeypatch):  # noqa: F811
     """The Jobs panel kept a renamed session's old name for an ended job: the name the user
     looks for in `t` is the new one."""
-    from remote_probe import watch_loop
+    from remote_probe.watch import loop as watch_loop
     monkeypatch.setattr(watch_loop, "MIN_NEWS_S", 1.0)
     clock = [time.time()]
     watch = JobWatch(clock=lambda: clock[0])

@@ -5,10 +5,11 @@ the next day counted afresh; worded as today's budget, in the user's language.""
 
 import pytest
 
-from remote_probe import budget_watch as bw
-from remote_probe import notify_events as ne
-from tui.core import i18n, notify_messages
-from tui.core.billing_clock import BillingClock
+from remote_probe.watch import budget_watch as bw
+from remote_probe.notify import events as ne
+from tui.core import i18n
+from tui.core.notify import messages as notify_messages
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
 
 MIDNIGHT = 1_700_000_000.0

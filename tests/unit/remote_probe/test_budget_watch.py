@@ -8,10 +8,10 @@ import stat
 
 import pytest
 
-from remote_probe import budget_watch as bw
-from remote_probe.watch_notify import Notifier
+from remote_probe.watch import budget_watch as bw
+from remote_probe.notify.notifier import Notifier
 from remote_probe.wire import check_request
-from tui.core.billing_clock import BillingClock
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
 
 START = 1_000_000.0

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from remote_probe import clocks
-from remote_probe.box_watch import BoxWatch, clock_action
+from remote_probe.watch import clocks
+from remote_probe.watch.box_watch import BoxWatch, clock_action
 
 NOW = 1796585700.0  # 2026-12-06T19:35:00Z
 AWS_NOTICE = b'{"action": "terminate", "time": "2026-12-06T19:37:00Z"}'

@@ -189,7 +189,7 @@ def test_a_loop_stuck_waiting_shows_as_waiting(hook_env, monkeypatch):
 def test_orphaned_worker_is_found_and_flagged():
     """A pt_data_worker whose trainer died (reparented) that still burns CPU."""
     from tui.core import from_wire
-    from tui.core.diagnosis import orphaned_workers
+    from tui.core.checks.diagnosis import orphaned_workers
     code = ("import os, sys, time\n"
             "if os.fork(): sys.exit(0)\n"  # the 'trainer' exits; the worker is left behind
             "open('/proc/self/comm', 'w').write('pt_data_worker')\n"

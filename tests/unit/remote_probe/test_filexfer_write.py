@@ -1,4 +1,4 @@
-"""The box side of push through the probe channel (remote_probe/filexfer_write.py), on a
+"""The box side of push through the probe channel (remote_probe/files/filexfer_write.py), on a
 real filesystem: nothing lands outside the root, no symlink below it is followed, chunks
 land only in part files, in order, checked by sha256; commit renames only a complete part."""
 
@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from remote_probe import filexfer, wire
+from remote_probe import wire
+from remote_probe.files import filexfer
 
 
 def ask(kind, root, **params):

@@ -1,9 +1,9 @@
-"""The daemon's idle-seconds count (remote_probe/idle_count.py) and the laptop taking it."""
+"""The daemon's idle-seconds count (remote_probe/autostop/idle_count.py) and the laptop taking it."""
 
 import pytest
 
-from remote_probe.idle_count import IdleCount, count_interval
-from tui.core.billing_clock import BillingClock
+from remote_probe.autostop.idle_count import IdleCount, count_interval
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
 
 IDLE_GPU = [0, 1.0] + [None] * 9  # index, util 1 %

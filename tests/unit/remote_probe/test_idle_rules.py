@@ -3,8 +3,8 @@
 
 import pytest
 
-from remote_probe.autostop import all_idle
-from remote_probe.idle_rules import idle_verdict, rule_text
+from remote_probe.autostop.policy import all_idle
+from remote_probe.autostop.idle_rules import idle_verdict, rule_text
 
 
 @pytest.mark.parametrize("name,gpus,kw,expect", [

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from remote_probe import jobwatch as jw
+from remote_probe.watch import jobwatch as jw
 
 NOW = 100000.0
 OOM = """\

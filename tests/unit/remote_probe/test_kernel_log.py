@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from remote_probe import jobwatch as jw
-from remote_probe import kernel_log as kl
+from remote_probe.watch import jobwatch as jw
+from remote_probe.watch import kernel_log as kl
 
 # Records as /dev/kmsg gives them (priority,seq,usec since boot,flags;text), from real boxes.
 OOM = "3,8123,86400123456,-;Out of memory: Killed process 4242 (python) total-vm:61234567kB, anon-rss:50234123kB"

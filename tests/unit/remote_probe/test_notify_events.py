@@ -3,9 +3,10 @@ language when the laptop pushed it), box text sanitized, one key per event."""
 
 import pytest
 
-from remote_probe import notify_events as ne
-from remote_probe import notify_queue
-from tui.core import i18n, notify_messages
+from remote_probe.notify import events as ne
+from remote_probe.notify import queue as notify_queue
+from tui.core import i18n
+from tui.core.notify import messages as notify_messages
 
 CRASH = {"job": "train.py (tmux main:0.0)", "box": "autodl-a100", "cause": "cuda_oom",
          "runtime": "2 h 13 min",

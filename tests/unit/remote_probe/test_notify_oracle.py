@@ -1,4 +1,4 @@
-"""The Apprise oracle: for every scheme the box sends itself (remote_probe/notify_send.py),
+"""The Apprise oracle: for every scheme the box sends itself (remote_probe/notify/send.py),
 the request it builds equals the one the Apprise library sends for the same URL, title and
 body — URL (with query), the headers that matter (content type, auth, priority) and the
 body parsed as JSON or form. Apprise's requests are captured in-process by replacing the
@@ -25,7 +25,7 @@ import pytest
 apprise = pytest.importorskip("apprise")
 requests = pytest.importorskip("requests")
 
-from remote_probe import notify_send  # noqa: E402
+from remote_probe.notify import send as notify_send  # noqa: E402
 
 NOW = 1700000000.123
 TITLE = "gputui: train.py finished"

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from remote_probe import notify_queue as nq
+from remote_probe.notify import queue as nq
 
 DAY = 86400.0
 # 2026-12-01 00:00 UTC; quiet hours below are in UTC+8 (Beijing).

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from remote_probe import notify_send as ns
+from remote_probe.notify import send as ns
 
 SECRET_URLS = [
     ("ntfys://tk_S3cretTok@ntfy.example.com/topic9", ["tk_S3cretTok", "topic9"], "ntfy.example.com"),

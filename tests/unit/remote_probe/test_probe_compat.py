@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tui.remote.probe_bundle import build_probe
+from tui.remote.probe.bundle import build_probe
 from tests.support import REPO
 
 ROOT = os.path.join(REPO, "remote_probe")

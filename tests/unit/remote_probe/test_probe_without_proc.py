@@ -14,10 +14,12 @@ import time
 
 import pytest
 
-from remote_probe import checklist_facts, daemon, dataloader, procfs, supervise
+from remote_probe import daemon, dataloader, procfs
+from remote_probe.autostop import supervise
+from remote_probe.files import checklist_facts
 from remote_probe import tmux_control as tmux
-from remote_probe import watch_loop
-from remote_probe.watch_loop import JobWatch
+from remote_probe.watch import loop as watch_loop
+from remote_probe.watch.loop import JobWatch
 
 from tests.support.sshd import REPO
 

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from remote_probe import dataloader, procfs, protection
+from remote_probe import dataloader, procfs
+from remote_probe.watch import protection
 
 
 def stat_line(pid, comm, ppid, tty=0, start=1000, state="S"):
@@ -110,7 +111,7 @@ def test_the_real_proc_scan_sees_this_process():
 def test_dataloaders_of_a_neighbour_or_another_simulated_box_are_not_listed(tmp_path, monkeypatch):
     """A shared box: another user's DataLoader is theirs, not a job of this user to diagnose; a
     simulated box (the demo runs on the laptop itself) lists only what was started inside it."""
-    from remote_probe.watch_scope import SCOPE_VAR
+    from remote_probe.watch.scope import SCOPE_VAR
     procs = dict(BOX)
     procs[60] = ("python", 1, 0, "python theirs.py", 0, 600)
     procs[61] = ("pt_data_worker", 60, 0, "python theirs.py", 0, 610)
@@ -137,8 +138,8 @@ def test_the_last_look_before_a_release_sees_only_the_box_own_tmux_jobs(tmp_path
     beside the user's own tmux, the suite's boxes) never fired. It follows watch_scope now."""
     import types
 
-    from remote_probe import box_watch
-    from remote_probe.watch_scope import SCOPE_VAR
+    from remote_probe.watch import box_watch
+    from remote_probe.watch.scope import SCOPE_VAR
     procs = dict(BOX)
     procs[80] = ("tmux: server", 1, 0, "tmux -L other", 0, 800)
     procs[81] = ("python", 80, 34818, "python neighbour.py", 0, 9000)  # newest, another box's
@@ -172,7 +173,7 @@ def test_os_services_written_in_python_are_not_jobs(cmdline, system):
 def test_servers_are_not_watched_as_jobs_but_a_kernel_and_a_script_are(tmp_path, monkeypatch):
     """JupyterLab or TensorBoard left up is no job: the dashboard's Jobs panel listed it as a
     waiting job (and its stopping as an ended one) while the checklist rightly ignored it."""
-    from remote_probe.watch_loop import JobWatch
+    from remote_probe.watch.loop import JobWatch
     procs = {
         1: ("systemd", 0, 0, "/sbin/init", 0, 1),
         60: ("python", 1, 0, "/opt/conda/bin/python /opt/conda/bin/jupyter-lab --port 8888", 1, 600),
@@ -216,7 +217,7 @@ def test_a_job_put_in_the_background_is_a_job_within_seconds(tmp_path):
 def test_a_young_background_job_is_listed_but_does_not_restart_autostops_window(tmp_path, monkeypatch):
     """Listed within seconds (the checklist, the Jobs panel), but autostop's "a job just appeared"
     counts a python job outside tmux only once it has run a minute, as before."""
-    from remote_probe.watch_loop import JobWatch
+    from remote_probe.watch.loop import JobWatch
     tck = procfs.CLK_TCK
     btime = 1_700_000_000
     procs = {1: ("systemd", 0, 0, "/sbin/init", 0, 1),

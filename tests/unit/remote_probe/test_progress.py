@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from remote_probe import progress as pg
+from remote_probe.watch import progress as pg
 
 ESC = "\x1b"
 

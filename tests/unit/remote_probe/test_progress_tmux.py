@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from remote_probe import progress, tmux_control as tmux
+from remote_probe import tmux_control as tmux
+from remote_probe.watch import progress
 
 from tests.unit.tui.core.test_tmux import tmux_server, wait_for  # noqa: F401  (fixture)
 

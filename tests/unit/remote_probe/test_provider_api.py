@@ -1,4 +1,4 @@
-"""remote_probe/provider_api.py against loopback HTTP servers answering the providers' shapes (issue 22)."""
+"""remote_probe/provider/api.py against loopback HTTP servers answering the providers' shapes (issue 22)."""
 
 import json
 import socket
@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from remote_probe import provider_api
+from remote_probe.provider import api as provider_api
 
 KEY = "sk-test-0123456789"
 

@@ -1,6 +1,6 @@
-"""remote_probe/provider_facts.py against a fake /proc, /sys and marker root (issue 22)."""
+"""remote_probe/provider/facts.py against a fake /proc, /sys and marker root (issue 22)."""
 
-from remote_probe import provider_facts as pf
+from remote_probe.provider import facts as pf
 from tui.core.providers import detect
 
 

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from remote_probe import release_verify as rv
-from remote_probe.autostop import Autostop
-from remote_probe.watch_notify import Notifier
+from remote_probe.autostop import release_verify as rv
+from remote_probe.autostop.policy import Autostop
+from remote_probe.notify.notifier import Notifier
 
 REC = rv.new_record("true", 0, 1000.0, "boot-a", 90.0, "autostop")
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote.probe.bundle import build_probe, probe_filename
 
 def run(pyz, *args, env_extra=None):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.path.dirname(pyz)}
@@ -173,13 +173,13 @@ def test_a_module_taken_from_the_copy_while_the_probe_runs_comes_from_the_zip(py
     code = ("import sys, zipimport; sys.argv = [%r, '--version'];"
             "src = zipimport.zipimporter(%r).get_source('__main__')"
             ".replace('entry()', 'import os; os.unlink(os.path.join(_home, \\\"remote_probe\\\", "
-            "\\\"checklist_facts.py\\\")); import remote_probe.checklist_facts as m; print(m.__file__)');"
+            "\\\"files\\\", \\\"checklist_facts.py\\\")); import remote_probe.files.checklist_facts as m; print(m.__file__)');"
             "exec(compile(src, '__main__', 'exec'), {'__name__': '__main__'})" % (pyz, pyz))
     # -S: no site, as on a box (this venv's editable install would find the module in the tree)
     out = subprocess.run([sys.executable, "-S", "-c", code], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().startswith(pyz + os.sep), out.stdout  # from the zip
-    assert not os.path.exists(os.path.join(home, "remote_probe", "checklist_facts.py"))
+    assert not os.path.exists(os.path.join(home, "remote_probe", "files", "checklist_facts.py"))
     assert run(pyz, "scenarios").returncode == 0  # the next start remakes the copy
-    assert os.path.exists(os.path.join(home, "remote_probe", "checklist_facts.py"))
+    assert os.path.exists(os.path.join(home, "remote_probe", "files", "checklist_facts.py"))

@@ -9,7 +9,7 @@ from typing import Optional
 
 import asyncssh
 
-from tui.core import link_sizes
+from tui.core.transfer import link_sizes
 from tui.core.destination import parse_destination
 from tui.core.i18n import _
 from tui.remote.ssh.auth import Credentials, _Client, auth_failure, describe_error

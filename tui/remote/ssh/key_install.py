@@ -7,7 +7,7 @@ import shlex
 
 import asyncssh
 
-from tui.core import paste
+from tui.core.text import paste
 from tui.core.i18n import _
 from tui.remote.ssh.errors import ConnectError
 from tui.remote.ssh.resolve import local_hostname, user_home

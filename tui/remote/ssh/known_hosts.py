@@ -8,7 +8,7 @@ import os
 
 import asyncssh
 
-from tui.core import paste
+from tui.core.text import paste
 from tui.core.i18n import _
 from tui.remote.ssh.errors import ConnectError
 

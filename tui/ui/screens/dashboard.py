@@ -12,11 +12,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui.core.clock_lines import clock_notice
-from tui.core.diagnosis import orphaned_workers
+from tui.core.jobs.clock_lines import clock_notice
+from tui.core.checks.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
-from tui.core.job_lines import lines_for
-from tui.core.jobs import no_proc_notice, unprotected_advice
+from tui.core.jobs.lines import lines_for
+from tui.core.jobs.tmux_rows import no_proc_notice, unprotected_advice
 from tui.core.layout import (MAX_PROC_ROWS, compact_loaders, gpu_plan, jobs_lines, panel_width,
                              right_column)
 from tui.core.state import loader_views

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, LoadingIndicator, Static
 
 from tui.core.i18n import N_, _
 from tui.core.layout import clip
-from tui.core.preflight_verdicts import PRESS_D, summary, worst
+from tui.core.checks.preflight import PRESS_D, summary, worst
 from tui.ui import flows
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext

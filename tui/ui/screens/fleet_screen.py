@@ -1,6 +1,6 @@
 """The fleet screen: one row per box, the forgotten-box alarm in the header.
 
-It is handed the fleet it shows, displays its rows (tui.core.fleet_rows.BoxRow) and hands the
+It is handed the fleet it shows, displays its rows (tui.core.fleet.rows.BoxRow) and hands the
 selected box to the same flows the dashboard uses (tui.ui.flows); every cell is a rich Text
 built here, so box text is never parsed as markup."""
 
@@ -13,9 +13,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from tui.core import fleet_rows as fleet
-from tui.core.billing import format_money
-from tui.core.boxtext import visible
+from tui.core.fleet import rows as fleet
+from tui.core.billing.rates import format_money
+from tui.core.text.boxtext import visible
 from tui.core.i18n import N_, _, ngettext
 from tui.ui import flows
 from tui.ui.background import background

@@ -13,8 +13,8 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 from textual.widgets.button import ButtonVariant
 
-from tui.core.billing import next_clock_time
-from tui.core.boxtext import visible
+from tui.core.billing.rates import next_clock_time
+from tui.core.text.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.ui.boxtext_rich import box_text
 from tui.ui.translate import Translated

@@ -2,8 +2,8 @@
 sending them means (size, time at the measured rate, the GPUs' bill meanwhile, a disk the
 release wipes, a disk too small), send them, and watch per-file and overall progress.
 
-The moving is `tui.remote.push` (SFTP or the probe channel, whichever the box allows), the
-plan and its words `tui.core.upload_plan`; this screen only displays them."""
+The moving is `tui.remote.transfer.push` (SFTP or the probe channel, whichever the box allows), the
+plan and its words `tui.core.transfer.upload_plan`; this screen only displays them."""
 
 import os
 import time
@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DirectoryTree, Input, Static
 
 from tui.core.i18n import N_, _, ngettext
-from tui.core.upload_plan import LocalEntry, Plan, plan_for, plan_lines, progress_text, scan_local
+from tui.core.transfer.upload_plan import LocalEntry, Plan, plan_for, plan_lines, progress_text, scan_local
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.widgets.footer import Footer
@@ -129,8 +129,8 @@ class PushScreen(Translated, Screen):
 
     @background(N_("push"))
     async def send(self) -> None:
-        from tui.remote import push as pusher
-        from tui.remote.push_probe import box_files
+        from tui.remote.transfer import push as pusher
+        from tui.remote.transfer.push_probe import box_files
         session = self.box.session
         try:
             if session is None:

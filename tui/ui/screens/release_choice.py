@@ -14,7 +14,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from tui.core.i18n import N_, _
-from tui.core.release_actions import ActionChoice
+from tui.core.checks.release_actions import ActionChoice
 from tui.ui.boxtext_rich import box_text
 from tui.ui.translate import Translated
 

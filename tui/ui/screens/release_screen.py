@@ -19,12 +19,13 @@ from textual.widgets import (
     Static,
 )
 
-from tui.core import format as fmt, providers
-from tui.core.checklist_verdicts import outside_tmux, release_blockers, release_headline, verdict
+from tui.core import providers
+from tui.core.text import format as fmt
+from tui.core.checks.checklist import outside_tmux, release_blockers, release_headline, verdict
 from tui.core.i18n import N_, _, ngettext
 from tui.core.layout import cell_len, clip
 from tui.core.state import short_cmd
-from tui.core.release_actions import Release, needs_choice, release_choices
+from tui.core.checks.release_actions import Release, needs_choice, release_choices
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
 from tui.ui.widgets.footer import Footer

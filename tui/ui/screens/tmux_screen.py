@@ -11,12 +11,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 
 from remote_probe import wire
-from tui.core import paste
-from tui.core.boxtext import visible
+from tui.core.text import paste
+from tui.core.text.boxtext import visible
 from tui.core.i18n import N_, _
-from tui.core.job_lines import JobLine, lines_for
-from tui.core.handoff_reason import handoff_failure
-from tui.core.jobs import pane_rows, safe_session_name, unprotected_advice
+from tui.core.jobs.lines import JobLine, lines_for
+from tui.core.session.handoff_reason import handoff_failure
+from tui.core.jobs.tmux_rows import pane_rows, safe_session_name, unprotected_advice
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext

@@ -5,12 +5,12 @@ from typing import Optional
 
 from rich.text import Text
 
-from tui.core import format as fmt
-from tui.core import provider_price
-from tui.core.billing import format_money, runs_out_phrase
-from tui.core.boxtext import finite, visible
+from tui.core.text import format as fmt
+from tui.core.billing import provider_price
+from tui.core.billing.rates import format_money, runs_out_phrase
+from tui.core.text.boxtext import finite, visible
 from tui.core.i18n import N_, _
-from tui.core.job_lines import autostop_rule
+from tui.core.jobs.lines import autostop_rule
 from tui.core.model import Host
 from tui.ui.widgets.live import LinePanel
 

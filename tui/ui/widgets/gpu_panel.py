@@ -6,8 +6,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from rich.text import Text
 
-from tui.core import format as fmt
-from tui.core.boxtext import visible
+from tui.core.text import format as fmt
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _, ngettext
 from tui.core.layout import GRID_CELL, GpuPlan, cell_len, pad
 from tui.core.model import Gpu

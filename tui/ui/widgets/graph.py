@@ -3,7 +3,7 @@ column, instead of drawing the whole history again every second (issue 25)."""
 
 from typing import List, Sequence
 
-from tui.core import format as fmt
+from tui.core.text import format as fmt
 
 
 class ScrollingGraph:

@@ -4,8 +4,8 @@ from typing import List, Optional, Sequence
 
 from rich.text import Text
 
-from tui.core import format as fmt
-from tui.core.boxtext import visible
+from tui.core.text import format as fmt
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _
 from tui.core.model import Host, HostFacts
 from tui.ui.widgets.graph import ScrollingGraph

@@ -1,6 +1,6 @@
 """The watched jobs on the dashboard (issue 21): state with its evidence for crashed and hung
 jobs, progress bar, ETA as a clock time and a duration, cost to finish, checkpoint warnings.
-Displays tui.core.job_lines.JobLine objects; computes nothing."""
+Displays tui.core.jobs.lines.JobLine objects; computes nothing."""
 
 import datetime
 from typing import List, Optional, Sequence
@@ -8,11 +8,11 @@ from typing import List, Optional, Sequence
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.core import format as fmt
-from tui.core.billing import format_money
-from tui.core.boxtext import finite, visible
+from tui.core.text import format as fmt
+from tui.core.billing.rates import format_money
+from tui.core.text.boxtext import finite, visible
 from tui.core.i18n import _
-from tui.core.job_lines import JobLine, cause_text
+from tui.core.jobs.lines import JobLine, cause_text
 from tui.ui.widgets.live import update_text
 
 BAR = 12

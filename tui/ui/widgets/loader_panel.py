@@ -4,9 +4,9 @@ from typing import Sequence
 
 from rich.text import Text
 
-from tui.core import format as fmt
-from tui.core.boxtext import visible
-from tui.core.diagnosis import fit_diagnosis
+from tui.core.text import format as fmt
+from tui.core.text.boxtext import visible
+from tui.core.checks.diagnosis import fit_diagnosis
 from tui.core.i18n import _
 from tui.core.model import LoaderView, Worker
 from tui.ui.widgets.live import LinePanel, update_text

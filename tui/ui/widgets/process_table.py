@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.core import format as fmt
+from tui.core.text import format as fmt
 from tui.core.i18n import _, ngettext
 from tui.core.layout import MAX_PROC_ROWS, PROC_WIDTHS, clip, cmd_width, proc_columns
 from tui.core.model import ProcRow

@@ -4,7 +4,7 @@ from typing import Optional, Tuple, Union
 
 from rich.text import Text
 
-from tui.core.boxtext import visible
+from tui.core.text.boxtext import visible
 from tui.core.i18n import _
 from tui.core.layout import fit
 from tui.core.model import ConnState, conn_state

@@ -82,7 +82,7 @@ def test_adopt_sees_only_its_own_scope(monkeypatch):
     import sys
 
     from remote_probe.backends.sim import _pids_matching
-    from remote_probe.watch_scope import SCOPE_VAR
+    from remote_probe.watch.scope import SCOPE_VAR
     marker = "GPUTUI_SIM_GPU_JOB_scope_test_%d" % os.getpid()
     job = [sys.executable, "-c", "import time; time.sleep(30)", marker]
     mine = subprocess.Popen(job, env=dict(os.environ, **{SCOPE_VAR: "/box/mine"}))

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from remote_probe import jobwatch
+from remote_probe.watch import jobwatch
 from remote_probe.backends.sim import SimBackend, load_scenario
 
 

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from remote_probe import procfs, protection
+from remote_probe import procfs
+from remote_probe.watch import protection
 
 from tests.unit.remote_probe.test_procscan import BOX, count_reads, fake_proc
 

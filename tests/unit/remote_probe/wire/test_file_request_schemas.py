@@ -7,7 +7,8 @@ import hashlib
 
 import pytest
 
-from remote_probe import filexfer_write, wire
+from remote_probe import wire
+from remote_probe.files import filexfer_write
 
 CHUNK = b"x" * wire.MAX_CHUNK
 GOOD = [

@@ -71,7 +71,7 @@ def test_a_whole_file_chunk_survives_the_clients_cleaning():
     for box text once cut them, so every chunk came back a quarter short."""
     import base64
 
-    from remote_probe import filexfer
+    from remote_probe.files import filexfer
     data = os.urandom(filexfer.MAX_CHUNK)
     line = wire.encode({"type": wire.REPLY, "id": 7, "eof": False, "file_size": len(data),
                         "data": base64.b64encode(data).decode("ascii")})

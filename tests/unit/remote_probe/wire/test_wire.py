@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from remote_probe import wire
-from tui.remote.probe_client import ProbeClient, boundary_notice
+from tui.remote.probe.client import ProbeClient, boundary_notice
 
 
 def sample(**over):

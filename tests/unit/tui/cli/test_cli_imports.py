@@ -15,10 +15,10 @@ from tui.cli import COMMANDS, build_parser, command_word, split_box_argv
 # metrics libraries, the round-trip TOML writer (reading is tomllib), other commands' modules.
 NOT_ON_STATUS = ("textual", "apprise", "prometheus_client", "tomlkit", "tui.ui", "tui.cli.push_cmd",
                  "tui.cli.pull_cmd", "tui.cli.fleet_commands", "tui.cli.notify_cmd",
-                 "tui.remote.push", "tui.remote.exporter", "tui.remote.fleet_pool",
-                 "tui.remote.probe_bundle", "tui.remote.demo_box", "tui.core.transfer_plan",
+                 "tui.remote.transfer.push", "tui.remote.exporter", "tui.remote.fleet_pool",
+                 "tui.remote.probe.bundle", "tui.remote.demo_box", "tui.core.transfer_plan",
                  "cryptography.x509")
-# rich only for its cell widths (tui.core.boxtext): no console, text or markup machinery
+# rich only for its cell widths (tui.core.text.boxtext): no console, text or markup machinery
 RICH_ALLOWED = ("rich", "rich.cells")
 
 

@@ -2,9 +2,9 @@
 box's event log on the next contact; the fleet then shows the box released (`fleet --check`
 exits 0), and a later fleet does not replay old events as news."""
 
-from tui.core import fleet_rows
+from tui.core.fleet import rows as fleet_rows
 from tui.core.config import HostConfig
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 
 BOOT = "boot-1"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tui.core import billing
-from tui.core.billing import IdleMeter
+from tui.core.billing import rates as billing
+from tui.core.billing.rates import IdleMeter
 
 
 @pytest.mark.parametrize("elapsed, granularity, billed", [

@@ -2,9 +2,9 @@
 
 import datetime
 
-from tui.core.billing_clock import BillingClock
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 
 
 def inventory(boot="boot-1", start=None):

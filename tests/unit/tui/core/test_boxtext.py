@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.cells import cell_len
 
-from tui.core.boxtext import finite, json_safe, segments, visible
+from tui.core.text.boxtext import finite, json_safe, segments, visible
 from tui.ui.boxtext_rich import box_text, join
 
 from tests.support.hostile import BAD_UTF8, NAMES, assert_inert
@@ -140,6 +140,6 @@ def test_limit_counts_terminal_columns_for_cjk_text():
 
 def test_the_fast_check_agrees_with_is_unsafe_for_every_code_point():
     """visible() asks one regex instead of is_unsafe per character: they must agree."""
-    from tui.core.boxtext import _UNSAFE, is_unsafe
+    from tui.core.text.boxtext import _UNSAFE, is_unsafe
     disagree = [c for c in range(0x110000) if (_UNSAFE.search(chr(c)) is not None) != is_unsafe(chr(c))]
     assert disagree == []

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from tui.core import billing
-from tui.core.billing_clock import BillingClock
+from tui.core.billing import rates as billing
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
 
 H = 3600.0

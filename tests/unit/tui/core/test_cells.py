@@ -1,9 +1,11 @@
-"""The one padder (tui.core.cells): tables line up in terminal columns, whatever the text."""
+"""The one padder (tui.core.text.cells): tables line up in terminal columns, whatever the text."""
 
 import pytest
 
-from tui.core import fleet_rows as fleet, layout, ledger, report
-from tui.core.cells import cell_len, columns, pad
+from tui.core import layout, report
+from tui.core.billing import ledger
+from tui.core.fleet import rows as fleet
+from tui.core.text.cells import cell_len, columns, pad
 
 
 @pytest.mark.parametrize("text,width,right,want", [

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from remote_probe import checklist_facts as checklist
+from remote_probe.files import checklist_facts as checklist
 
 
 def git(cwd, *args):
@@ -131,7 +131,7 @@ def test_the_artifact_list_is_bounded_and_says_so(tmp_path, monkeypatch):
 
 
 def test_a_repo_git_cannot_read_is_a_warning_not_clean():
-    from tui.core.checklist_verdicts import check_code
+    from tui.core.checks.checklist import check_code
     item = check_code({"repos": [{"path": "/w/theirs", "state": "unknown", "dirty": None,
                                   "unpushed": None, "error": "owned by another user"}]})
     assert item.verdict == "warn" and "could not be read" in item.reason
@@ -140,7 +140,7 @@ def test_a_repo_git_cannot_read_is_a_warning_not_clean():
 
 def test_a_sparse_file_is_billed_for_what_it_holds():
     """`checklist` said "3.0 GiB billed as storage" for a sparse 3 GiB file holding nothing."""
-    from tui.core.checklist_verdicts import check_temp
+    from tui.core.checks.checklist import check_temp
     item = check_temp([{"path": "/tmp/big.partial", "size": 3 << 30, "on_disk": 0, "kind": "temp"}])
     assert item.verdict == "pass"  # holding nothing, it costs nothing: no warning (issue 23)
     item = check_temp([{"path": "/tmp/big.partial", "size": 3 << 30, "on_disk": 2 << 20, "kind": "temp"}])

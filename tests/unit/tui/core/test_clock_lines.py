@@ -1,7 +1,8 @@
 """`gputui status` says the box's clocks loudly, `status --json` lists them (issue 36)."""
 
 from tests.unit.tui.core.test_status_report import reply
-from tui.core import clock_lines, report
+from tui.core import report
+from tui.core.jobs import clock_lines
 
 AT = 1796585820.0  # 2026-12-06T19:37:00Z
 SPOT = {"kind": "spot_notice", "source": "aws", "action": "terminate", "at": AT,
@@ -60,7 +61,7 @@ def test_host_names_from_the_ledger_are_inert():
 
 def test_the_dashboard_counts_the_soonest_clock_down_and_keeps_box_text_inert():
     from tui.core import from_wire
-    from tui.core.clock_lines import clock_notice
+    from tui.core.jobs.clock_lines import clock_notice
     rows = [{"kind": "balance_zero", "at": 5000.0, "what": "RunPod balance at zero", "action": "stop"},
             {"kind": "spot_notice", "at": 1120.0, "what": "AWS spot interruption [b]\x1b[31m", "action": "terminate"},
             {"kind": "", "at": 1.0}, {"kind": "spot_notice"}]
@@ -69,5 +70,5 @@ def test_the_dashboard_counts_the_soonest_clock_down_and_keeps_box_text_inert():
     line = clock_notice(clocks, now=1000.0)
     assert line.startswith("!! AWS spot interruption [b]") and "\x1b" not in line
     assert " in 2:00, at " in line and "(+1 more: gputui status)" in line
-    from tui.core import format as fmt
+    from tui.core.text import format as fmt
     assert " in %s, at " % fmt.duration(0.0) in clock_notice(clocks, now=2000.0)  # struck: never negative

@@ -1,7 +1,7 @@
 import pytest
 
 from tui.core import from_wire
-from tui.core.diagnosis import LoaderFacts, diagnose, orphaned_workers
+from tui.core.checks.diagnosis import LoaderFacts, diagnose, orphaned_workers
 
 BUSY_GPU = [95, 96, 97, 94, 95]
 DIPPING_GPU = [95, 10, 96, 5, 90, 8]

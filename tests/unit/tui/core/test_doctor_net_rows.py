@@ -5,7 +5,7 @@ import json
 import os
 
 from tui.core.config import HostConfig
-from tui.core.preflight_verdicts import run_checks
+from tui.core.checks.preflight import run_checks
 from tui.core.providers import PRESETS
 from tests.support import TESTS
 

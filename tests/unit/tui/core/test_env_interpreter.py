@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from remote_probe import checklist_facts
-from tui.core.checklist_verdicts import check_env, env_frozen_text, frozen_python
+from remote_probe.files import checklist_facts
+from tui.core.checks.checklist import check_env, env_frozen_text, frozen_python
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@
 import pytest
 
 from remote_probe import wire
-from tui.core import fleet_rows as fleet
+from tui.core.fleet import rows as fleet
 from tui.core.config import Config, HostConfig
-from tui.core.fleet_rows import BoxRow, FleetBox, FleetHost, IdleStreak
+from tui.core.fleet.rows import BoxRow, FleetBox, FleetHost, IdleStreak
 
 
 def test_fleet_hosts_open_ledger_then_config_released_marked():
@@ -184,7 +184,7 @@ def test_fleet_app_with_no_boxes_says_what_to_do(tmp_path):
     import asyncio
 
     from tui.core.config import Config
-    from tui.core.ledger import Ledger
+    from tui.core.billing.ledger import Ledger
     from tui.ui.fleet_app import FleetApp
 
     async def run():

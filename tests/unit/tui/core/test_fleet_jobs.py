@@ -6,7 +6,7 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import DataTable
 
-from tui.core import fleet_rows as fleet
+from tui.core.fleet import rows as fleet
 
 from tests.support.fleet_canned import canned_fleet_app
 from tests.e2e.test_i18n_screens import screen_text

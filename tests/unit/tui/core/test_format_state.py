@@ -3,7 +3,7 @@
 import pytest
 
 from remote_probe import wire
-from tui.core import format as fmt
+from tui.core.text import format as fmt
 from tui.core.state import DashboardState, ProcRow, short_cmd, sort_procs
 
 
@@ -79,7 +79,7 @@ def test_gpu_error_keeps_the_last_gpu_values_and_says_why():
 
 
 def test_age_keeps_old_jobs_cells_still():
-    from tui.core.format import age
+    from tui.core.text.format import age
     assert age(5) == "0:05" and age(725) == "12:05"
     assert age(3600 * 3 + 5 * 60 + 59) == "3h05m" and age(86400 * 2 + 3600 * 4) == "2d04h"
     assert age(None) == "n/a" and age(-1) == "n/a"

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from remote_probe import wire as protocol
 from tui.core import from_wire
-from tui.core.jobs import pane_rows, unprotected_advice
+from tui.core.jobs.tmux_rows import pane_rows, unprotected_advice
 from tui.core.model import Gpu, GpuFacts, GpuLive, HostFacts, MigSlice, ProcRow
 from tui.core.report import status_text
 from tui.ui.widgets.gpu_panel import detail_line, grid_cell, summary_line

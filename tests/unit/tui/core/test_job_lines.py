@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from tui.core import billing, from_wire, job_lines
+from tui.core import from_wire
+from tui.core.billing import rates as billing
+from tui.core.jobs import lines as job_lines
 from tui.core.model import JobState
 from tui.core.report import jobs_json
 

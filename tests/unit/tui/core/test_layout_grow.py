@@ -4,7 +4,7 @@ graphs grow with the window instead of leaving ~30 empty rows at 200×60."""
 
 import pytest
 
-from tui.core.diagnosis import fit_diagnosis
+from tui.core.checks.diagnosis import fit_diagnosis
 from tui.core.layout import MAX_GRAPH_ROWS, gpu_plan
 from tui.ui.widgets.live import wrapped_rows
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tui.core.ledger import Ledger, ledger_csv, ledger_table
+from tui.core.billing.ledger import Ledger, ledger_csv, ledger_table
 
 from tests.support.sshd import REPO
 
@@ -33,7 +33,7 @@ def test_reconnects_continue_a_session_and_a_reboot_starts_a_new_one(tmp_path):
 WRITER = r"""
 import sys, time
 sys.path.insert(0, %r)
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 led = Ledger(sys.argv[1])
 name = sys.argv[2]
 for i in range(int(sys.argv[3])):
@@ -121,7 +121,7 @@ def _hold(path, seconds):
 
 
 def test_a_locked_ledger_is_waited_for_then_reported_with_its_holder_never_moved(tmp_path):
-    from tui.core.ledger import LedgerError
+    from tui.core.billing.ledger import LedgerError
     path = str(tmp_path / "l.db")
     led = Ledger(path)
     led.open_session("box", "boot-1", 1000.0)
@@ -158,7 +158,7 @@ def test_a_lock_released_within_the_timeout_is_simply_waited_for(tmp_path):
 
 
 def test_unreadable_ledger_is_an_error_not_a_move(tmp_path):
-    from tui.core.ledger import LedgerError
+    from tui.core.billing.ledger import LedgerError
     if os.geteuid() == 0:
         # root reads anything: use a directory where the file should be instead
         path = tmp_path / "l.db"
@@ -192,7 +192,7 @@ def test_cli_ledger_on_a_locked_ledger_says_who_and_moves_nothing(tmp_path):
     holder = _hold(path, 60)
     try:
         r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
-                            "import tui.core.ledger as l; l.Ledger.__init__.__defaults__ = (None, 1.0); "
+                            "import tui.core.billing.ledger as l; l.Ledger.__init__.__defaults__ = (None, 1.0); "
                             "from tui.cli import main; sys.exit(main(['ledger']))" % REPO],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     finally:

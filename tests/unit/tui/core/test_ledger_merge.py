@@ -6,9 +6,9 @@ import os
 import subprocess
 import sys
 
-from tui.core.billing_clock import BillingClock
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 
 from tests.unit.tui.core.test_billing_clock import inventory
 

@@ -4,7 +4,7 @@ import types
 
 import pytest
 
-from tui.core import transfer
+from tui.core.transfer import download as transfer
 
 
 def sftp_with(limit):

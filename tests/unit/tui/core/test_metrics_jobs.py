@@ -4,7 +4,7 @@ injected), from the same FleetBox rows the fleet screen shows; no secret in the 
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from tui.core.metrics import export_view, metric_families
+from tui.core.fleet.metrics import export_view, metric_families
 
 from tests.support.fleet_canned import canned_fleet_app
 from tests.e2e.test_exporter import of, samples

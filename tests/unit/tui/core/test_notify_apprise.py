@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("apprise")
 
-from tui.core.notify_apprise import send_all  # noqa: E402
+from tui.core.notify.send import send_all  # noqa: E402
 
 
 class _Hook(http.server.BaseHTTPRequestHandler):

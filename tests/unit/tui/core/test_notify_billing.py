@@ -3,12 +3,12 @@ the billing facts (the price in use, the session's start and budget, the provide
 sent again whenever they change or the connection is new; the `[notify] events` filter in
 notify_config. (Sending them: tests/unit/tui/remote/test_notify_push.py.)"""
 
-from remote_probe import budget_watch
+from remote_probe.watch import budget_watch
 from remote_probe.wire import check_request
-from tui.core import billing
-from tui.core.billing_clock import BillingClock
+from tui.core.billing import rates as billing
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
-from tui.core.notify_wire import billing_params, notify_config
+from tui.core.notify.wire import billing_params, notify_config
 
 RUNPOD_OK = {"provider": "runpod", "ok": True, "rate_per_hour": 0.69, "currency": "USD", "balance": 12.0,
              "spend_per_hour": 2.0, "source": "RunPod API", "read_at": 1_700_000_000.0}

@@ -1,9 +1,9 @@
 """`save_signal` in [notify] / [hosts.X.notify] reaches the box's watch (issue 36): on a spot
-notice the daemon sends it to each running job (remote_probe/box_watch.py)."""
+notice the daemon sends it to each running job (remote_probe/watch/box_watch.py)."""
 
 from remote_probe import wire
 from remote_probe.wire import schema
-from tui.core.notify_wire import notify_config
+from tui.core.notify.wire import notify_config
 
 URL = "ntfys://ntfy.sh/gpu_alerts"
 

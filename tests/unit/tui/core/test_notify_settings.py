@@ -5,7 +5,7 @@ bad URLs (never with their secrets)."""
 import pytest
 
 from tui.core import i18n
-from tui.core.notify_settings import notify_settings, parse_quiet_hours, url_problem
+from tui.core.notify.settings import notify_settings, parse_quiet_hours, url_problem
 
 NTFY = "ntfys://ntfy.sh/gpu_alerts"
 DING = "dingtalk://SECabc123@a1b2c3d4e5f6"

@@ -1,7 +1,8 @@
 """Issue 23: nvitop's `ssh -t` reaches the box the way the rest of gputui does: the same
 --ssh-config and the -i/-J/-o of a pasted login command (like tmux attach), not only -p/-l."""
 
-from tui.core import jobs, nvitop_commands
+from tui.core import nvitop_commands
+from tui.core.jobs import tmux_rows as jobs
 from tui.remote import ssh
 
 

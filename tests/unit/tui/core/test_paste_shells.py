@@ -11,8 +11,9 @@ import sys
 import asyncssh
 import pytest
 
-from remote_probe.autostop import Autostop
-from tui.core import nvitop_commands, paste
+from remote_probe.autostop.policy import Autostop
+from tui.core import nvitop_commands
+from tui.core.text import paste
 from tui.remote.asker import key_offer_text
 from tui.remote.ssh.known_hosts import ChangedHostKey
 
@@ -109,7 +110,7 @@ def test_plain_words_stay_readable():
     ("~other/x", "/home/u/~other/x"),  # another user's home is not guessed: relative, as typed
 ])
 def test_a_box_path_means_under_the_box_users_home(given, expected, tmp_path):
-    from tui.core.paste import box_path_word
+    from tui.core.text.paste import box_path_word
     out = subprocess.run(["sh", "-c", "printf %s " + box_path_word(given)], cwd=tmp_path,
                          env={"HOME": "/home/u", "PATH": os.environ["PATH"]},
                          stdout=subprocess.PIPE, text=True, check=True).stdout

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tui.core.config import HostConfig
-from tui.core.preflight_verdicts import FAIL, PASS, WARN, exit_code, run_checks, spec_for, worst
+from tui.core.checks.preflight import FAIL, PASS, WARN, exit_code, run_checks, spec_for, worst
 from tui.core.providers import PRESETS
 from tests.support import TESTS
 
@@ -136,7 +136,7 @@ def test_facts_recorded_on_the_real_h200_pass():
 
 def test_dataloader_report_from_the_real_h200_is_diagnosed_as_starved():
     """bench/dl_gpu.py on the H200: num_workers=0 waited 95% of the time at ~5% GPU util."""
-    from tui.core.diagnosis import LoaderFacts, diagnose
+    from tui.core.checks.diagnosis import LoaderFacts, diagnose
     with open(os.path.join(DATA, "dl_gpu_h200.json")) as f:
         report = json.load(f)
     s = report["starved"]["last_stats"]
@@ -152,7 +152,7 @@ def test_the_real_h200_fed_run_is_not_called_slow_workers_when_their_cpu_is_unkn
     make) still waited 42%: without the workers' CPU the old line said "workers not at their
     limit → raise prefetch_factor", a wrong fix. It also records that the job took ~61 s to exit
     after its loop with the hook and without it: torch's worker shutdown, not the hook."""
-    from tui.core.diagnosis import LoaderFacts, diagnose
+    from tui.core.checks.diagnosis import LoaderFacts, diagnose
     with open(os.path.join(DATA, "dl_gpu_h200.json")) as f:
         report = json.load(f)
     fed = report["fed"]
@@ -188,7 +188,7 @@ def test_home_disk_is_checked_when_it_is_not_the_system_disk(home, want):
 def test_an_asked_for_matmul_that_did_not_run_says_why():
     """Doctor's r ("again, with the GPU matmul") showed no matmul row and said nothing when torch
     or CUDA was missing or a GPU was busy."""
-    from tui.core.preflight_verdicts import check_smoke
+    from tui.core.checks.preflight import check_smoke
     inv = {"gpus": [{"index": 0, "name": "NVIDIA A100-SXM4-40GB"}]}
     def why(torch, busy=False, inv=inv):
         rows = check_smoke(inv, torch, asked=True, gpus_busy=busy)

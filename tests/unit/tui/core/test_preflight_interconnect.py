@@ -12,7 +12,7 @@ from remote_probe.backends.nvml import NvmlBackend
 from remote_probe.backends.sim import SimBackend
 from tui.core.config import HostConfig
 from tui.core.model import GpuLive
-from tui.core.preflight_verdicts import (FAIL, PASS, WARN, allreduce_gbps, bandwidth_verdict, check_filesystems,
+from tui.core.checks.preflight import (FAIL, PASS, WARN, allreduce_gbps, bandwidth_verdict, check_filesystems,
                                 check_gpus, check_interconnect, check_net, link_verdict, pair_gbps, pcie_gbps,
                                 slice_verdict)
 from tui.core.providers import resolve

@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from tui.core import probe_sockets
+from tui.core.session import probe_sockets
 from tui.core.crash import write_crash_log
 from tui.core.private import make_private_dir, write_private_file
-from tui.core.transfer import download, local_path_for
+from tui.core.transfer.download import download, local_path_for
 
 from tests.e2e.test_transfer import make_remote, sftp  # noqa: F401 - fixture
 

@@ -3,7 +3,7 @@
 import json
 import os
 
-from tui.core import probe_sockets as ps
+from tui.core.session import probe_sockets as ps
 
 SECRET = "ab" * 32  # the daemon key a command-path hello gave (wire/challenge.py)
 

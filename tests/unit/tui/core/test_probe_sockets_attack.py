@@ -2,7 +2,7 @@
 
 import os
 
-from tui.core import probe_sockets as ps
+from tui.core.session import probe_sockets as ps
 
 SECRET = "ab" * 32  # the daemon key a command-path hello gave (wire/challenge.py)
 
@@ -74,7 +74,7 @@ def test_usable_socket_decides_by_shape():
 def test_two_gputui_processes_writing_at_once_never_corrupt_the_file():
     import subprocess
     import sys
-    code = ("import sys\nfrom tui.core import probe_sockets as ps\n"
+    code = ("import sys\nfrom tui.core.session import probe_sockets as ps\n"
             "for i in range(150):\n"
             "    k = ps.cache_key('SHA256:' + sys.argv[1], 'root', None)\n"
             "    ps.remember(k, '/s%d.sock' % i, '/d', secret='ab' * 32)\n"

@@ -5,7 +5,7 @@ doubling a row, and deep chains drawn at a capped depth."""
 import pytest
 
 from tui.core.model import ProcRow
-from tui.core.proc_tree import MAX_DEPTH, branch_prefix, tree_order
+from tui.core.jobs.proc_tree import MAX_DEPTH, branch_prefix, tree_order
 
 
 def row(pid, ppid=None, gpu=0, local=True):

@@ -6,12 +6,13 @@ import time
 
 import pytest
 
-from remote_probe import provider_api, wire
-from tui.core import provider_price
-from tui.core.billing_clock import BillingClock
+from remote_probe import wire
+from remote_probe.provider import api as provider_api
+from tui.core.billing import provider_price
+from tui.core.billing.clock import BillingClock
 from tui.core.config import HostConfig
 from tui.core.providers import resolve
-from tui.core.release_actions import action_command_text, needs_choice, release_choices
+from tui.core.checks.release_actions import action_command_text, needs_choice, release_choices
 from tui.ui.widgets.billing_panel import autostop_text, clock_text, render_billing
 
 RUNPOD_OK = {"provider": "runpod", "ok": True, "rate_per_hour": 0.69, "currency": "USD", "balance": 12.0,

@@ -5,10 +5,11 @@ shows the alarm and `fleet --check` fails; `status` says it loudly."""
 
 import pytest
 
-from tui.core import billing_clock as bc
-from tui.core import fleet_rows, report
+from tui.core.billing import clock as bc
+from tui.core import report
+from tui.core.fleet import rows as fleet_rows
 from tui.core.config import HostConfig
-from tui.core.ledger import Ledger
+from tui.core.billing.ledger import Ledger
 
 BOOT = "boot-1"
 FIRED = {"event": "fired", "t": 1500.0, "reason": "deadline", "command": "true", "exit": 0}
@@ -126,7 +127,7 @@ def test_status_says_it_loudly():
 
 
 def test_the_exporter_says_release_unverified(tmp_path):
-    from tui.core.metrics import export_view, metric_families
+    from tui.core.fleet.metrics import export_view, metric_families
     ledger = Ledger(str(tmp_path / "l.db"))
     now = [1501.0]
     b = box(ledger, now)

@@ -5,8 +5,8 @@ downloaded, no warning for a 0 MiB sparse file, small files in KiB."""
 import pytest
 
 from remote_probe import tmux_control
-from tui.core import checklist_verdicts as cv
-from tui.core import format as fmt
+from tui.core.checks import checklist as cv
+from tui.core.text import format as fmt
 from tui.core.providers import resolve
 from tui.core.config import HostConfig
 

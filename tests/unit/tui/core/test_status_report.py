@@ -50,7 +50,7 @@ def test_text_says_autostop(monkeypatch):
 def test_a_box_without_proc_says_so_in_status_and_json():
     """The jobs block's no_proc: `status` warns that jobs outside tmux cannot be seen, the
     JSON carries it, and a box with /proc says nothing of the kind."""
-    from tui.core.jobs import no_proc_notice
+    from tui.core.jobs.tmux_rows import no_proc_notice
     bare = reply()
     bare["jobs"] = dict(bare["jobs"], no_proc=True)
     doc = report.status_json(bare, "box")

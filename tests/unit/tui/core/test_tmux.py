@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from remote_probe import protection, tmux_control as tmux
-from tui.core import jobs
+from remote_probe import tmux_control as tmux
+from remote_probe.watch import protection
+from tui.core.jobs import tmux_rows as jobs
 from tui.remote.ssh import Target
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
@@ -136,7 +137,7 @@ def test_session_names_tmux_would_mangle_are_refused(name, ok):
 
 
 def test_pane_rows_survive_a_probe_that_leaves_fields_out():
-    from tui.core.jobs import pane_rows
+    from tui.core.jobs.tmux_rows import pane_rows
     rows = pane_rows([{"id": "$1", "windows": [{"panes": [{"id": "%1"}, {"command": "no id"}]}]},
                       {"id": "$2"}], 100.0)
     assert [r["pane"] for r in rows] == ["%1"]

@@ -1,11 +1,11 @@
-"""What push decides before a byte moves (tui.core.upload_plan, tui.cli.push_cmd.split_remote)."""
+"""What push decides before a byte moves (tui.core.transfer.upload_plan, tui.cli.push_cmd.split_remote)."""
 
 import os
 
 import pytest
 
 from tui.cli.transfer_args import split_remote
-from tui.core.upload_plan import (LocalEntry, RemoteStat, decide, estimate, name_problem,
+from tui.core.transfer.upload_plan import (LocalEntry, RemoteStat, decide, estimate, name_problem,
                                   on_wiped_disk, remote_path_for, scan_local)
 
 F = LocalEntry("d/a.bin", "/x/d/a.bin", "file", size=100, mtime=1000.0)
@@ -123,7 +123,7 @@ TREE = [LocalEntry("d", "/x/d", "dir"), LocalEntry("d/a.bin", "/x/d/a.bin", "fil
         ("info", "无卡模式 (no-GPU mode)")], ["stop", "warn"]),
 ])
 def test_plan_lines(dest, free, preset, rate, bps, want, unwanted):
-    from tui.core.upload_plan import plan_for, plan_lines
+    from tui.core.transfer.upload_plan import plan_for, plan_lines
     plan = plan_for(TREE, dest, free, preset, rate)
     assert (plan.files, plan.total, plan.unusual) == (1, 2 * GIB, (("d/p", "a FIFO"),))
     lines = plan_lines(plan, bps)
@@ -136,7 +136,7 @@ def test_plan_lines(dest, free, preset, rate, bps, want, unwanted):
 
 def test_plan_lines_in_chinese_keep_their_figures():
     from tui.core import i18n
-    from tui.core.upload_plan import plan_for, plan_lines
+    from tui.core.transfer.upload_plan import plan_for, plan_lines
     i18n.set_language("zh")
     try:
         lines = plan_lines(plan_for(TREE, "/root/autodl-tmp/x", None, _Preset("autodl", "AutoDL"), 3.6), 10e6)
@@ -168,7 +168,7 @@ def test_two_sources_with_one_name_send_the_first_and_list_the_second(tmp_path):
 
 UNREADABLE_SCAN = r"""
 import json, sys
-from tui.core.upload_plan import scan_local
+from tui.core.transfer.upload_plan import scan_local
 print(json.dumps({e.rel: [e.kind, e.why, e.lost] for e in scan_local([sys.argv[1]])}))
 """
 
@@ -232,7 +232,7 @@ def test_what_cannot_be_read_is_listed_and_counts_as_not_sent(tmp_path):
     ("none", False, True, (None, "/x/best.pt")),     # two sources: DEST is their folder
 ])
 def test_one_file_to_a_dest_that_is_not_a_folder_lands_as_dest(kind, folder_meant, more, want):
-    from tui.core.upload_plan import as_file_target
+    from tui.core.transfer.upload_plan import as_file_target
     entries = [LocalEntry("model.pt", "/l/model.pt", "file", 5)]
     if more:
         entries.append(LocalEntry("b.txt", "/l/b.txt", "file", 1))

@@ -4,9 +4,9 @@ pane the probe cannot see into is "cannot check here", never a pass or an "idle 
 import pytest
 
 from tui.core import from_wire
-from tui.core.checklist_verdicts import check_jobs, env_frozen_text
-from tui.core.jobs import no_proc_notice, pane_rows
-from tui.core.preflight_verdicts import FAIL, PASS, WARN
+from tui.core.checks.checklist import check_jobs, env_frozen_text
+from tui.core.jobs.tmux_rows import no_proc_notice, pane_rows
+from tui.core.checks.preflight import FAIL, PASS, WARN
 
 
 def sessions(*panes):
@@ -60,5 +60,5 @@ def test_jobs_block_no_proc_flag(block, no_proc):
 
 
 def test_the_no_proc_cause_reads_as_words():
-    from tui.core.job_lines import cause_text
+    from tui.core.jobs.lines import cause_text
     assert "without /proc" in cause_text("no_proc")

@@ -58,7 +58,7 @@ def test_the_token_comes_from_a_private_config(tmp_path, text, mode, token, prob
 
 
 def test_the_billing_clock_counts_the_wallet_down_at_the_typed_rate(api, monkeypatch, tmp_path):  # noqa: F811
-    from tui.core.billing_clock import BillingClock
+    from tui.core.billing.clock import BillingClock
     a = api({ROUTE: (200, BALANCE)})
     monkeypatch.setenv("GPUTUI_AUTODL_API", a.url)
     cfg = write(tmp_path, '[hosts.a]\nrate = 2.0\nautodl_token = "%s"\n' % TOKEN, 0o600)

@@ -7,7 +7,7 @@ import pytest
 
 from remote_probe import wire
 from tui.remote import bootstrap
-from tui.remote.probe_bundle import build_probe, probe_filename
+from tui.remote.probe.bundle import build_probe, probe_filename
 
 
 def run(cmd, home, path):

@@ -7,7 +7,7 @@ import os
 
 from tui.core.config import Config
 from tui.core.config_reload import ConfigWatcher
-from tui.core.fleet_rows import FleetHost
+from tui.core.fleet.rows import FleetHost
 from tui.remote.exporter import reload_config
 from tui.remote.fleet_pool import Fleet
 

@@ -2,8 +2,8 @@
 on the UI's loop), force writes them all."""
 
 from tui.core.config import Config
-from tui.core.fleet_rows import FleetHost
-from tui.core.ledger import Ledger
+from tui.core.fleet.rows import FleetHost
+from tui.core.billing.ledger import Ledger
 from tui.remote.fleet_pool import Fleet
 
 

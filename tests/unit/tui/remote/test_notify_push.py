@@ -4,7 +4,7 @@ every new connection, not again to a probe that refused them, again after a time
 import asyncio
 
 from tui.remote import notify_push
-from tui.remote.probe_client import ProbeError
+from tui.remote.probe.client import ProbeError
 
 
 class FakeClient:
@@ -65,7 +65,7 @@ NTFY = {"urls": ["ntfy://ntfy.example.com/gpu_alerts"]}
 
 def connected_with(data, state="live"):
     """A session as the app made it at connect from `data`, the box named "lab box"."""
-    from tui.core.notify_wire import notify_config
+    from tui.core.notify.wire import notify_config
     return LiveSession(FakeClient(), notify_config(data, "box1", "lab box")[0], state)
 
 

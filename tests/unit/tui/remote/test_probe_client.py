@@ -6,7 +6,7 @@ import json
 import pytest
 
 from remote_probe import wire
-from tui.remote.probe_client import ProbeClient, ProbeError
+from tui.remote.probe.client import ProbeClient, ProbeError
 
 
 class Writer:

@@ -1,11 +1,11 @@
-"""pull's walk of the box (tui.remote.pull.walk_sftp): a folder the box will not list is
+"""pull's walk of the box (tui.remote.transfer.pull.walk_sftp): a folder the box will not list is
 reported and skipped, never the end of the whole pull; names come as bytes."""
 
 import stat
 
 import asyncssh
 
-from tui.remote.pull import CANNOT_LIST, NOT_REGULAR, walk_sftp
+from tui.remote.transfer.pull import CANNOT_LIST, NOT_REGULAR, walk_sftp
 
 
 class Attrs:
@@ -49,7 +49,7 @@ async def test_a_folder_the_box_will_not_list_is_reported_and_the_rest_comes():
 def test_a_box_symlink_is_made_here_as_a_link_and_never_followed(tmp_path):
     import os
 
-    from tui.core.transfer import place_link
+    from tui.core.transfer.download import place_link
     base = str(tmp_path / "pulled")
     os.makedirs(base)
     assert place_link(base, "run/latest.pt", "ckpt/e3.pt") == ("link", "")

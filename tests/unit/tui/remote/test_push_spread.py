@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from tui.remote import push_spread as sp
+from tui.remote.transfer import push_spread as sp
 
 MB = 1 << 20
 BLOCK = 255 << 10

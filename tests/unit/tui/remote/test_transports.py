@@ -11,11 +11,13 @@ import subprocess
 
 import pytest
 
-from remote_probe import filexfer, wire
+from remote_probe import wire
+from remote_probe.files import filexfer
 from remote_probe.attach import _Out
-from tui.remote import bootstrap, probe_files, transports
-from tui.remote.probe_bundle import probe_filename
-from tui.remote.probe_client import ProbeClient, ProbeStartError, hello_in_noise
+from tui.remote import bootstrap, transports
+from tui.remote.probe import files as probe_files
+from tui.remote.probe.bundle import probe_filename
+from tui.remote.probe.client import ProbeClient, ProbeStartError, hello_in_noise
 
 
 @pytest.mark.parametrize("status,out,err,want", [
@@ -118,7 +120,7 @@ def run_script(tmp_path, stdin, **kw):
 
 
 def test_upload_is_length_prefixed_and_checked(tmp_path):
-    from tui.remote.probe_bundle import build_probe
+    from tui.remote.probe.bundle import build_probe
     data, _ = build_probe()
     sha, r = run_script(tmp_path, data, data=data)
     assert r.returncode == 0, r.stderr
@@ -129,7 +131,7 @@ def test_upload_is_length_prefixed_and_checked(tmp_path):
 
 
 def test_mangled_raw_upload_is_retried_as_base64(tmp_path):
-    from tui.remote.probe_bundle import build_probe
+    from tui.remote.probe.bundle import build_probe
     data, _ = build_probe()
     bad = data[:100] + b"\r" + data[101:]  # what a terminal's CR/LF translation would do
     sha, r = run_script(tmp_path, bad + base64.b64encode(data), data=data)

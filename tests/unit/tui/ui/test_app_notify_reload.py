@@ -43,7 +43,7 @@ def write(path, text):
 
 
 def app_on(path, text, budget=None):
-    from tui.core.notify_wire import notify_config
+    from tui.core.notify.wire import notify_config
     write(path, text)
     config = Config.load(path)
     target = ssh.Target.parse("snapbox")

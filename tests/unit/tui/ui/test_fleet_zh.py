@@ -6,7 +6,8 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import DataTable
 
-from tui.core import fleet_rows as fleet, i18n
+from tui.core import i18n
+from tui.core.fleet import rows as fleet
 from tui.ui.screens.fleet_screen import COLUMNS
 
 from tests.support.fleet_canned import HOSTS, RELEASED, canned_fleet_app

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tui.core.jobs import attach_argv
+from tui.core.jobs.tmux_rows import attach_argv
 from tui.core.nvitop_commands import terminal_argv
 from tui.remote import ssh
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from textual.app import App
 
-from tui.core import format as fmt
+from tui.core.text import format as fmt
 from tui.core.model import ProcRow
 from tui.ui.widgets.process_table import ProcessTable
 

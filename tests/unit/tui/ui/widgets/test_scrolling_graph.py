@@ -5,7 +5,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.core import format as fmt
+from tui.core.text import format as fmt
 from tui.ui.widgets.graph import ScrollingGraph
 
 values = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-50, 150))
