@@ -1,14 +1,21 @@
 """Issue 23, "Getting it": a wheel built from the tree, installed with pipx into a fresh
-environment (no clone on sys.path), carries its package data and runs `gputui demo`."""
+environment (no clone on sys.path), carries its package data and runs `gputui demo`.
+
+Issue 37, "a fresh install that is quiet": that install resolves the newest releases of every
+dependency from the package index, as a user's does, and the commands a user runs first print
+nothing on stderr there (a library's deprecation warning on every command was ten lines of
+noise). This is the newest-releases half of docs/dependencies.md; .ci/lower_bounds is the other."""
 
 import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 
 import pytest
 
@@ -73,12 +80,14 @@ def installed(tmp_path_factory):
             tmp = shared / "wheel-install"
             shutil.rmtree(str(tmp), ignore_errors=True)  # a failed earlier try
             tmp.mkdir()
-            record.write_text(json.dumps(install(tmp)))
-        launcher, env, site, how, said = json.loads(record.read_text())
+            start = time.monotonic()
+            done = install(tmp)
+            record.write_text(json.dumps(done + (round(time.monotonic() - start, 1),)))
+        launcher, env, site, how, said, took = json.loads(record.read_text())
     tmp = tmp_path_factory.mktemp("wheel")
     env = dict(env, HOME=str(tmp / "home"))
     os.makedirs(env["HOME"])
-    print("installed with", how, said[-500:])
+    print("installed with", how, "in %.1f s (build + install)" % took, said[-500:])
     return launcher, env, tmp, site, how, said
 
 
@@ -123,3 +132,115 @@ def test_installed_demo_shows_a_sample(installed):
         child.sendline("q")
         child.expect(pexpect.EOF, timeout=30)
         child.close(force=True)
+
+
+# --- Issue 37: a fresh install is quiet ----------------------------------------------------
+
+def user_env():
+    """This test's environment as a user's shell has it: its HOME (user_world's, where one is
+    set), its own gputui dirs (conftest), no PYTHONPATH into the clone, no -W switches."""
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PYTHONWARNINGS", "PYTHONDEVMODE"):
+        env.pop(name, None)
+    return env
+
+
+def resolved_versions(launcher):
+    """-> {distribution: version} of the environment pipx made (what the index gave today)."""
+    python = os.path.join(os.path.dirname(os.path.realpath(launcher)), "python")
+    out = subprocess.run([python, "-c", "import importlib.metadata as m, json; print(json.dumps("
+                          "{d.metadata['Name'].lower(): d.version for d in m.distributions()}))"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def run_quietly(launcher, argv, env, cwd, json_out=False, ok=(0,), stderr_may=None, timeout=120):
+    """Run `gputui argv` -> a complaint (str) or None. A complaint quotes stderr whole."""
+    r = subprocess.run([launcher] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=env, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
+    said = "gputui %s -> exit %d" % (" ".join(argv), r.returncode)
+    noisy = r.stderr if stderr_may is None else "".join(
+        line for line in r.stderr.splitlines(True) if not stderr_may(line))
+    if noisy:
+        return "%s printed on stderr:\n%s" % (said, r.stderr)
+    if r.returncode not in ok:
+        return "%s (wanted %s); stdout:\n%s" % (said, ok, r.stdout[-2000:])
+    if json_out:
+        try:
+            json.loads(r.stdout)
+        except ValueError as e:
+            return "%s: stdout is not JSON (%s):\n%s" % (said, e, r.stdout[-2000:])
+    return None
+
+
+PYTHON_NOISE = re.compile(r"\w+Warning: |Traceback \(most recent call last\)|[Dd]eprecat")
+
+
+def assert_all_quiet(complaints, versions):
+    complaints = [c for c in complaints if c]
+    assert not complaints, "\n\n".join(complaints) + "\n\nresolved fresh: " + ", ".join(
+        "%s %s" % kv for kv in sorted(versions.items()))
+
+
+# The help of every command (what a user reads first), and the commands that need no box.
+OFFLINE = [
+    (["--version"], {}),
+    (["--help"], {}),
+    (["scenarios"], {}),
+    (["ledger"], {}),
+    (["ledger", "--json"], {"json_out": True}),
+    (["fleet", "--json"], {"json_out": True}),
+    (["fleet", "--check"], {}),
+] + [([cmd, "--help"], {}) for cmd in (
+    "connect", "status", "doctor", "checklist", "demo", "scenarios", "ledger", "fleet", "exporter",
+    "push", "pull", "notify")] + [(["--lang", "zh", "demo", "--help"], {})]
+
+
+def test_a_fresh_install_is_quiet_without_a_box(installed):
+    """Newest releases of every dependency (pipx resolved them today): nothing on stderr."""
+    launcher, _, tmp, _, _, _ = installed
+    env = dict(user_env(), HOME=str(tmp / "home"))
+    versions = resolved_versions(launcher)
+    print("resolved fresh:", ", ".join("%s %s" % kv for kv in sorted(versions.items())))
+    assert_all_quiet([run_quietly(launcher, argv, env, str(tmp), **kw) for argv, kw in OFFLINE], versions)
+
+
+def test_a_fresh_install_is_quiet_against_a_box(installed, user_world, receiver, tmp_path):
+    """The first commands against a box, reached the way users reach it (the alias in
+    ~/.ssh/config, no --ssh-config): status, doctor, the checklist, a push and a pull, and the
+    notification test: nothing on stderr but what gputui says on purpose."""
+    launcher, _, _, _, _, _ = installed
+    env = user_env()
+    assert env["HOME"] == str(user_world.home)
+    box = ["--remote-dir", user_world.box.remote_dir, "--simulate", "a100x2"]
+    # [notify] urls for `notify test`, in this test's own config dir (conftest's)
+    os.makedirs(env["GPUTUI_CONFIG_DIR"], exist_ok=True)
+    with open(os.path.join(env["GPUTUI_CONFIG_DIR"], "config.toml"), "w") as f:
+        f.write("[notify]\nurls = [%s]\n" % json.dumps(receiver.url))
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.py").write_text("print('hi')\n")
+    dest = tmp_path / "boxside"
+    back = tmp_path / "back"
+
+    def progress(line):
+        """push/pull report progress, advice and a summary on stderr, by design; no Python
+        warning (`…: SomethingWarning: …`) and no traceback among them."""
+        return not PYTHON_NOISE.search(line)
+    runs = [
+        (["status", "mybox"] + box, {}),
+        (["status", "mybox", "--json"] + box, {"json_out": True}),
+        # the checklist's verdict is its exit code: 2, not safe to release (a100x2's jobs run)
+        (["checklist", "--json", "mybox"] + box, {"json_out": True, "ok": (2,)}),
+        (["checklist", "mybox"] + box, {"ok": (2,)}),
+        (["doctor", "--json", "--no-smoke", "mybox"] + box, {"json_out": True, "ok": (0, 1)}),
+        (["push", str(data), "mybox:%s" % dest] + box, {"stderr_may": progress}),
+        (["pull", "mybox:%s" % (dest / "data"), str(back)] + box, {"stderr_may": progress}),
+        (["notify", "test"], {}),
+    ]
+    versions = resolved_versions(launcher)
+    assert_all_quiet([run_quietly(launcher, argv, env, str(tmp_path), **kw) for argv, kw in runs],
+                     versions)
+    assert (back / "data" / "train.py").read_text() == "print('hi')\n"  # the transfers really ran
+    assert receiver.hits  # and so did the notification

@@ -56,6 +56,16 @@ def skip_x509():
     return X509_MODULE not in sys.modules and importlib.util.find_spec("OpenSSL") is None
 
 
+def _dsa_warning_class():
+    """cryptography's CryptographyDeprecationWarning (asyncssh loads cryptography.utils anyway);
+    a cryptography without it has no DSA deprecation to silence, so a class nothing raises."""
+    try:
+        from cryptography.utils import CryptographyDeprecationWarning
+    except ImportError:
+        return type("NoDsaDeprecation", (Warning,), {})
+    return CryptographyDeprecationWarning
+
+
 def _import():
     skipped = skip_x509()
     if skipped:
@@ -67,7 +77,8 @@ def _import():
             # cryptography >= 46 deprecates DSA, and asyncssh's modules name its classes at import:
             # ten warnings on every command's stderr that no user of gputui can act on. Only
             # those, only during this import (issue 37); any other warning still shows.
-            warnings.filterwarnings("ignore", message=DSA_WARNING, module=r"asyncssh(\.|$)")
+            warnings.filterwarnings("ignore", message=DSA_WARNING, category=_dsa_warning_class(),
+                                    module=r"asyncssh(\.|$)")
             import asyncssh  # noqa: F401 - imported here once; everyone else gets it from sys.modules
     finally:
         ctypes.util.find_library = _real_find_library
