@@ -13,6 +13,7 @@ from tui.core.i18n import _
 from tui.core.session.conn_state import ConnState
 from tui.core.notify.wire import notify_config
 from tui.remote import ssh
+from tui.remote.late_sync import LateSemaphore
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 
 log = logging.getLogger("gputui.fleet")
@@ -25,7 +26,7 @@ class FleetSession(RemoteSession):
     """A RemoteSession whose connect attempts pass a shared gate, so 20 boxes (or 20
     reconnects after the laptop wakes up) do not all handshake at the same moment."""
 
-    def __init__(self, *args, gate: asyncio.Semaphore, box: FleetBox, **kwargs):
+    def __init__(self, *args, gate: LateSemaphore, box: FleetBox, **kwargs):
         super().__init__(*args, listener=box, **kwargs)
         self.gate = gate
         self.box = box
@@ -49,7 +50,7 @@ class Fleet:
                  on_change=None, clock=time.time, asker_for=None,
                  make_box: Callable[..., FleetBox] = FleetBox):
         self.config = config
-        self.gate = asyncio.Semaphore(concurrency)
+        self.gate = LateSemaphore(concurrency)  # made before its loop runs: late_sync
         self.boxes: List[FleetBox] = []
         self.sessions = {}
         self._tasks = []

@@ -22,6 +22,7 @@ from tui.core.session import probe_sockets
 from tui.core.i18n import _
 from tui.core.session.conn_state import ConnState
 from tui.remote import notify_push, ssh, tcp_ack, transports
+from tui.remote.late_sync import LateEvent
 from tui.remote.probe import files as probe_files
 from tui.remote.probe.client import IncompatibleProbe, ProbeError
 
@@ -114,7 +115,7 @@ class RemoteSession:
         self.connects = 0
         self.rtt_ms = None
         self.next_attempt_at = None  # monotonic time of the next reconnect attempt
-        self._retry_now = asyncio.Event()
+        self._retry_now = LateEvent()  # sessions are made before their loop runs: late_sync
         self._closing = False
         # "exec" until the box refuses an exec channel the way PTY-only proxies do;
         # then "pty" for the rest of this session (reconnects skip the refused try).
@@ -130,14 +131,14 @@ class RemoteSession:
         self._sftp_early = None
         self.direct = False  # this connection reached the daemon's socket without a command
         self._direct_failed = None  # the cache entry whose socket would not open, this attempt
-        self._state_changed = asyncio.Event()
+        self._state_changed = LateEvent()
 
     # -- events ----------------------------------------------------------------
     def _set_state(self, state, detail=""):
         self.state = state
         self.listener.on_state(state, detail)
         self._state_changed.set()  # wakes requests waiting for the session to be live
-        self._state_changed = asyncio.Event()
+        self._state_changed = LateEvent()
 
     def _on_push(self, msg):
         kind = msg["type"]

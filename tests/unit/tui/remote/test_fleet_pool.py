@@ -19,7 +19,7 @@ async def test_persist_takes_turns_and_force_writes_all(tmp_path):
     now = [1000.0]
     names = ["b%d" % i for i in range(5)]
     fleet, ledger = make_fleet(tmp_path, names, lambda: now[0])
-    assert fleet.gate._value == 3 and set(fleet.sessions) == set(names)
+    assert fleet.gate.limit == 3 and set(fleet.sessions) == set(names)
     for b in fleet.boxes:
         b.on_state("live")
         b.on_inventory({"gpus": [], "host": {"boot_id": "boot-" + b.host, "instance_start": 500.0}})
