@@ -20,7 +20,7 @@ from remote_probe.files import filexfer
 from remote_probe.autostop.policy import STATE_FILE, armed_in
 from remote_probe.autostop.supervise import stop_supervisor
 from remote_probe.paths import (UnsafePath, check_daemon_peer, ensure_private_dir, ensure_runtime_dir,
-                    self_command, socket_path)
+                                self_command, socket_path)
 from remote_probe.wire import EXIT_USAGE, config_key
 
 SPAWN_WAIT = 10.0

@@ -22,9 +22,8 @@ import threading
 import time
 
 from remote_probe import __version__, daemon_secret, dataloader, handlers, procfs, tmux_control as tmux, wire
-from remote_probe.autostop import supervise
+from remote_probe.autostop import release_verify, supervise
 from remote_probe.watch import protection
-from remote_probe.autostop import release_verify
 from remote_probe.autostop.policy import Autostop
 from remote_probe.watch.box_watch import BoxWatch
 from remote_probe.backends import BackendError, select_backend

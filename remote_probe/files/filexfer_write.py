@@ -30,8 +30,8 @@ import posixpath
 import stat
 import time
 
-from remote_probe.wire.messages import (FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
-                            MAX_CHUNK, PART_SUFFIX)
+from remote_probe.wire.messages import (FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT,
+                                        FILE_WRITE, MAX_CHUNK, PART_SUFFIX)
 from remote_probe.wire.schema import check_request
 
 STAT_BATCH = 2000  # paths per file_stat: the reply stays far under MAX_LINE

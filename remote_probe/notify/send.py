@@ -21,8 +21,8 @@ import urllib.parse
 import urllib.request
 
 from remote_probe.wire.channel_requests import OutRequest, build_requests, validate_url  # noqa: F401
-from remote_probe.wire.channel_urls import (APP_ID, KINDS, SCHEMES, NotifyURLError,  # noqa: F401
-                                redact_url, scrub, secrets_of)
+from remote_probe.wire.channel_urls import (APP_ID, KINDS, SCHEMES, NotifyURLError, redact_url,  # noqa: F401
+                                            scrub, secrets_of)
 
 
 class SendResult:

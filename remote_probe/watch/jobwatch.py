@@ -12,8 +12,9 @@ Stdlib only (the probe runs on Python 3.8).
 import re
 
 from remote_probe.watch import kernel_log
-from remote_probe.watch.checkpoint_guard import (CHECKPOINT_DIR, CHECKPOINT_STALE_S, CHECKPOINT_SUFFIXES, SCAN_MAX_DEPTH,  # noqa: F401
-                               SCAN_MAX_ENTRIES, SKIP_DIRS, checkpoint_status, newest_checkpoint)
+from remote_probe.watch.checkpoint_guard import (CHECKPOINT_DIR, CHECKPOINT_STALE_S,  # noqa: F401
+                                                 CHECKPOINT_SUFFIXES, SCAN_MAX_DEPTH, SCAN_MAX_ENTRIES,
+                                                 SKIP_DIRS, checkpoint_status, newest_checkpoint)
 from remote_probe.procfs.reader import PROC
 
 # ---- thresholds (seconds, percent, fractions) -------------------------------------

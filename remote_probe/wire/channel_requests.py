@@ -15,9 +15,9 @@ import re
 import time
 import urllib.parse
 
-from remote_probe.wire.channel_urls import (_BARK_LEVELS, _BARK_SOUNDS, _COLORS, _JSON_METHODS, _NTFY_PRIORITIES,
-                           _HOST_RE, APP_ID, AUTODL_URL, KINDS, NTFY_CLOUD, NotifyURLError, _hostport,
-                           _Parts, _token, redact_url)
+from remote_probe.wire.channel_urls import (_BARK_LEVELS, _BARK_SOUNDS, _COLORS, _JSON_METHODS,
+                                            _NTFY_PRIORITIES, _HOST_RE, APP_ID, AUTODL_URL, KINDS, NTFY_CLOUD,
+                                            NotifyURLError, _hostport, _Parts, _token, redact_url)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path

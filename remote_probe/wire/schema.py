@@ -14,13 +14,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the box's import path (attach runs on every connect)
     import typing
 
-from remote_probe.wire.messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE, ENV_CAPTURE,
-                       ERROR, FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST, FILE_MKDIR, FILE_STAT, FILE_WRITE,
-                       HELLO, INVENTORY, KILL, MAX_DEPTH, MAX_DL_ROWS, MAX_GPU_ROWS,
-                       MAX_CHUNK, MAX_ITEMS, MAX_META_ROWS, MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS,
-                       NOTIFY_BILLING, NOTIFY_CONFIG, NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META,
-                       PROVE, PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256, SUBSCRIBE, TMUX_CAPTURE,
-                       TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW, TMUX_RENAME, ProtocolError)
+from remote_probe.wire.messages import (AUTOSTOP, AUTOSTOP_ARM, AUTOSTOP_DISARM, CHECKLIST, DELETE,
+                                        ENV_CAPTURE, ERROR, FILE_CHMOD, FILE_COMMIT, FILE_LINK, FILE_LIST,
+                                        FILE_MKDIR, FILE_STAT, FILE_WRITE, HELLO, INVENTORY, KILL, MAX_DEPTH,
+                                        MAX_DL_ROWS, MAX_GPU_ROWS, MAX_CHUNK, MAX_ITEMS, MAX_META_ROWS,
+                                        MAX_PROC_ROWS, MAX_STR, MAX_WATCH_JOBS, NOTIFY_BILLING, NOTIFY_CONFIG,
+                                        NOTIFY_EVENT, NOTIFY_TEST, PREFLIGHT, PROC_META, PROVE,
+                                        PROVIDER_PRICE, RELEASE, REPLY, REQUEST_TYPES, SAMPLE, SHA256,
+                                        SUBSCRIBE, TMUX_CAPTURE, TMUX_INTERRUPT, TMUX_KILL, TMUX_NEW,
+                                        TMUX_RENAME, ProtocolError)
 from remote_probe.wire.rows import GPU_FIELDS, PROC_FIELDS, PROC_MIN_FIELDS, ProcCol
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from tests.e2e.test_push import (assert_a_chmod_is_carried, assert_second_push_sends_nothing,
-                                  assert_tree_landed, cut_mid_file, gputui, make_tree, sha)
+                                 assert_tree_landed, cut_mid_file, gputui, make_tree, sha)
 from tests.support.pty_fixtures import pty_only_box  # noqa: F401
 
 pytestmark = pytest.mark.timeout(600)

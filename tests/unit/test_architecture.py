@@ -138,21 +138,26 @@ def test_the_cycle_check_sees_a_function_local_import(tmp_path):
     assert "['tui.core.billing.clock', 'tui.core.billing.ledger', 'tui.core.report']" in out.stdout, out.stdout
 
 
+def room_folders(root):
+    """(folder, its .py file names) for every folder under root's tui/ and remote_probe/."""
+    for room in ("tui", "remote_probe"):
+        for folder, _dirs, files in os.walk(os.path.join(root, room)):
+            yield folder, [n for n in files if n.endswith(".py")]
+
+
 MAX_MODULE_LINES = 550  # "no module over ~500 lines", with a little slack for a merge in flight
 
 
 def oversized_modules(root, limit=MAX_MODULE_LINES):
     """(path, lines) of every .py under root's tui/ and remote_probe/ longer than `limit`."""
     found = []
-    for room in ("tui", "remote_probe"):
-        for folder, _dirs, files in os.walk(os.path.join(root, room)):
-            for name in files:
-                if name.endswith(".py"):
-                    path = os.path.join(folder, name)
-                    with open(path, encoding="utf-8") as f:
-                        n = sum(1 for _line in f)
-                    if n > limit:
-                        found.append((os.path.relpath(path, root), n))
+    for folder, modules in room_folders(root):
+        for name in modules:
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8") as f:
+                n = sum(1 for _line in f)
+            if n > limit:
+                found.append((os.path.relpath(path, root), n))
     return sorted(found)
 
 
@@ -177,11 +182,10 @@ def crowded_folders(root, limit=MAX_FOLDER_MODULES):
     """(folder, modules) of every package under root's tui/ and remote_probe/ with more than
     `limit` modules of its own: a newcomer reads the tree, so parts get folders."""
     found = []
-    for room in ("tui", "remote_probe"):
-        for folder, _dirs, files in os.walk(os.path.join(root, room)):
-            mods = [n for n in files if n.endswith(".py") and n not in ("__init__.py", "__main__.py")]
-            if len(mods) > limit:
-                found.append((os.path.relpath(folder, root), len(mods)))
+    for folder, modules in room_folders(root):
+        mods = [n for n in modules if n not in ("__init__.py", "__main__.py")]
+        if len(mods) > limit:
+            found.append((os.path.relpath(folder, root), len(mods)))
     return sorted(found)
 
 
@@ -189,15 +193,14 @@ def prefix_families(root, size=3):
     """(folder, prefix, names) for each group of `size` or more modules in one folder whose
     names share a first word (notify_a, notify_b, notify_c): such a family is a folder."""
     found = []
-    for room in ("tui", "remote_probe"):
-        for folder, _dirs, files in os.walk(os.path.join(root, room)):
-            by_prefix = {}
-            for n in files:
-                if n.endswith(".py") and "_" in n.strip("_"):
-                    by_prefix.setdefault(n.split("_")[0], []).append(n)
-            for prefix, names in sorted(by_prefix.items()):
-                if len(names) >= size:
-                    found.append((os.path.relpath(folder, root), prefix, sorted(names)))
+    for folder, modules in room_folders(root):
+        by_prefix = {}
+        for n in modules:
+            if not n.startswith("_") and "_" in n:  # __init__, _private: no first word
+                by_prefix.setdefault(n.split("_")[0], []).append(n)
+        for prefix, names in sorted(by_prefix.items()):
+            if len(names) >= size:
+                found.append((os.path.relpath(folder, root), prefix, sorted(names)))
     return found
 
 
@@ -215,7 +218,8 @@ def test_the_layout_checks_see_a_crowded_folder_and_a_family(tmp_path):
     (tmp_path / "remote_probe").mkdir()
     for i in range(MAX_FOLDER_MODULES + 1):
         (core / ("m%d.py" % i)).write_text("")
-    for name in ("notify_a.py", "notify_b.py", "watch_a.py", "watch_b.py", "watch_c.py", "__init__.py"):
+    for name in ("notify_a.py", "notify_b.py", "watch_a.py", "watch_b.py", "watch_c.py", "__init__.py",
+                 "__main__.py", "_private.py"):
         (tmp_path / "remote_probe" / name).write_text("")
     assert crowded_folders(str(tmp_path)) == [(os.path.join("tui", "core"), MAX_FOLDER_MODULES + 1)]
     assert prefix_families(str(tmp_path)) == [

@@ -13,8 +13,8 @@ from remote_probe.backends.sim import SimBackend
 from tui.core.config import HostConfig
 from tui.core.model import GpuLive
 from tui.core.checks.preflight import (FAIL, PASS, WARN, allreduce_gbps, bandwidth_verdict, check_filesystems,
-                                check_gpus, check_interconnect, check_net, link_verdict, pair_gbps, pcie_gbps,
-                                slice_verdict)
+                                       check_gpus, check_interconnect, check_net, link_verdict, pair_gbps,
+                                       pcie_gbps, slice_verdict)
 from tui.core.providers import resolve
 
 from tests.support.nvml_replay import ReplayNvml

@@ -6,7 +6,7 @@ import pytest
 
 from tui.cli.transfer_args import split_remote
 from tui.core.transfer.upload_plan import (LocalEntry, RemoteStat, decide, estimate, name_problem,
-                                  on_wiped_disk, remote_path_for, scan_local)
+                                           on_wiped_disk, remote_path_for, scan_local)
 
 F = LocalEntry("d/a.bin", "/x/d/a.bin", "file", size=100, mtime=1000.0)
 
