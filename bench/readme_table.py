@@ -1,18 +1,23 @@
-"""The README's Benchmarks table, from the benches' own output (issue 26).
+"""The user guide's Benchmarks table (docs/guide/benchmarks.md), from the benches' own output.
+
+Issue 26; the table lived in the README until issue 37 moved it into the guide.
 
     python bench/status_time.py --runs 5 --rtt-ms 200 | tee /tmp/status.out
     python bench/checklist_bench.py --mb 300 --runs 3 --rtt-ms 200 | tee /tmp/checklist.out
     python bench/transfer.py --mb 200 --runs 3 --rtt-ms 300 | tee /tmp/transfer.out
     python bench/app_cost.py | tee /tmp/app_cost.out
     python bench/latency.py | tee /tmp/latency.out
-    python bench/readme_table.py /tmp/status.out /tmp/checklist.out /tmp/transfer.out /tmp/app_cost.out /tmp/latency.out
+    python bench/readme_table.py --write /tmp/status.out /tmp/checklist.out /tmp/transfer.out /tmp/app_cost.out /tmp/latency.out
 
 Reads the `RESULT {json}` lines the benches print (one per figure, with its peer measured in
 the same window) and prints the table with the date and the machine it ran on, so the next run
-regenerates it the same way. Paste it over the table in README.md's Benchmarks section."""
+regenerates it the same way. With --write it replaces the block between the bench-table markers
+of docs/guide/benchmarks.md and benchmarks.zh-CN.md (PAGES) instead; tests/unit/test_user_docs.py
+regenerates the rows from the saved runs (bench/results/) a page's `From:` line names."""
 
 import argparse
 import datetime
+import glob
 import json
 import os
 import platform
@@ -94,15 +99,59 @@ def rows(recs):
         yield "| %s |" % " | ".join(c.replace("|", "\\|") for c in cells)
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGES = ("docs/guide/benchmarks.md", "docs/guide/benchmarks.zh-CN.md")
+BEGIN, END = "<!-- bench-table:begin", "<!-- bench-table:end -->"
+
+
+def block(outputs):
+    """The generated text: when and where, from which runs, then the table."""
+    lines = ["Generated %s on %s." % (datetime.date.today().isoformat(), machine()),
+             "From: %s." % ", ".join(source(path) for path in outputs), ""]
+    return "\n".join(lines + list(rows(list(results(outputs))))) + "\n"
+
+
+def with_block(text, generated):
+    """`text` (a page) with the block between its bench-table markers replaced."""
+    head, sep, rest = text.partition(BEGIN)
+    marker, _nl, rest = rest.partition("\n")
+    _old, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError("no bench-table markers")
+    return head + BEGIN + marker + "\n\n" + generated + "\n" + END + tail
+
+
+def page_inputs(text):
+    """The saved runs (bench/results/NAME) a page's `From:` line names."""
+    found = re.search(r"^From: (.*)$", text.partition(BEGIN)[2], re.M)
+    names = re.findall(r"`([^`]+\.out)`", found.group(1)) if found else []
+    return [os.path.join(ROOT, "bench", "results", n) for n in names]
+
+
+def table_rows(text):
+    """The table lines between a page's markers."""
+    inside = text.partition(BEGIN)[2].partition(END)[0]
+    return [line for line in inside.splitlines() if line.startswith("|")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("outputs", nargs="+", help="files holding the benches' output")
+    ap.add_argument("outputs", nargs="+", help="files holding the benches' output (globs are expanded)")
+    ap.add_argument("--write", action="store_true",
+                    help="put the table into %s instead of printing it" % " and ".join(PAGES))
     args = ap.parse_args()
-    print("Generated %s on %s." % (datetime.date.today().isoformat(), machine()))
-    print("From: %s." % ", ".join(source(path) for path in args.outputs))
-    print()
-    for line in rows(list(results(args.outputs))):
-        print(line)
+    outputs = [p for arg in args.outputs for p in (sorted(glob.glob(arg)) or [arg])]
+    generated = block(outputs)
+    if not args.write:
+        print(generated, end="")
+        return
+    for rel in PAGES:
+        path = os.path.join(ROOT, rel)
+        with open(path, encoding="utf-8") as f:
+            text = with_block(f.read(), generated)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        print("wrote", rel)
 
 
 if __name__ == "__main__":
