@@ -263,6 +263,7 @@ class Config:
                 continue
             table = dict(table)
             auto = table.pop("autostop", None)
+            table.pop("notify", None)  # [hosts.NAME.notify]: read (and checked) by core/notify/settings.py
             _apply(cfg, table, _TYPES, where, problems, _RANGES)
             if isinstance(auto, dict):
                 _apply(cfg.autostop, auto, _AUTOSTOP_TYPES, where + ".autostop", problems,
