@@ -60,6 +60,11 @@ PROC_PPID = wire.ProcCol.PPID
 # -- values of open fields ----------------------------------------------------------------
 def _num(value: Any) -> Optional[float]:
     """A finite number as it came (int stays int), else None."""
+    kind = type(value)  # the usual cases first: a sample has ~600 numbers a second
+    if kind is int:
+        return value
+    if kind is float:
+        return value if value - value == 0.0 else None  # inf - inf and NaN are NaN
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float) and not math.isfinite(value):
@@ -68,6 +73,8 @@ def _num(value: Any) -> Optional[float]:
 
 
 def _int(value: Any) -> Optional[int]:
+    if type(value) is int:
+        return value
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -120,9 +127,32 @@ def proc_usage(row: Sequence[Any]) -> Optional[ProcUsage]:
                      ppid=_int(_cell(row, PROC_PPID)))  # an older probe's row has none
 
 
+_USAGES: Dict[tuple, Optional[ProcUsage]] = {}  # row (values and their types) -> proc_usage(row)
+
+
 def proc_usages(rows: Iterable[Sequence[Any]]) -> Tuple[ProcUsage, ...]:
-    out = (proc_usage(r) for r in rows if isinstance(r, (list, tuple)))
-    return tuple(p for p in out if p is not None)
+    """The process rows of a sample. A row the same as one read before (values and their
+    types: 1 and 1.0 and True are three rows) gives the ProcUsage read then: most of the 64
+    rows of a sample repeat from the last one, and building them again was a third of
+    reading a sample."""
+    cache = _USAGES
+    out = []
+    for r in rows:
+        if not isinstance(r, (list, tuple)):
+            continue
+        try:
+            key = (tuple(r), tuple(map(type, r)))
+            p = cache[key]
+        except KeyError:
+            p = proc_usage(r)
+            if len(cache) >= 4096:  # rows of processes long gone
+                cache.clear()
+            cache[key] = p
+        except TypeError:  # a value that cannot be a key (not from a cleaned message)
+            p = proc_usage(r)
+        if p is not None:
+            out.append(p)
+    return tuple(out)
 
 
 def proc_flags(p: ProcUsage) -> int:

@@ -4,6 +4,7 @@ history, process facts and connection state. Widgets read it; they never fetch.
 
 import collections
 import dataclasses
+import operator
 import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -54,10 +55,16 @@ def short_cmd(cmd: str) -> str:
 
 def sort_procs(rows: List[ProcRow], key: str, reverse: bool) -> List[ProcRow]:
     """Sort rows by a column; unknown values (None) always sink to the bottom."""
-    known = [r for r in rows if getattr(r, key) is not None]
-    unknown = [r for r in rows if getattr(r, key) is None]
-    known.sort(key=lambda r: (getattr(r, key), r.pid), reverse=reverse)
-    return known + sorted(unknown, key=lambda r: r.pid)
+    value = operator.attrgetter(key)
+    known: List[ProcRow] = []
+    unknown: List[ProcRow] = []
+    for r in rows:
+        (unknown if value(r) is None else known).append(r)
+    known.sort(key=operator.attrgetter(key, "pid"), reverse=reverse)
+    return known + sorted(unknown, key=_PID)
+
+
+_PID = operator.attrgetter("pid")
 
 
 def next_sort_key(current: str, visible: Sequence[str]) -> str:

@@ -253,8 +253,10 @@ class CockpitApp(Translated, App):
         dashboard = self.dashboard_of(box)
         if (self.is_running and dashboard is not None and dashboard.ready
                 and time.monotonic() - dashboard.last_refresh > 0.9):
-            dashboard.refresh_status()
-            dashboard.refresh_billing()
+            now = box.billing.clock()
+            figures = box.billing.figures(now)  # once for both
+            dashboard.refresh_status(figures)
+            dashboard.refresh_billing(figures, now)
 
     def warn_budget(self, box: BoxContext) -> None:
         """A bell and a toast for each budget level this box's billing newly crossed; and the

@@ -118,14 +118,18 @@ class DashboardScreen(Translated, Screen):
     def refresh_view(self):
         self.last_refresh = time.monotonic()
         st = self.box.state
+        # the billing figures once for the whole refresh (header, jobs, billing): each is a
+        # Figures of ~30 fields and a walk through the ledger's cache
+        now = self.box.billing.clock()
+        figures = self.box.billing.figures(now)
         self.set_class(not right_column(self.size.width or 120), "narrow")
-        self.refresh_status()
+        self.refresh_status(figures)
         self.refresh_notice()
         self.query_one("#body").set_class(st.conn_state != LIVE, "stale")
         orphans = orphaned_workers(st.job_model.loaders.orphans)
         self.query_one("#loaders", LoaderPanel).show(loader_views(st), orphans,
                                                      compact=compact_loaders(self.size.height or 40))
-        self.refresh_jobs()
+        self.refresh_jobs(figures, now)
         rows = st.proc_rows()  # joined and sorted once per refresh: the GPU plan counts them too
         self.refresh_gpus(rows)  # after the dataloader panel: the GPU plan counts its rows
         procs = self.query_one("#procs", ProcessTable)
@@ -136,13 +140,13 @@ class DashboardScreen(Translated, Screen):
             self._procs_title = title
             procs.border_title = box_text(title)  # the filter is the user's text: never markup
         self.query_one("#host", HostPanel).show(st.host_view(), st.host_facts, st.cpu_history)
-        self.refresh_billing()
+        self.refresh_billing(figures, now)
 
-    def refresh_jobs(self):
+    def refresh_jobs(self, figures=None, now=None):
         """The watched jobs (state, progress, ETA, cost to finish); hidden when there are none."""
         box = self.box
-        now = box.billing.clock()
-        figures = box.billing.figures()
+        now = box.billing.clock() if now is None else now
+        figures = box.billing.figures(now) if figures is None else figures
         lines = lines_for(box.state, figures, now)
         width, height = self.size.width or 120, self.size.height or 40
         compact = compact_loaders(height)
@@ -152,7 +156,7 @@ class DashboardScreen(Translated, Screen):
         self.query_one("#jobs", JobsPanel).show(lines, now, figures.currency, panel_width(width),
                                                 compact=compact, max_lines=room)
 
-    def refresh_status(self):
+    def refresh_status(self, figures=None):
         box, st = self.box, self.box.state
         session = box.session
         reconnect = None
@@ -161,18 +165,18 @@ class DashboardScreen(Translated, Screen):
         text = render_status(st.host_label, st.gpu_model(), st.conn_state, st.rtt_ms,
                              st.data_age(), st.inventory.get("driver"),
                              st.inventory.get("cuda_driver"), box.billing.preset.name, reconnect,
-                             clock=clock_text(box.billing.figures()),
+                             clock=clock_text(box.billing.figures() if figures is None else figures),
                              transport=getattr(session, "transport_label", None),
                              width=self.size.width or None)
         update_text(self.query_one("#status", StatusBar), text)
 
-    def refresh_billing(self):
+    def refresh_billing(self, figures=None, now=None):
         box = self.box
-        figures = box.billing.figures()
+        now = box.billing.clock() if now is None else now
+        figures = box.billing.figures(now) if figures is None else figures
         if right_column(self.size.width or 120):
             update_text(self.query_one("#billing", BillingPanel),
-                        render_billing(figures, box.autostop, now=box.billing.clock(),
-                                       jobs=box.state.watched()))
+                        render_billing(figures, box.autostop, now=now, jobs=box.state.watched()))
         else:
             update_text(self.query_one("#summary", Static),
                         render_summary(figures, box.autostop, box.state.host, self.size.width))

@@ -1,6 +1,6 @@
 """The box itself: CPU total and per core, iowait, load, RAM, disks, network."""
 
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from rich.text import Text
 
@@ -17,6 +17,27 @@ def _line(text: str, style: str) -> Text:
     t = Text()
     t.append(text.rstrip("\n"), style=style)
     return t
+
+
+_CORE_CELLS: Dict[Any, Tuple[str, str]] = {}
+
+
+def _core_cell(value: Any) -> Tuple[str, str]:
+    """One core's block and style; looked up by value (a box's cores repeat the same few
+    dozen figures: 32 cores a second were 400 calls)."""
+    try:
+        cell = _CORE_CELLS.get((type(value), value))
+    except TypeError:  # not hashable: not a number either
+        cell = None
+    if cell is None:
+        cell = (" ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(value) / 12.5))))],
+                fmt.level_style(value, 60, 90))
+        if len(_CORE_CELLS) < 4096 and value == value:  # NaN is never found again
+            try:
+                _CORE_CELLS[(type(value), value)] = cell
+            except TypeError:
+                pass
+    return cell
 
 
 def host_lines(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float],
@@ -36,8 +57,7 @@ def host_lines(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[flo
     cores = host.cores
     per_line = max(4, (width - 2) // 5)
     for i in range(0, len(cores), per_line):
-        lines.append(styled((" ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(c) / 12.5))))],
-                             fmt.level_style(c, 60, 90)) for c in cores[i:i + per_line]))
+        lines.append(styled([_core_cell(c) for c in cores[i:i + per_line]]))
     span = max(10, width - 2)
     for row in graph.rows(cpu_history, span, 1) if graph is not None else fmt.graph(cpu_history, span, height=1):
         lines.append(_line(row, "cyan"))

@@ -8,6 +8,7 @@ Static with the joined text draws: the same wrapping, styles and snapshots."""
 from typing import List, Optional, Sequence
 
 import io
+from bisect import bisect_right
 
 from rich.console import Console
 from rich.text import Span, Text
@@ -48,12 +49,35 @@ def styled(parts) -> Text:
 
 
 def split_lines(text) -> List[Text]:
-    """A panel's text as its lines, as a Static would break it (blank lines kept)."""
+    """A panel's text as its lines, as a Static would break it (blank lines kept): what
+    `text.split("\n", allow_blank=True)` gives, span for span, found with one bisect per span
+    instead of rich's divide (the billing panel's 18 lines and 40 spans, every second)."""
     if not isinstance(text, Text):
         text = Text(str(text))
-    if "\n" not in text.plain:
+    plain = text.plain
+    if "\n" not in plain:
         return [text]
-    return list(text.split("\n", allow_blank=True))
+    pieces = plain.split("\n")
+    starts = []
+    at = 0
+    for piece in pieces:
+        starts.append(at)
+        at += len(piece) + 1
+    style, justify, overflow = text.style, text.justify, text.overflow
+    lines = [Text(piece, style=style, justify=justify, overflow=overflow) for piece in pieces]
+    count = len(pieces)
+    for start, end, span_style in text._spans:
+        k = max(0, bisect_right(starts, start) - 1)  # the line the span starts in (or its newline)
+        while k < count:
+            line_start = starts[k]
+            if line_start >= end:
+                break
+            new_start = max(start, line_start) - line_start
+            new_end = min(end, line_start + len(pieces[k])) - line_start
+            if new_end > new_start:
+                lines[k]._spans.append(Span(new_start, new_end, span_style))
+            k += 1
+    return lines
 
 
 def rstripped(lines: List[Text]) -> List[Text]:

@@ -139,3 +139,28 @@ def test_split_lines_keeps_blank_lines_and_styles():
     lines = split_lines(styled(("a\n", "red"), ("\n", ""), ("b", "bold")))
     assert [line.plain for line in lines] == ["a", "", "b"]
     assert lines[2].spans[0].style == "bold"
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.text(alphabet="ab\n", max_size=6), st.sampled_from(["", "red", "bold", "dim"])),
+                max_size=8),
+       st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.sampled_from(["blue", "reverse"])), max_size=4))
+def test_split_lines_is_riches_split_span_for_span(parts, extra):
+    """The panel's own split (one bisect per span, issue 38) gives what rich's
+    Text.split("\\n", allow_blank=True) gives: the same lines, styles and spans, for any text
+    and any spans, overlapping and across newlines included."""
+    from rich.text import Span
+    text = styled(*parts) if parts else Text("")
+    size = len(text.plain)  # spans inside the text, as styled() and rich make them
+    for start, end, style in extra:
+        text.spans.append(Span(min(start, end, size), min(max(start, end), size), style))
+    want = list(text.split("\n", allow_blank=True)) if "\n" in text.plain else [text]
+    got = split_lines(text)
+    assert [t.plain for t in got] == [t.plain for t in want]
+    def spans(lines):  # an empty span draws nothing: rich keeps some, the split drops them
+        return [sorted(s for s in t.spans if s.end > s.start) for t in lines]
+    assert spans(got) == spans(want)
+    assert [t.style for t in got] == [t.style for t in want]
