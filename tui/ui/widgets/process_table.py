@@ -244,6 +244,10 @@ class ProcessTable(ScrollView, can_focus=True):
             if same_style and (prev[1][i] is cell or (isinstance(cell, str) and prev[1][i] == cell)):
                 parts.append(prev[2][i])
                 continue
+            if type(cell) is str and len(cell) <= col.width and cell.isascii() and cell.isprintable():
+                # a figure of ours (pid, GPU, MiB, %): what the Text below renders to, one segment
+                parts.append([Segment(cell.ljust(col.width) + " ", style)])
+                continue
             text = cell.copy() if isinstance(cell, Text) else Text(cell)
             text.truncate(col.width, overflow="ellipsis", pad=True)
             text.append(" ")
