@@ -163,7 +163,7 @@ def test_ack_now_only_for_a_tcp_socket():
 
 @pytest.mark.parametrize("said,seq", [(1234, 1234), (0, 0), (None, 0), ("9", 0), (True, 0), (-3, 0),
                                       (1 << 60, 0)])
-def test_hello_seq_is_a_subscribe_may_name(said, seq):
+async def test_hello_seq_is_a_subscribe_may_name(said, seq):
     """push/pull subscribe from the daemon's last sample (issue 38: no replay of hours of them);
     a hello that says no usable seq replays as before (since 0), never a request the wire refuses."""
     client = ProbeClient(asyncio.StreamReader(), Writer(), on_push=None)
