@@ -54,6 +54,10 @@ def results(paths):
 
 
 def value(rec):
+    if rec.get("unit") == "laptop_cpu":  # transfer.py's pull, whole commands (issue 38)
+        return "%.2f s CPU (%.2f s/GB)" % (rec["ours_s"], rec["ours_s_per_gb"])
+    if rec.get("unit") == "laptop_rss":
+        return "peak RSS %.1f MB" % rec["ours_mb"]
     if rec.get("unit") == "cpu":
         if rec.get("rss_over_connected_floor_mb") is not None:  # issue 38: over the connected floor
             rss = ", RSS %.1f MB (%+.1f MB over floor+ssh+sqlite)" % (rec["rss_mb"], rec["rss_over_connected_floor_mb"])
@@ -66,6 +70,10 @@ def value(rec):
 
 
 def peer_value(rec):
+    if rec.get("unit") == "laptop_cpu":
+        return "%.2f s CPU (%.2f s/GB)" % (rec["peer_s"], rec["peer_s_per_gb"])
+    if rec.get("unit") == "laptop_rss":
+        return "peak RSS %.1f MB" % rec["peer_mb"]
     if rec.get("unit") == "cpu":
         rss = ", RSS %.1f MB" % rec["floor_rss_mb"] if "floor_rss_mb" in rec else ""
         return "%.2f %%%s" % (rec["peer_s"] * 100, rss)
@@ -82,6 +90,8 @@ def ratio(rec):
 
 
 def target(rec):
+    if "target_mb" in rec:
+        return "≤ %d MB" % rec["target_mb"]
     if rec.get("target") is None:
         return ""
     return ("≥ %.1f× (speed)" if rec.get("higher_is_better") else "≤ %.1f×") % rec["target"]

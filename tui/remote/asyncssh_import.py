@@ -10,7 +10,12 @@ still used.
 asyncssh.crypto.x509 imports cryptography.x509 (~35 ms) and then pyOpenSSL; without pyOpenSSL
 (not a dependency of gputui, nor of asyncssh by default) that import fails and asyncssh goes
 on without X.509 certificates, which OpenSSH does not use anyway. Where pyOpenSSL is missing
-the module is skipped before it loads cryptography.x509: the same outcome, 35 ms sooner."""
+the module is skipped before it loads cryptography.x509: the same outcome, 35 ms sooner.
+
+asyncssh formats a debug line for every SSH and SFTP packet (its name, "N bytes", the payload
+joined) and only then finds its packet log off (debug level < 3, the default): a twentieth of a
+pull's CPU. quiet_packet_log skips that formatting while the packet log is off; with
+asyncssh.set_debug_level(3) every packet is logged as before (issue 38)."""
 
 import ctypes.util
 import fnmatch
@@ -86,4 +91,19 @@ def _import():
             del sys.modules[X509_MODULE]  # a later import behaves as it would have
 
 
+def quiet_packet_log(packet_module, logger_class):
+    """asyncssh's per-packet log hook, with an early return while its packet log is off."""
+    cls = packet_module.SSHPacketLogger
+    formatted = cls._log_packet
+    if getattr(formatted, "gputui_quiet", False):
+        return
+
+    def _log_packet(self, msg, pkttype, pktid, packet, note):
+        if logger_class._debug_level >= 3:  # what SSHLogger.packet itself checks, read each time
+            formatted(self, msg, pkttype, pktid, packet, note)
+    _log_packet.gputui_quiet = True
+    cls._log_packet = _log_packet
+
+
 _import()
+quiet_packet_log(sys.modules["asyncssh.packet"], sys.modules["asyncssh.logging"].SSHLogger)

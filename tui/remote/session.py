@@ -349,6 +349,8 @@ class RemoteSession:
                 self.last_seq = 0
                 self.daemon_id = daemon_id
             t0 = time.monotonic()
+            if self.files_early:  # push/pull: the box's kept samples are not replayed (issue 38)
+                self.last_seq = max(self.last_seq, self.client.hello_seq())
             reply = await self.client.request(wire.SUBSCRIBE, since_seq=self.last_seq)
             self._note_rtt(t0)
             self.inventory = reply.get("inventory")

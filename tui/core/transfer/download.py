@@ -13,7 +13,6 @@
 """
 
 import asyncio
-import collections
 import dataclasses
 import errno
 import hashlib
@@ -23,14 +22,15 @@ import os
 import re
 import shutil
 import stat
-from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
 
 from tui.core.text.boxtext import is_unsafe, visible
 from tui.core.i18n import N_, _
 # The channel and request sizes (their reasons and the memory bound): tui.core.transfer.link_sizes.
 from tui.core.transfer.link_sizes import (  # noqa: F401 - CHUNK, WINDOW... are read here as transfer's too
-    BLOCK, CHUNK, MAX_PKTSIZE, MAX_REQUESTS, READS_IN_FLIGHT, SFTP_OPTIONS, WINDOW)
+    BLOCK, CHUNK, MAX_PKTSIZE, MAX_REQUESTS, READS_IN_FLIGHT, SFTP_OPTIONS, SINK_BYTES, WINDOW)
 from tui.core.private import make_private_dir, open_private, write_private_file
+from tui.core.transfer.read_pipeline import blocks, reads_in_flight
 
 # Result.status values (compared in code, so kept English; the UI translates them when shown)
 STATUS_NAMES = (N_("downloaded"), N_("resumed"), N_("up to date"), N_("kept newer local"),
@@ -418,6 +418,7 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
     if progress:
         progress(done, size)
     loop = asyncio.get_running_loop()
+    t_open = loop.time()
     if hasattr(sftp, "stat"):
         # SFTP: opened with block_size=0, each read() is one FXP_READ request, answered by one
         # packet we keep as it is: asyncssh's parallel reader would copy every block into a
@@ -425,7 +426,7 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
         # of the client's CPU on loopback, where the laptop's CPU is the limit)
         block = read_block(sftp)
         opener = sftp.open(remote_arg, "rb", block_size=0)
-        in_flight = WINDOW // block
+        in_flight = 0  # set from the open's round trip below
     else:  # the probe channel pipelines its own chunks within a read call
         block = CHUNK
         opener = sftp.open(remote_arg, "rb", **SFTP_OPTIONS)
@@ -433,6 +434,8 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
     # `async with`, entered by hand to bound the open: SFTP and the probe channel both
     # hand out an async context manager.
     f = await asyncio.wait_for(opener.__aenter__(), stall_seconds)
+    if not in_flight:  # the open was one round trip: the link's RTT, or more (never less)
+        in_flight = reads_in_flight(loop.time() - t_open, block)
     try:
         with os.fdopen(open_private(part, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as out:
 
@@ -444,11 +447,11 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
             pending: Optional["asyncio.Future[None]"] = None
             batch: List[bytes] = []
             batched = 0
-            async for data in _blocks(f, done, size, block, in_flight, stall_seconds):
+            async for data in blocks(f, done, size, block, in_flight, stall_seconds):
                 batch.append(data)
                 batched += len(data)
                 done += len(data)
-                if batched >= CHUNK or done >= size:
+                if batched >= SINK_BYTES or done >= size:
                     if pending is not None:
                         await pending
                     pending = loop.run_in_executor(None, sink, batch)
@@ -469,34 +472,3 @@ async def _fetch(sftp: Any, remote_arg: Union[str, bytes], part: str, offset: in
         except Exception:  # noqa: BLE001 - the download's own outcome is what matters
             pass
     return done, digest.hexdigest()
-
-
-async def _blocks(f: Any, start: int, size: int, block: int, in_flight: int,
-                  stall_seconds: float) -> AsyncIterator[bytes]:
-    """The file's bytes from `start` to `size`, in order, with `in_flight` reads of `block`
-    bytes outstanding. A short answer (a server's own read limit) is completed before going on;
-    an empty one is the end of the file (it shrank on the box)."""
-    reads: Deque[Tuple[int, int, "asyncio.Future[bytes]"]] = collections.deque()
-    ahead = start
-    try:
-        while True:
-            while len(reads) < in_flight and ahead < size:
-                n = min(block, size - ahead)
-                reads.append((ahead, n, asyncio.ensure_future(f.read(n, ahead))))
-                ahead += n
-            if not reads:
-                return
-            at, want, task = reads.popleft()
-            data = await asyncio.wait_for(task, stall_seconds)
-            while data and len(data) < want:
-                yield data
-                at, want = at + len(data), want - len(data)
-                data = await asyncio.wait_for(f.read(want, at), stall_seconds)
-            if not data:
-                return
-            yield data
-    finally:
-        for _at, _n, task in reads:
-            task.cancel()
-        if reads:
-            await asyncio.gather(*(t for _a, _n, t in reads), return_exceptions=True)

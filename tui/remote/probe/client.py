@@ -109,6 +109,11 @@ class ProbeClient:
         self._reader_task = asyncio.ensure_future(self._read_loop())
         return msg
 
+    def hello_seq(self):
+        """The daemon's last sample as its hello said, 0 when it said none a subscribe may name."""
+        seq = (self.hello or {}).get("last_seq")
+        return seq if wire.is_int(seq) and 0 <= seq < 1 << 53 else 0
+
     def _skip(self, line, why):
         self.skipped += 1
         self.last_error = self.last_skip = str(why)

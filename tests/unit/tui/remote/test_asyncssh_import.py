@@ -89,3 +89,27 @@ def test_other_warnings_still_show():
     out = subprocess.run([sys.executable, "-W", "default", "-c", code],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     assert "DSA is deprecated here" in out.stderr  # not asyncssh's import: not silenced
+
+
+def test_packet_log_skipped_while_off_and_kept_at_debug_level_3(monkeypatch):
+    """issue 38: no per-packet formatting while asyncssh's packet log is off; level 3 logs all."""
+    import asyncssh.logging as alog
+    import asyncssh.packet as apacket
+    assert getattr(apacket.SSHPacketLogger._log_packet, "gputui_quiet", False)
+    logged = []
+
+    class Logger(apacket.SSHPacketLogger):
+        _handler_names = {94: "MSG_CHANNEL_DATA"}
+
+        @property
+        def logger(self):
+            return type("L", (), {"packet": lambda _s, *a, **k: logged.append(a)})()
+    monkeypatch.setattr(alog.SSHLogger, "_debug_level", 1)
+    Logger().log_received_packet(94, 7, b"payload")
+    assert logged == []
+    monkeypatch.setattr(alog.SSHLogger, "_debug_level", 3)
+    Logger().log_received_packet(94, 7, b"payload")
+    assert logged and "MSG_CHANNEL_DATA (94)" in logged[0]
+    wrapped = apacket.SSHPacketLogger._log_packet
+    asyncssh_import.quiet_packet_log(apacket, alog.SSHLogger)  # again: wrapped once only
+    assert apacket.SSHPacketLogger._log_packet is wrapped

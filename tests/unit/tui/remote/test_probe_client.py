@@ -159,3 +159,14 @@ def test_ack_now_only_for_a_tcp_socket():
             assert tcp.getsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK) in (0, 1)
     if ack is not None:
         ack()  # a closed socket: swallowed, the reply loop notices on its own
+
+
+@pytest.mark.parametrize("said,seq", [(1234, 1234), (0, 0), (None, 0), ("9", 0), (True, 0), (-3, 0),
+                                      (1 << 60, 0)])
+async def test_hello_seq_is_a_subscribe_may_name(said, seq):
+    """push/pull subscribe from the daemon's last sample (issue 38: no replay of hours of them);
+    a hello that says no usable seq replays as before (since 0), never a request the wire refuses."""
+    client = ProbeClient(asyncio.StreamReader(), Writer(), on_push=None)
+    client.hello = {"type": "hello", "last_seq": said}
+    assert client.hello_seq() == seq
+    assert wire.check_request({"type": wire.SUBSCRIBE, "since_seq": client.hello_seq(), "id": 1}) is None
