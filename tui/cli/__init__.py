@@ -1,7 +1,6 @@
 """Command line: `gputui connect HOST`, `gputui demo`, `gputui status HOST [--json]`."""
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -335,6 +334,7 @@ def app_exit(app):
 
 
 def cmd_demo(args):
+    import asyncio
     from tui.ui.demo import run_demo
     return app_exit(asyncio.run(run_demo(args.scenario)))
 

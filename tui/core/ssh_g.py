@@ -77,7 +77,7 @@ class HeadStart:
         self.addr: Optional[Tuple[str, int]] = None   # where the socket goes (None: not tried)
         self.sock: Optional[socket.socket] = None
         self.sock_error: Optional[OSError] = None
-        self.ssh_g_ready = threading.Event()
+        self.ssh_g_ready: Optional[threading.Event] = threading.Event()
         self.sock_ready = threading.Event()
         self.thread = threading.Thread(target=self._run, name="gputui-head-start", daemon=True)
 
@@ -87,7 +87,9 @@ class HeadStart:
                                         stderr=subprocess.PIPE, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as exc:
             self.ssh_g = exc
-        self.ssh_g_ready.set()
+        ready = self.ssh_g_ready
+        if ready is not None:
+            ready.set()
         try:
             self.addr, timeout = direct_address(self.ssh_g)
             if self.addr is not None:
@@ -109,8 +111,8 @@ def direct_address(done: Any) -> Tuple[Optional[Tuple[str, int]], float]:
         return None, 0
     try:
         port = int((g.get("port") or ["22"])[0])
-        timeout = (g.get("connecttimeout") or ["none"])[0]
-        timeout = int(timeout) if timeout.isdigit() and int(timeout) > 0 else CONNECT_TIMEOUT
+        text = (g.get("connecttimeout") or ["none"])[0]
+        timeout = int(text) if text.isdigit() and int(text) > 0 else CONNECT_TIMEOUT
     except ValueError:
         return None, 0
     hostname = (g.get("hostname") or [""])[0]
@@ -135,9 +137,10 @@ def take_ssh_g(argv: List[str]) -> Any:
     """The head start's `ssh -G` result (CompletedProcess or the exception) when it ran exactly
     `argv`, waiting for it; else None. Once: a later resolve runs its own."""
     head = _head
-    if head is None or head.argv != argv or head.ssh_g_ready is None:
+    ready = head.ssh_g_ready if head is not None else None
+    if head is None or ready is None or head.argv != argv:
         return None
-    head.ssh_g_ready.wait()
+    ready.wait()
     head.ssh_g_ready = None  # taken
     return head.ssh_g
 

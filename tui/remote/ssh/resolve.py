@@ -9,7 +9,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from typing import List, Optional
 
 import asyncssh

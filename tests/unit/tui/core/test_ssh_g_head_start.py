@@ -1,7 +1,6 @@
 """The head start of `gputui status` (issue 38, tui.core.ssh_g): what it runs and when
 tui.remote.ssh may take its `ssh -G` answer and its socket instead of doing the same again."""
 
-import os
 import socket
 import stat
 import subprocess
