@@ -11,11 +11,14 @@ so a loaded machine hits both alike: `ssh box true` (the floor of any remote com
 box and its daemon running. First time: an empty remote dir, so the probe is deployed
 (targets: cached <= 1.3x ssh true, first <= 4x ssh cat /proc/stat).
 
-gputui runs as an installed copy does: a copy of the package in a virtual environment of its own
-(its dependencies those of this interpreter), bytecode compiled as pip compiles it at install. Not
-this checkout's editable install: its import hook (pathlib, importlib.util, fnmatch, ~10 ms at
-every start) is a developer's cost no user pays, and neither is compiling from source where the
-developer's environment sets PYTHONDONTWRITEBYTECODE.
+gputui runs as a user's install does (issue 38): a wheel built from this checkout, installed with
+`pipx install` into a fresh PIPX_HOME (its dependencies from the package index; a venv with pip
+where pipx cannot), and timed as the console script pipx puts on PATH, `gputui status HOST --json`.
+Not this checkout's editable install: its import hook is a developer's cost no user pays.
+
+The peer, exactly: `ssh -F <the bench's ssh_config> testbox true` (relaybox through the relay),
+the system's OpenSSH client with the same config file, key, known_hosts, sshd and box user as
+gputui; its first line names the ssh version. The peer runs right before gputui in every round.
 
 With --rtt-ms the same is measured again through bench/relay.py adding that round trip; both
 are printed. Figures are "median (min-max)"; RESULT lines feed bench/readme_table.py."""
@@ -34,29 +37,53 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 
 from bench_box import SHELL, start_bench_box  # noqa: E402
-from bench_scope import guarded, mkdtemp  # noqa: E402
+from bench_scope import guarded, mkdtemp, popen_group  # noqa: E402
 from remote_probe.daemon import terminate  # noqa: E402
 
 
+def grouped(argv, **kw):
+    """subprocess.run in a process group of its own: an interrupted bench stops pip's children too."""
+    proc = popen_group(argv, grace=2, **kw)
+    out, _err = proc.communicate()
+    return subprocess.CompletedProcess(argv, proc.returncode, out)
+
+
 def installed_copy(where):
-    """A python that runs gputui as `pip install gputui` leaves it: the packages copied into a
-    new venv's site-packages and compiled, the dependencies reached through a .pth line to
-    this interpreter's site-packages (where the editable install's hook is not activated:
-    only a site directory's own .pth files run)."""
-    import compileall
+    """(the `gputui` a user runs, how it got there): a wheel built from this checkout, installed
+    with pipx as the README says (`pipx install gputui`), its dependencies resolved from the
+    package index. Where pipx cannot install (no index), a venv with pip and the wheel, the
+    dependencies reached through a .pth line to this interpreter's site-packages (where the
+    editable install's hook is not activated: only a site directory's own .pth files run).
+    Either way the console script pip writes is what runs, bytecode compiled at install: not
+    this checkout's editable install, whose import hook is a developer's cost no user pays."""
+    import glob
     import shutil
     import sysconfig
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", where], check=True)
-    python = os.path.join(where, "bin", "python")
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
-    for package in ("tui", "remote_probe"):
-        shutil.copytree(os.path.join(REPO, package), os.path.join(site, package),
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        compileall.compile_dir(os.path.join(site, package), quiet=1)
-    with open(os.path.join(site, "gputui-deps.pth"), "w") as f:
+    tree = os.path.join(where, "tree")
+    shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(
+        ".*", "build", "dist", "*.egg-info", "__pycache__", "snapshot_report.html", "results"))
+    quiet = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=where)
+    built = grouped([sys.executable, "-m", "pip", "wheel", tree, "--no-deps",
+                            "--no-build-isolation", "-w", os.path.join(where, "dist")], **quiet)
+    if built.returncode:
+        raise SystemExit("building the wheel failed:\n" + built.stdout)
+    (wheel,) = glob.glob(os.path.join(where, "dist", "gputui-*.whl"))
+    env = dict(os.environ, PIPX_HOME=os.path.join(where, "pipx"), PIPX_BIN_DIR=os.path.join(where, "bin"),
+               PIPX_MAN_DIR=os.path.join(where, "man"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    done = grouped([sys.executable, "-m", "pipx", "install", wheel], env=env, **quiet)
+    if done.returncode == 0:
+        return os.path.join(where, "bin", "gputui"), "pipx install (dependencies from the index)"
+    venv = os.path.join(where, "venv")
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    got = grouped([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--no-deps",
+                          wheel], env=env, **quiet)
+    if got.returncode:
+        raise SystemExit("installing the wheel failed:\n" + got.stdout)
+    (site,) = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
+    with open(os.path.join(site, "zz_bench_deps.pth"), "w") as f:
         f.write(sysconfig.get_paths()["purelib"] + "\n")
-    return python
+    return os.path.join(venv, "bin", "gputui"), "venv + pip install of the wheel (pipx failed)"
 
 
 def timed(argv, env=None):
@@ -80,9 +107,9 @@ def result(figure, ours, peer, peer_name, via, **extra):
     return rec
 
 
-def measure(box, alias, runs, via, env, python):
+def measure(box, alias, runs, via, env, gputui_bin):
     ssh = box.ssh(alias)
-    gputui = [python, "-m", "tui", "status", alias, "--ssh-config", box.ssh_config,
+    gputui = [gputui_bin, "status", alias, "--json", "--ssh-config", box.ssh_config,
               "--simulate", "idle"]
     cached_dir = os.path.join(box.remote_dir, "cached-" + alias)
     timed(gputui + ["--remote-dir", cached_dir], env)  # deploy, start the daemon
@@ -97,6 +124,7 @@ def measure(box, alias, runs, via, env, python):
     terminate(cached_dir)
     print("%s (box user %s, login shell %s, empty home), %d interleaved runs, median (min-max):"
           % (via, box.user, SHELL, runs))
+    print("  peer: `%s true`" % " ".join(ssh))
     print("  ssh box true            %s" % spread(true_s))
     print("  ssh box cat /proc/stat  %s" % spread(cat_s))
     a = result("status, cached", cached, true_s, "ssh box true", via, target=1.3)
@@ -118,11 +146,14 @@ def main():
         env = dict(os.environ, **{"GPUTUI_%s_DIR" % v: os.path.join(laptop, v.lower())
                                   for v in ("CONFIG", "STATE", "DATA")})
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # the first (deploy) run writes the caches
-        python = installed_copy(os.path.join(laptop, "venv"))
+        gputui_bin, how = installed_copy(os.path.join(laptop, "install"))
+        print("gputui: %s, run as `%s status HOST --json`" % (how, gputui_bin))
+        version = subprocess.run(["ssh", "-V"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        print("peer: %s" % version.stdout.strip())
         box = start_bench_box(rtt_ms=args.rtt_ms)
-        measure(box, "testbox", args.runs, "direct", env, python)
+        measure(box, "testbox", args.runs, "direct", env, gputui_bin)
         if args.rtt_ms:
-            measure(box, "relaybox", args.runs, "relay +%.0f ms RTT" % args.rtt_ms, env, python)
+            measure(box, "relaybox", args.runs, "relay +%.0f ms RTT" % args.rtt_ms, env, gputui_bin)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def test_status_doctor_and_checklist_run_without_posix_modules(sshbox, tmp_path)
     doc = json.loads(r.stdout)
     assert [g["name"] for g in doc["gpus"]][:1] and "A100" in doc["gpus"][0]["name"]
     # what gputui tried is only the optional uses (each behind a platform check or fallback)
-    allowed = {"tui.remote.ssh.resolve imports pwd"}
+    allowed = {"tui.core.ssh_g imports pwd"}  # passwd_home (issue 38 moved it from tui.remote.ssh.resolve)
     assert set(tried(r)) <= allowed, tried(r)
     d = headless(sshbox, tmp_path, "doctor", "testbox", "--no-smoke", "--simulate", "a100x2")
     assert d.returncode in (0, 1), d.stderr  # pass or warn: the verdict, not a crash

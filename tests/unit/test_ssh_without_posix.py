@@ -48,7 +48,7 @@ def test_ssh_imports_and_resolves_without_posix_modules(tmp_path):
                          timeout=60)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert set(got["tried"]) == {"tui.remote.ssh.resolve imports pwd"}  # only where used
+    assert set(got["tried"]) == {"tui.core.ssh_g imports pwd"}  # only where used (passwd_home, issue 38 moved it)
     assert (got["host"], got["port"], got["user"]) == ("10.1.2.3", 2222, "alice")
     assert got["keys"][0] == str(home / ".ssh" / "box_key")
     assert got["passwd_home"] == str(home)  # no passwd database: $HOME is the home

@@ -1,7 +1,6 @@
 """Command line: `gputui connect HOST`, `gputui demo`, `gputui status HOST [--json]`."""
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -335,6 +334,7 @@ def app_exit(app):
 
 
 def cmd_demo(args):
+    import asyncio
     from tui.ui.demo import run_demo
     return app_exit(asyncio.run(run_demo(args.scenario)))
 
@@ -392,6 +392,22 @@ def with_default_command(argv):
     return argv
 
 
+def head_start(args):
+    """`status`: `ssh -G` and the TCP connection to the box begin now, in a thread, while this
+    one imports asyncssh (issue 38; tui.core.ssh_g). A destination that does not parse starts
+    nothing: target_of says why."""
+    import dataclasses
+    import shutil
+    from tui.core import ssh_g
+    from tui.core.destination import DestinationError, parse_destination
+    try:
+        dest = parse_destination(args.host)
+    except DestinationError:
+        return None
+    return ssh_g.begin(dataclasses.replace(dest, config=args.ssh_config or dest.config),
+                       shutil.which("ssh"))
+
+
 def main(argv=None):
     lang, argv = take_lang(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -406,6 +422,8 @@ def main(argv=None):
         set_language("en")  # scripts read JSON and CSV: keys and values stay English
     if args.cmd in BOX_COMMANDS:
         from tui.core.destination import DestinationError
+        if args.cmd == "status":
+            head_start(args)
         try:
             target_of(args)
         except DestinationError as exc:

@@ -2,7 +2,6 @@
 JSON kept JSON), the box a command names, and running one remote operation so that any
 failure is one line on stderr."""
 
-import asyncio
 import json
 import sys
 
@@ -44,6 +43,7 @@ async def _terminal_trust(exc):
     if not sys.stdin.isatty():
         return False
     print(visible(exc, keep_newlines=True), file=sys.stderr)
+    import asyncio
     answer = await asyncio.get_running_loop().run_in_executor(
         None, lambda: input(_("Trust this host key and continue (yes/no)? ")))
     return answer.strip().lower() in ("y", "yes", _("yes"))
@@ -92,6 +92,7 @@ def preload(modules):
 
 def run_remote(coro):
     """Run one remote operation; any failure becomes one line on stderr and None."""
+    import asyncio  # here, not at the top: `status` starts its head start before it (issue 38)
     from tui.remote import ssh
     from tui.remote.session import FatalError
     try:

@@ -9,6 +9,7 @@ from typing import Optional
 
 import asyncssh
 
+from tui.core import ssh_g
 from tui.core.transfer import link_sizes
 from tui.core.destination import parse_destination
 from tui.core.i18n import _
@@ -121,10 +122,19 @@ async def _connect_one(res, creds, tunnel=None, label=None, timeout=None):
         sock, proxy = await _proxy_command_sock(res.proxy_command)
         kwargs["sock"] = sock
     timeout = timeout or res.connect_timeout or CONNECT_TIMEOUT
+    early, early_error = None, None
+    if tunnel is None and not res.proxy_command:  # the CLI's head start may have it (issue 38)
+        early, early_error = await asyncio.get_running_loop().run_in_executor(
+            None, ssh_g.take_socket, res.hostname, res.port)
+    if early is not None:
+        kwargs["sock"] = early
     task = asyncio.ensure_future(asyncssh.create_connection(
         lambda: client, res.hostname, res.port, **kwargs))
     t0 = time.monotonic()
     try:
+        if isinstance(early_error, socket.timeout):  # what waiting here would have come to
+            task.cancel()
+            raise asyncio.TimeoutError()
         # The timeout counts the network, not the time the user spends typing a password.
         while True:
             left = timeout - (time.monotonic() - t0 - client.prompt_seconds)

@@ -9,12 +9,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from typing import List, Optional
 
 import asyncssh
 
+from tui.core import ssh_g
 from tui.core.i18n import _
+from tui.core.ssh_g import home_redirected, parse_ssh_g, passwd_home, user_home  # noqa: F401 - this package's API
 from tui.remote.ssh.errors import ConnectError, NotRetryable
 from tui.remote.ssh.known_hosts import host_port
 
@@ -55,45 +56,9 @@ class Resolved:
         return "%s@%s" % (self.user, host_port(self.hostname, self.port))
 
 
-def user_home():
-    """gputui's home: $HOME, like asyncssh and other Python tools (ssh itself uses passwd)."""
-    return os.path.expanduser("~")
-
-
-def passwd_home():
-    """The home `ssh` uses (the passwd entry); $HOME where there is no passwd (Windows)."""
-    if sys.platform == "win32":
-        return user_home()
-    try:
-        import pwd  # POSIX only: imported where used, so Windows can import this module
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError):
-        return user_home()
-
-
-def home_redirected():
-    """True when $HOME is not the passwd home (tests, sudo -E): ssh would read the other."""
-    return os.path.realpath(user_home()) != os.path.realpath(passwd_home())
-
-
 def config_args(target):
     """-F for `ssh -G`: the given file; or, with $HOME redirected, $HOME/.ssh/config."""
-    if target.ssh_config:
-        return ["-F", os.path.expanduser(target.ssh_config)]
-    if home_redirected():
-        path = os.path.join(user_home(), ".ssh", "config")
-        return ["-F", path if os.path.exists(path) else "/dev/null"]
-    return []
-
-
-def parse_ssh_g(text):
-    """`ssh -G` output -> {lowercase key: [values in order]} (repeated keys kept)."""
-    out = {}
-    for line in text.splitlines():
-        key, _sep, value = line.strip().partition(" ")
-        if key:
-            out.setdefault(key.lower(), []).append(value.strip())
-    return out
+    return ssh_g.config_args(target.ssh_config)
 
 
 def local_hostname():
@@ -222,9 +187,13 @@ def ssh_binary():
 
 def run_ssh_g(argv):
     """Run `ssh -G`; ConnectError with ssh's own words when it refuses the config."""
+    done = ssh_g.take_ssh_g(argv)  # the CLI's head start ran this very command (issue 38)
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, timeout=30)
+        if done is None:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, timeout=30)
+        elif isinstance(done, BaseException):
+            raise done
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConnectError(_("Cannot read the ssh config with %s: %s") % (argv[0], exc))
     if done.returncode != 0 and ("illegal option -- G" in done.stderr
