@@ -63,14 +63,16 @@ def installed_copy(where):
     shutil.copytree(REPO, tree, ignore=shutil.ignore_patterns(
         ".*", "build", "dist", "*.egg-info", "__pycache__", "snapshot_report.html", "results"))
     quiet = dict(stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=where)
+    scratch = os.path.join(where, "tmp")  # pip's temporary files go with `where`, interrupted or not
+    os.makedirs(scratch)
+    env = dict(os.environ, PIPX_HOME=os.path.join(where, "pipx"), PIPX_BIN_DIR=os.path.join(where, "bin"),
+               PIPX_MAN_DIR=os.path.join(where, "man"), PIP_DISABLE_PIP_VERSION_CHECK="1", TMPDIR=scratch)
+    env.pop("PYTHONPATH", None)
     built = grouped([sys.executable, "-m", "pip", "wheel", tree, "--no-deps",
-                            "--no-build-isolation", "-w", os.path.join(where, "dist")], **quiet)
+                     "--no-build-isolation", "-w", os.path.join(where, "dist")], env=env, **quiet)
     if built.returncode:
         raise SystemExit("building the wheel failed:\n" + built.stdout)
     (wheel,) = glob.glob(os.path.join(where, "dist", "gputui-*.whl"))
-    env = dict(os.environ, PIPX_HOME=os.path.join(where, "pipx"), PIPX_BIN_DIR=os.path.join(where, "bin"),
-               PIPX_MAN_DIR=os.path.join(where, "man"), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)
     done = grouped([sys.executable, "-m", "pipx", "install", wheel], env=env, **quiet)
     if done.returncode == 0:
         return os.path.join(where, "bin", "gputui"), "pipx install (dependencies from the index)"
