@@ -24,6 +24,7 @@ BENCHES = sorted(glob.glob(os.path.join(ROOT, "bench", "*.py")))
 SHORT = {
     "app_cost.py": ["--seconds", "2", "--cases", "a100x2@80x24"],  # peers (htop, bpytop) where installed
     "frame_work.py": ["--samples", "3", "--gpus", "2", "--sizes", "80x24"],
+    "app_profile.py": ["--seconds", "2", "--warm", "1", "--top", "3", "--case", "a100x2@80x24"],
     "app_flood.py": ["--samples", "12"],  # its memory figure starts at the 10th
     "checklist_bench.py": ["--files", "50", "--mb", "4", "--runs", "1", "--rtt-ms", "50"],
     "connect_resolve.py": ["--runs", "1"],
