@@ -1,6 +1,7 @@
 """The box itself: CPU total and per core, iowait, load, RAM, disks, network."""
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import functools
+from typing import Any, List, Optional, Sequence, Tuple
 
 from rich.text import Text
 
@@ -19,25 +20,12 @@ def _line(text: str, style: str) -> Text:
     return t
 
 
-_CORE_CELLS: Dict[Any, Tuple[str, str]] = {}
-
-
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: 1, 1.0 and True are three keys
 def _core_cell(value: Any) -> Tuple[str, str]:
     """One core's block and style; looked up by value (a box's cores repeat the same few
     dozen figures: 32 cores a second were 400 calls)."""
-    try:
-        cell = _CORE_CELLS.get((type(value), value))
-    except TypeError:  # not hashable: not a number either
-        cell = None
-    if cell is None:
-        cell = (" ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(value) / 12.5))))],
-                fmt.level_style(value, 60, 90))
-        if len(_CORE_CELLS) < 4096 and value == value:  # NaN is never found again
-            try:
-                _CORE_CELLS[(type(value), value)] = cell
-            except TypeError:
-                pass
-    return cell
+    return (" ▁▂▃▄▅▆▇█"[max(0, min(8, int(round(fmt.finite_or_zero(value) / 12.5))))],
+            fmt.level_style(value, 60, 90))
 
 
 def host_lines(host: Optional[Host], facts: HostFacts, cpu_history: Sequence[float],
