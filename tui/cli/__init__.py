@@ -78,8 +78,9 @@ def command_word(argv):
 
 
 def build_parser(command=None):
-    """The whole command line; with `command`, the commands in OWN_PARSERS other than it are
-    left out, so their modules are not loaded to parse it (`gputui --help`, a typo: the whole)."""
+    """The whole command line; with `command`, the other commands are left out, so their
+    options are not built and their modules (OWN_PARSERS) not loaded to parse it (`gputui
+    --help`, a typo: the whole)."""
     parser = argparse.ArgumentParser(prog="gputui", description=_(__doc__))  # the docstring is in the catalog
     parser.add_argument("--version", action="version", version="gputui %s" % __version__)
     parser.add_argument("--log", metavar="FILE", help=_("write a debug log here"))
@@ -87,29 +88,39 @@ def build_parser(command=None):
                         help=_("language of the screens and text output (default: config `language`, "
                              "then LC_ALL/LC_MESSAGES/LANG); JSON stays English"))
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
-    p = sub.add_parser("connect", help=_("open the live dashboard of a box"), description=_("Open the live dashboard of a box."))
-    add_box_options(p)
-    p = sub.add_parser("status", help=_("print one snapshot of a box and exit"), description=_("Print one snapshot of a box and exit."))
-    add_box_options(p)
-    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
-    p = sub.add_parser("doctor", help=_("preflight a freshly rented box: is it what you paid for?"), description=_("Preflight a freshly rented box: is it what you paid for?"))
-    add_box_options(p)
-    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
-    p.add_argument("--no-smoke", action="store_true", help=_("skip the matmul on each GPU"))
-    p = sub.add_parser("checklist", help=_("the shutdown checklist: is it safe to release the box?"), description=_("The shutdown checklist: is it safe to release the box?"))
-    add_box_options(p)
-    p.add_argument("--json", action="store_true", help=_("machine-readable output"))
-    p = sub.add_parser("demo", help=_("the dashboard on a simulated GPU box over a real loopback SSH session"), description=_("The dashboard on a simulated GPU box over a real loopback SSH session."))
-    p.add_argument("--scenario", default="a100x2",
-                   help=_("simulator scenario (default a100x2; `gputui scenarios` lists them)"))
-    sub.add_parser("scenarios", help=_("list the simulator scenarios"), description=_("List the simulator scenarios."))
-    p = sub.add_parser("ledger", help=_("every billing session gputui has seen"), description=_("Every billing session gputui has seen."))
-    fmt_group = p.add_mutually_exclusive_group()
-    fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
-    fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
+    # A known command gets only its own subparser: each add_parser with its ~10 help texts is
+    # a millisecond of a warm `status` (issue 38); `--help` and a typo get them all.
+    want = lambda name: command in (None, name)  # noqa: E731
+    if want("connect"):
+        p = sub.add_parser("connect", help=_("open the live dashboard of a box"), description=_("Open the live dashboard of a box."))
+        add_box_options(p)
+    if want("status"):
+        p = sub.add_parser("status", help=_("print one snapshot of a box and exit"), description=_("Print one snapshot of a box and exit."))
+        add_box_options(p)
+        p.add_argument("--json", action="store_true", help=_("machine-readable output"))
+    if want("doctor"):
+        p = sub.add_parser("doctor", help=_("preflight a freshly rented box: is it what you paid for?"), description=_("Preflight a freshly rented box: is it what you paid for?"))
+        add_box_options(p)
+        p.add_argument("--json", action="store_true", help=_("machine-readable output"))
+        p.add_argument("--no-smoke", action="store_true", help=_("skip the matmul on each GPU"))
+    if want("checklist"):
+        p = sub.add_parser("checklist", help=_("the shutdown checklist: is it safe to release the box?"), description=_("The shutdown checklist: is it safe to release the box?"))
+        add_box_options(p)
+        p.add_argument("--json", action="store_true", help=_("machine-readable output"))
+    if want("demo"):
+        p = sub.add_parser("demo", help=_("the dashboard on a simulated GPU box over a real loopback SSH session"), description=_("The dashboard on a simulated GPU box over a real loopback SSH session."))
+        p.add_argument("--scenario", default="a100x2",
+                       help=_("simulator scenario (default a100x2; `gputui scenarios` lists them)"))
+    if want("scenarios"):
+        sub.add_parser("scenarios", help=_("list the simulator scenarios"), description=_("List the simulator scenarios."))
+    if want("ledger"):
+        p = sub.add_parser("ledger", help=_("every billing session gputui has seen"), description=_("Every billing session gputui has seen."))
+        fmt_group = p.add_mutually_exclusive_group()
+        fmt_group.add_argument("--json", action="store_true", help=_("machine-readable output (JSON)"))
+        fmt_group.add_argument("--csv", action="store_true", help=_("spreadsheet output (CSV)"))
     added = []
     for name, add in OWN_PARSERS.items():
-        if command in (None, name) and add not in added:
+        if want(name) and add not in added:
             added.append(add)
             add(sub)
     return parser

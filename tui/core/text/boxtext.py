@@ -27,11 +27,17 @@ from typing import Any, List, Optional, Sequence, Tuple, TypeVar, Union
 
 T = TypeVar("T")
 
-from rich.cells import cell_len  # terminal columns: CJK characters take two (issue 14)
 
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 SEPARATORS = frozenset("\u2028\u2029")
 ELLIPSIS = "…"
+
+
+def cell_len(text: str) -> int:
+    """Terminal columns of `text` (CJK characters take two; issue 14): rich's count, imported
+    at the first limit, so a command that prints without one does not load rich (issue 38)."""
+    from rich.cells import cell_len as rich_cell_len
+    return rich_cell_len(text)
 
 
 def _escape(ch: str) -> str:
