@@ -18,7 +18,7 @@ import asyncssh
 from remote_probe import wire
 from tui.core.i18n import N_
 from tui.core.transfer.download import Result, download
-from tui.remote.transfer.push import all_or_none
+from tui.remote.transfer.tasks import all_or_none
 
 SMALL_FILE = 1 << 20  # files under this go several at a time
 SMALL_IN_FLIGHT = 16  # small downloads at once (memory: each holds < 1 MiB in flight)

@@ -30,6 +30,7 @@ from remote_probe import wire
 from tui.core.i18n import N_
 from tui.core.transfer.upload_plan import PART_SUFFIX, LocalEntry, RemoteStat, decide, remote_path_for
 from tui.remote.transfer import push_spread as spread_
+from tui.remote.transfer.tasks import all_or_none
 
 BLOCK = 256 << 10  # bytes per SFTP write at most (the server's stated limit when lower)
 IN_FLIGHT = 64  # writes outstanding: 16 MiB in flight fills a 100 MB/s x 150 ms link;
@@ -512,17 +513,6 @@ async def push(box: Any, box_sha: Callable[[str], Any], entries: List[LocalEntry
             await close()
     return [r for r in results if r is not None]
 
-
-
-async def all_or_none(tasks: List["asyncio.Future[Any]"]) -> None:
-    """Wait for every task; the first failure (or a cancel: Ctrl-C, escape) cancels the rest and
-    waits for them too, so nothing still writes after the caller has said "stopped"."""
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def probe_sha(session: Any) -> Callable[[str], Any]:
