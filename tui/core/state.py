@@ -4,6 +4,7 @@ history, process facts and connection state. Widgets read it; they never fetch.
 
 import collections
 import dataclasses
+import functools
 import operator
 import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Tuple
@@ -41,6 +42,7 @@ PROC_COLUMNS = (
 SORT_KEYS = tuple(k for k, _ in PROC_COLUMNS)
 
 
+@functools.lru_cache(maxsize=1024)  # every process's command, every sample (proc_rows)
 def short_cmd(cmd: str) -> str:
     """'/opt/conda/bin/python3 train.py --bs 64' -> 'python3 train.py --bs 64'.
 

@@ -92,6 +92,16 @@ def sorted_title(title: str, width: int, reverse: bool) -> str:
     return clip(title, max(1, width - 1)) + arrow
 
 
+_LINE_COMPONENTS = ("process-table--header", "process-table--cursor", "process-table--even")
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Two _line_styles keys name the same inputs: the same width, the same styles objects
+    (by identity: a node's styles are compared, not their rules) at the same update counts."""
+    return (a[0] == b[0] and len(a[1]) == len(b[1]) and all(x is y for x, y in zip(a[1], b[1]))
+            and a[2] == b[2] and len(a[3]) == len(b[3]) and all(x is y for x, y in zip(a[3], b[3])))
+
+
 class Column:
     def __init__(self, key, title, width):
         self.key, self.width = key, width
@@ -132,9 +142,12 @@ class ProcessTable(ScrollView, can_focus=True):
         self._subtitle = None
         self._fit = {}         # row key -> (line style, cells, each cell's segments)
         self._layout = None    # (columns, width) the rows were rendered for
+        self._length = 0       # cells a row's columns take, each with its space
         self._cell_args = (PROC_COLUMNS, None)  # (columns, command width) of row_cells
         self._sort = None
         self._frame_styles = None  # _line_styles() while a frame renders
+        self._frame_top = None     # the scroll offset's row while a frame renders
+        self._styles_memo = None   # (inputs, _line_styles()) of the last look-up
         self.cursor_row = 0
 
     # -- the table's surface, as tests and screens read it --------------------------
@@ -155,6 +168,7 @@ class ProcessTable(ScrollView, can_focus=True):
             self._layout = layout
             self._cell_args = (columns, cmd_cols)
             self.columns = {k: Column(k, _(t), PROC_WIDTHS.get(k, cmd_cols)) for k, t in columns}
+            self._length = sum(col.width + 1 for col in self.columns.values())  # a row's cells
             self._strips.clear()
             self._fit.clear()
             self._cells, self._shown, self._built = {}, {}, {}  # cells are cut to the columns: all built again
@@ -237,8 +251,8 @@ class ProcessTable(ScrollView, can_focus=True):
         last drawn (seven of eight, when a second passes) is reused as it was rendered; kept
         per row, so this holds no more than the table shows."""
         prev = self._fit.get(key)
-        same_style = prev is not None and prev[0] == style
-        console = self.app.console
+        same_style = prev is not None and (prev[0] is style or prev[0] == style)
+        console = None
         parts = []
         for i, (col, cell) in enumerate(zip(self.columns.values(), cells)):
             if same_style and (prev[1][i] is cell or (isinstance(cell, str) and prev[1][i] == cell)):
@@ -251,17 +265,25 @@ class ProcessTable(ScrollView, can_focus=True):
             text = cell.copy() if isinstance(cell, Text) else Text(cell)
             text.truncate(col.width, overflow="ellipsis", pad=True)
             text.append(" ")
+            console = console or self.app.console
             parts.append(list(Segment.simplify(Segment.apply_style(text.render(console), style))))
         self._fit[key] = (style, cells, parts)
         # adjacent cells in one style make one segment, as one Text would: fewer escape codes
-        # (what Segment.simplify over the row gives; each part is simplified already)
+        # (what Segment.simplify over the row gives). A run's texts are joined once, and a
+        # style is mostly the very object of the one before (the line's, or rich's cached sum).
         out: list = []
+        run: list = []
+        last = None
         for part in parts:
-            if out and part and out[-1].style == part[0].style:
-                out[-1] = Segment(out[-1].text + part[0].text, out[-1].style)
-                out += part[1:]
-            else:
-                out += part
+            for text, seg_style, _control in part:
+                if run and (seg_style is last or seg_style == last):
+                    run.append(text)
+                else:
+                    if run:
+                        out.append(Segment("".join(run), last))
+                    run, last = [text], seg_style
+        if run:
+            out.append(Segment("".join(run), last))
         return out
 
     def _row_strip(self, key, width, base, style):
@@ -269,10 +291,11 @@ class ProcessTable(ScrollView, can_focus=True):
         gives, built from the cached cells' segments."""
         cells = self._cells_for(key)
         cached = self._strips.get(key)
-        if cached and cached[0] is cells and cached[1] == style and cached[2].cell_length == width:
+        if (cached and cached[0] is cells and (cached[1] is style or cached[1] == style)
+                and cached[2].cell_length == width):
             return cached[2]
         segments = self._cell_segments(key, cells, style)
-        length = sum(col.width + 1 for col in self.columns.values())
+        length = self._length
         if length < width:  # padded as crop_extend pads, then styled as apply_style styles
             segments.append(Segment(" " * (width - length), style + base if style else base))
             strip = Strip(segments, width)
@@ -283,19 +306,36 @@ class ProcessTable(ScrollView, can_focus=True):
 
     def _line_styles(self):
         """(width, base, header, cursor, even): what every line of one frame looks up. The
-        base style walks the ancestors (opacity: the dimmed, stale dashboard)."""
+        base style walks the ancestors (opacity: the dimmed, stale dashboard).
+
+        Kept while its inputs stay: every node's styles up to the app (a restyle, a class,
+        :focus or a theme bumps their _cache_key) and the component styles (replaced when the
+        table is restyled). Textual's own cache of component styles is emptied by every
+        refresh(), i.e. every sample: looking them up again was 1,400 calls a sample (issue 38)."""
+        width = self.scrollable_content_region.width
+        nodes = self.ancestors_with_self
+        key = (width, tuple(node.styles for node in nodes),
+               tuple(node.styles._cache_key for node in nodes),
+               tuple(self._component_styles.get(name) for name in _LINE_COMPONENTS))
+        cached = self._styles_memo
+        if cached is not None and _same(cached[0], key):
+            return cached[1]
         base = self.rich_style
-        return (self.scrollable_content_region.width, base,
-                self.get_component_rich_style("process-table--header"),
-                base + self.get_component_rich_style("process-table--cursor"),
-                base + self.get_component_rich_style("process-table--even"))
+        styles = (width, base,
+                  self.get_component_rich_style("process-table--header"),
+                  base + self.get_component_rich_style("process-table--cursor"),
+                  base + self.get_component_rich_style("process-table--even"))
+        self._styles_memo = (key, styles)
+        return styles
 
     def render_lines(self, crop):
-        self._frame_styles = self._line_styles()  # once per frame, not once per line
+        # once per frame, not once per line: the styles and the scroll offset (two reactives)
+        self._frame_styles = self._line_styles()
+        self._frame_top = int(self.scroll_offset.y)
         try:
             return super().render_lines(crop)
         finally:
-            self._frame_styles = None
+            self._frame_styles = self._frame_top = None
 
     def render_line(self, y):
         width, base, header_style, cursor_style, even_style = self._frame_styles or self._line_styles()
@@ -308,7 +348,8 @@ class ProcessTable(ScrollView, can_focus=True):
                 header.append(" ")
             style = header_style
             return Strip(header.render(self.app.console)).crop_extend(0, width, style).apply_style(style)
-        index = int(self.scroll_offset.y) + y - 1
+        top = self._frame_top
+        index = (int(self.scroll_offset.y) if top is None else top) + y - 1
         if index >= len(self._order):
             return Strip.blank(width, base)
         # every segment gets a real style: opacity (the dimmed, stale dashboard) needs one
