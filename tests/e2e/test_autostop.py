@@ -64,9 +64,11 @@ async def test_idle_box_is_released_with_the_app_disconnected(own_pid_box, tmp_p
     kinds = [e["event"] for e in events(sshbox)]
     assert kinds[-3:] == ["armed", "grace", "fired"]
     grace = [e for e in events(sshbox) if e["event"] == "grace"][-1]
-    # From the moment the idle window was complete: the grace, plus at most one tick.
+    # From the moment the idle window was complete: the grace, plus at most one tick, plus the
+    # scheduling a loaded test machine adds to the daemon's tick and this poll (3.03 s was read
+    # once at a load average of 14).
     delay = fired_at - (grace["idle_since"] + 2.0)
-    assert 1.0 <= delay <= 1.0 + 1.0 + 0.6, "fired %.2f s after the idle window" % delay
+    assert 1.0 <= delay <= 1.0 + 1.0 + 1.5, "fired %.2f s after the idle window" % delay
     print("autostop firing delay after the idle window: %.2f s (grace 1 s)" % delay)
     # The app shows what happened at its next connect.
     s = session_mod.RemoteSession(target(sshbox), simulate="idle", remote_dir=sshbox.remote_dir)
