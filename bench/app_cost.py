@@ -388,7 +388,10 @@ def run(args):
                 spread([r["cpu_pct"]["floor"] for r in windows])),
                 flush=True)
         mid = sorted(windows, key=ratio_of)[(len(windows) - 1) // 2]  # the median window (lower middle)
-        cpu, rss = mid["cpu_pct"], mid["rss_mb"]
+        cpu = mid["cpu_pct"]
+        # RSS: each process's median over the windows, not the median CPU window's reading (the
+        # connected floor's RSS still grows in the first window, as its connection pages code in)
+        rss = {k: statistics.median(w["rss_mb"][k] for w in windows) for k in mid["rss_mb"]}
         print("RESULT " + json.dumps(dict(
             bench="app_cost", figure="app CPU idle, " + case, via=mid["via"],
             peer="bare Textual app (floor)", floor=floor, ours_s=cpu["app"] / 100, peer_s=cpu["floor"] / 100,

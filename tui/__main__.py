@@ -1,3 +1,3 @@
-from tui.cli import entry
+from tui.start import main
 
-entry()
+main()

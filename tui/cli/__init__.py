@@ -1,6 +1,7 @@
 """Command line: `gputui connect HOST`, `gputui demo`, `gputui status HOST [--json]`."""
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -127,6 +128,9 @@ def build_parser(command=None):
 
 
 BOX_COMMANDS = ("connect", "status", "doctor", "checklist")
+# Commands that end within seconds of starting, with the cyclic garbage collector off as
+# tui.start left it (issue 38): what they allocate lives until the exit anyway.
+QUICK_COMMANDS = ("status", "doctor", "scenarios", "ledger")
 # gputui's own options and whether they take a value; every other word after a box command
 # belongs to the destination (ssh's -p/-l/-i/-J/-o/-F, the pasted `ssh ...` words).
 GPUTUI_OPTIONS = {"--simulate": True, "--ssh-config": True, "--remote-dir": True,
@@ -431,6 +435,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if getattr(args, "json", False) or getattr(args, "csv", False):
         set_language("en")  # scripts read JSON and CSV: keys and values stay English
+    if args.cmd not in QUICK_COMMANDS:
+        gc.enable()  # tui.start turned it off for the start-up; these run long enough to need it
     if args.cmd in BOX_COMMANDS:
         from tui.core.destination import DestinationError
         if args.cmd == "status":
