@@ -91,10 +91,23 @@ def python_jobs(min_age=LONG_RUNNING, now=None, proc=procfs.PROC, scan=None,
     return sorted(out)
 
 
+def judged(pid, scan):
+    """verdict() of pid's ancestry, reading /proc/PID/status (its SIGHUP mask) only when the
+    chain alone would find it unprotected: ignoring SIGHUP can only protect, and verdict looks
+    at the job's own mask, not its ancestors' (issue 12; issue 38: reading every ancestor's
+    status for each young python process was a fifth of the daemon's CPU)."""
+    chain = ancestry(pid, scan=scan, sighup=False)
+    protected, reason = verdict(chain)
+    if not protected:
+        chain[0] = chain[0][:3] + (bool(scan.sigign(pid) & SIGHUP_BIT),)
+        protected, reason = verdict(chain)
+    return protected, reason
+
+
 def detached(pid, scan):
     """Put in the background on purpose: it would outlive the SSH connection (nohup, setsid,
     screen, no terminal; tmux panes are judged as panes)."""
-    return verdict(ancestry(pid, scan=scan))[0]
+    return judged(pid, scan)[0]
 
 
 def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
@@ -105,13 +118,7 @@ def unprotected_jobs(gpu_pids, own_pids=(), scan=None):
     for pid in sorted(gpu_pids | set(python_jobs(scan=scan))):
         if pid in own_pids:
             continue
-        # Ignoring SIGHUP can only protect: /proc/PID/status is read only for a job that
-        # would otherwise be reported, not for every process up every chain (issue 12).
-        chain = ancestry(pid, scan=scan, sighup=False)
-        protected, reason = verdict(chain)
-        if not protected:
-            chain[0] = chain[0][:3] + (bool(scan.sigign(pid) & SIGHUP_BIT),)
-            protected, reason = verdict(chain)
+        protected, reason = judged(pid, scan)
         if not protected and scan.stat(pid) is not None:  # not gone since /proc was listed
             out.append({"pid": pid, "cmd": scan.cmdline(pid)[:200], "gpu": pid in gpu_pids,
                         "reason": reason})
