@@ -9,15 +9,10 @@ from rich.text import Text
 from textual.app import App
 from textual.containers import Vertical
 
-from tui.core.model import ProcRow
+from tests.unit.tui.ui.widgets.test_process_table_rows import row
 from tui.ui.widgets.process_table import ProcessTable
 
 
-def row(i, elapsed=5.0, **changes):
-    r = ProcRow(pid=5000 + i, gpu=i % 2, gpu_mem=1000.0 + i, kind="C", cpu=10.0, rss=100.0,
-                local=True, host_pid=None, unprotected=False, user="root",
-                cmd="python worker.py --rank %d" % i, elapsed=elapsed)
-    return dataclasses.replace(r, **changes)
 
 
 class TableApp(App):

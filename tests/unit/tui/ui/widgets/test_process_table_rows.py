@@ -11,10 +11,12 @@ from tui.core.model import ProcRow
 from tui.ui.widgets.process_table import ProcessTable
 
 
-def row(i, cpu=10.0, elapsed=5.0):
-    return ProcRow(pid=5000 + i, gpu=i % 2, gpu_mem=1000.0 + i, kind="C", cpu=cpu, rss=100.0,
-                   local=True, host_pid=None, unprotected=False, user="root",
-                   cmd="python worker.py --rank %d" % i, elapsed=elapsed)
+def row(i, elapsed=5.0, **changes):
+    """A worker's process row; `changes` replace any of its fields (test_process_table_paint too)."""
+    r = ProcRow(pid=5000 + i, gpu=i % 2, gpu_mem=1000.0 + i, kind="C", cpu=10.0, rss=100.0,
+                local=True, host_pid=None, unprotected=False, user="root",
+                cmd="python worker.py --rank %d" % i, elapsed=elapsed)
+    return dataclasses.replace(r, **changes)
 
 
 class TableApp(App):
