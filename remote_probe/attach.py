@@ -23,11 +23,15 @@ from remote_probe.paths import (UnsafePath, check_daemon_peer, ensure_private_di
                                 self_command, socket_path)
 from remote_probe.wire import EXIT_USAGE, config_key
 
-SPAWN_WAIT = 10.0
+SPAWN_WAIT = 10.0  # for a daemon this attach cannot see (another attach or the supervisor started it)
+# for the daemon this attach started, while it lives: on a box whose cores are all busy (eight
+# dataloader workers, a pip build) its imports and first bind can take well over 10 s. Under
+# the laptop's HELLO_TIMEOUT (45 s), so the laptop hears why rather than a timeout.
+SPAWN_PATIENCE = 35.0
 
 
 def spawn_daemon(state_dir, simulate):
-    """Start the daemon in its own session so it outlives this SSH channel."""
+    """Start the daemon in its own session so it outlives this SSH channel; its Popen."""
     argv, env = self_command()
     argv = argv + ["daemon", "--state-dir", state_dir]
     if simulate:
@@ -41,7 +45,7 @@ def spawn_daemon(state_dir, simulate):
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
                  0o600)
     with os.fdopen(fd, "ab") as log:
-        subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+        return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          cwd="/", close_fds=True, start_new_session=True)
 
 
@@ -119,8 +123,17 @@ class DaemonInUse(Exception):
     """The daemon runs other settings for a live session; it is not ours to replace."""
 
 
+class DaemonDied(Exception):
+    """The daemon this attach started exited before it answered; args[0] is its status."""
+
+
+class DaemonSilent(Exception):
+    """No daemon answered in time; args[0] is how long attach waited, in seconds."""
+
+
 def daemon_connection(state_dir, simulate):
-    """A socket to a daemon running the wanted config, and its hello line."""
+    """A socket to a daemon running the wanted config, and its hello line. DaemonDied or
+    DaemonSilent when none answers."""
     ensure_private_dir(state_dir)
     _, note = ensure_runtime_dir(state_dir)
     if note:
@@ -128,17 +141,22 @@ def daemon_connection(state_dir, simulate):
     path = socket_path(state_dir)
     want = config_key(simulate)
     spawned = False
+    child = None  # the daemon this attach started, while it may still be starting
     stranger = None  # inode of a socket path that answered without a daemon's hello
     refused_since = None  # when the daemon of other settings first said it is in use
-    deadline = time.time() + SPAWN_WAIT
-    while time.time() < deadline:
+    started = time.time()
+    deadline = started + SPAWN_WAIT
+    while True:
+        child, waiting = keep_waiting(child, started, deadline)
+        if not waiting:
+            break
         if stranger is not None and inode(path) == stranger:
             time.sleep(0.05)  # until our daemon has taken the path over
             continue
         sock = connect(path)
         if sock is None:
             if not spawned:
-                spawn_daemon(state_dir, simulate)
+                child = spawn_daemon(state_dir, simulate)
                 spawned = True
             time.sleep(0.05)
             continue
@@ -152,7 +170,7 @@ def daemon_connection(state_dir, simulate):
                 # Not a daemon's hello (another program took the path, or a daemon that
                 # hangs): start ours. It takes the lock if it is free and then the path;
                 # while a live daemon holds the lock, the new one just exits.
-                spawn_daemon(state_dir, simulate)
+                child = spawn_daemon(state_dir, simulate)
                 spawned = True
             time.sleep(0.1)
             continue
@@ -176,7 +194,24 @@ def daemon_connection(state_dir, simulate):
             spawned = False
             continue
         return sock, line + b"\n" + rest
-    return None, None
+    if child is not None and child.returncode:
+        raise DaemonDied(child.returncode)
+    raise DaemonSilent(time.time() - started)
+
+
+def keep_waiting(child, started, deadline, now=None):
+    """(child, whether to wait on) for daemon_connection. The daemon we started is waited
+    for while it lives (up to SPAWN_PATIENCE); once it has exited, a status 0 means another
+    daemon held the lock (that one is waited for until the deadline) and any other status
+    means it cannot start: stop now, its log says why."""
+    now = time.time() if now is None else now
+    if child is not None and child.poll() is not None:
+        if child.returncode:
+            return child, False
+        child = None
+    if now < deadline:
+        return child, True
+    return child, child is not None and now < started + SPAWN_PATIENCE
 
 
 class _Out:
@@ -280,6 +315,18 @@ def check_scenario(simulate):
     return None
 
 
+def log_tail(state_dir):
+    """The end of the daemon's log, for a message that says why it did not start."""
+    try:
+        with open(os.path.join(state_dir, "daemon.log"), "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 600))
+            tail = f.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    return ("Its log ends: " + tail) if tail else ""
+
+
 def run_attach(state_dir, simulate=None):
     problem = check_scenario(simulate)
     if problem:
@@ -290,17 +337,12 @@ def run_attach(state_dir, simulate=None):
         return fail_before_hello(wire.EXIT_DAEMON_IN_USE, str(exc))
     except UnsafePath as exc:  # retrying cannot help: the user must remove it
         return fail_before_hello(EXIT_USAGE, str(exc).replace("gputui probe: ", "", 1))
-    if sock is None:
-        log = os.path.join(state_dir, "daemon.log")
-        tail = ""
-        try:
-            with open(log, "rb") as f:
-                tail = f.read()[-600:].decode("utf-8", "replace").strip()
-        except OSError:
-            pass
-        return fail_before_hello(
-            wire.EXIT_DAEMON_UNREACHABLE, "the daemon did not start within %.0f s. %s"
-            % (SPAWN_WAIT, ("Its log ends: " + tail) if tail else ""))
+    except DaemonDied as exc:
+        return fail_before_hello(wire.EXIT_DAEMON_UNREACHABLE, "the daemon exited (status %s) "
+                                 "before it answered. %s" % (exc.args[0], log_tail(state_dir)))
+    except DaemonSilent as exc:
+        return fail_before_hello(wire.EXIT_DAEMON_UNREACHABLE, "the daemon did not start within "
+                                 "%.0f s. %s" % (exc.args[0], log_tail(state_dir)))
     try:
         return bridge(sock, first)
     except (BrokenPipeError, ConnectionError):

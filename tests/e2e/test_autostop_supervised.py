@@ -22,14 +22,22 @@ def target(box):
     return ssh.Target.parse("testbox", ssh_config=box.ssh_config)
 
 
+def pid_in(path):
+    """The pid a lock file names, or None while it is missing or being written: its owner
+    truncates it and then writes, so a reader can find it empty."""
+    try:
+        with open(path) as f:
+            return json.load(f)["pid"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def daemon_pid(box):
-    with open(lock_path(box.remote_dir)) as f:
-        return json.load(f)["pid"]
+    return pid_in(lock_path(box.remote_dir))
 
 
 def watcher_pid(box):
-    with open(os.path.join(box.remote_dir, supervise.SUPERVISE_LOCK)) as f:
-        return json.load(f)["pid"]
+    return pid_in(os.path.join(box.remote_dir, supervise.SUPERVISE_LOCK))
 
 
 def alive(pid):
@@ -58,8 +66,8 @@ async def test_autostop_fires_after_the_daemon_is_killed(sshbox, tmp_path):
     assert reply["autostop"]["armed"]
     await s.close()  # the laptop goes away
     first = daemon_pid(sshbox)
-    assert await until(lambda: os.path.exists(os.path.join(sshbox.remote_dir,
-                                                           supervise.SUPERVISE_LOCK)), 10)
+    assert first
+    assert await until(lambda: watcher_pid(sshbox), 10)
     watcher = watcher_pid(sshbox)
     assert await until(lambda: open("/proc/%d/comm" % watcher).read().strip() == "gputui-watch", 15)
     os.kill(first, signal.SIGKILL)  # what a `pkill -9 python` or the OOM killer does
@@ -67,6 +75,7 @@ async def test_autostop_fires_after_the_daemon_is_killed(sshbox, tmp_path):
         open(os.path.join(sshbox.remote_dir, name)).read()[-2000:]
         for name in ("daemon.log", autostop.EVENTS_FILE)
         if os.path.exists(os.path.join(sshbox.remote_dir, name)))
+    assert await until(lambda: daemon_pid(sshbox), 5)
     assert daemon_pid(sshbox) != first  # a new daemon ran the release
     assert await until(lambda: not alive(watcher), 10)  # fired: nothing armed, the watcher left
 
@@ -93,8 +102,7 @@ async def test_the_watcher_leaves_when_autostop_is_disarmed(sshbox):
     await s.open()
     try:
         await s.request(wire.AUTOSTOP_ARM, command="true", deadline=time.time() + 3600, grace=1)
-        assert await until(lambda: os.path.exists(os.path.join(sshbox.remote_dir,
-                                                               supervise.SUPERVISE_LOCK)), 10)
+        assert await until(lambda: watcher_pid(sshbox), 10)
         watcher = watcher_pid(sshbox)
         assert await until(lambda: alive(watcher), 15)
         await s.request(wire.AUTOSTOP_DISARM, reason="cancelled")

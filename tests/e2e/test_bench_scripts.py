@@ -29,7 +29,7 @@ SHORT = {
     "checklist_bench.py": ["--files", "50", "--mb", "4", "--runs", "1", "--rtt-ms", "50"],
     "connect_resolve.py": ["--runs", "1"],
     "daemon_cpu.py": ["--seconds", "2"],
-    "daemon_whole.py": ["--seconds", "2", "--settle", "1", "--rounds", "1"],
+    "daemon_whole.py": ["--seconds", "2", "--settle", "1", "--rounds", "1", "--extra", "300"],
     "doctor_time.py": ["--runs", "1"],
     "fleet.py": ["--boxes", "2", "--idle", "2"],
     "hook_overhead.py": ["--batches", "200", "--rounds", "1"],

@@ -18,7 +18,9 @@ from tui.core.i18n import _, ngettext
 
 log = logging.getLogger("gputui.client")
 
-HELLO_TIMEOUT = 20.0
+# python's start, the probe's unpacking and the daemon's first start on a box whose cores
+# are all busy; the box's attach gives up on a daemon it started before this (SPAWN_PATIENCE)
+HELLO_TIMEOUT = 45.0
 REQUEST_TIMEOUT = 15.0
 
 
