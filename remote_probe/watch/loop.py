@@ -262,13 +262,15 @@ class JobWatch:
         candidates = set(pid for pid in candidates if scan.ppid(pid) != os.getpid()
                          and (pid in gpu_procs or not (is_service(scan.cmdline(pid))
                                                        or is_inline_code(scan.cmdline(pid)))))
-        # GPU processes first; a root box lists every user's python: MAX_WATCH_JOBS at most
-        for pid in sorted(candidates, key=lambda x: (x not in gpu_procs, x))[:MAX_WATCH_JOBS]:
-            if _has_ancestor_in(pid, candidates, scan):
-                continue  # a worker of another job (torchrun's ranks): judged as that job
+        # a worker of another job (torchrun's ranks, DataLoader workers) is judged as that job,
+        # and gputui's own probes are no jobs: both go before the cap, or a root box's workers
+        # would fill it and leave the user's newest job unwatched
+        jobs = [pid for pid in candidates if not _has_ancestor_in(pid, candidates, scan)
+                and scan.cmdline(pid) and not any(m in scan.cmdline(pid) for m in OWN_MARKERS)]
+        with self.lock:
+            watched = set(j.pid for j in self.jobs.values() if j.state not in ENDED)
+        for pid in watch_order(jobs, gpu_procs, watched, scan.start)[:MAX_WATCH_JOBS]:
             cmd = scan.cmdline(pid)
-            if not cmd or any(m in cmd for m in OWN_MARKERS):
-                continue
             job_id = "pid:%d" % pid
             seen.add(job_id)
             events += self._process(job_id, pid, cmd, pid in gpu_procs, children, scan,
@@ -541,6 +543,14 @@ class JobWatch:
                 events.append(ev)
             j.ckpt_state = "stale" if stale else "ok"
         return events
+
+
+def watch_order(pids, gpu_procs, watched, start):
+    """The process jobs in the order they get the watch list's MAX_WATCH_JOBS places (plain
+    function): GPU processes first, then jobs already watched (a job that lost its place would
+    read as ended), then the newest (pids wrap: a low pid can be the newest job). start(pid):
+    its start time, None if gone."""
+    return sorted(pids, key=lambda p: (p not in gpu_procs, p not in watched, -(start(p) or 0), p))
 
 
 def no_proc_verdict(lines):

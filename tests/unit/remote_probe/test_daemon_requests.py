@@ -359,6 +359,57 @@ def test_a_killed_job_is_gone_from_the_very_next_sample(state, tmp_path):
             pass
 
 
+WITH_WORKERS = """
+import subprocess, sys, time
+n = int(sys.argv[1])
+# stand-ins for DataLoader workers: processes whose program is python (argv[0]), children of the job
+kids = [subprocess.Popen(["bash", "-c", "exec -a python3 sleep 600"]) for _ in range(n)]
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_job_started_after_one_with_many_workers_is_still_watched(state, tmp_path):
+    """A root box lists every python: the watch list holds MAX_WATCH_JOBS jobs, and a job's
+    DataLoader workers used to take those places before they were known as workers, so the job
+    started next was never watched (nor its crash told)."""
+    big, later = tmp_path / "train_big.py", tmp_path / "preprocess_later.py"
+    big.write_text(WITH_WORKERS)
+    later.write_text("import time\ntime.sleep(600)\n")
+    n = wire.MAX_WATCH_JOBS + 6
+    pids = []
+    try:
+        for script, args in ((big, [str(n)]), (later, [])):
+            out = subprocess.run(["sh", "-c", "nohup %s %s %s >%s.out 2>&1 & echo $!"
+                                  % (sys.executable, script, " ".join(args), script)],
+                                 cwd=str(tmp_path), stdout=subprocess.PIPE, text=True, check=True,
+                                 start_new_session=True)
+            pids.append(int(out.stdout))
+            if script is big:  # all the workers exist before the later job starts
+                deadline = time.time() + 30
+                while "ready" not in (tmp_path / "train_big.py.out").read_text():
+                    assert time.time() < deadline, "the workers did not start"
+                    time.sleep(0.1)
+        a = Attach(state, simulate="idle")
+        a.send({"type": "subscribe", "id": 1, "since_seq": 0})
+        try:
+            def both(msg):
+                jobs = msg.get("jobs") if msg.get("type") == "sample" else None
+                watched = set(j.get("pid") for j in (jobs or {}).get("watch") or [])
+                return set(pids) <= watched
+            msg = a.read_until(both, limit=60)
+            names = [j["name"] for j in msg["jobs"]["watch"]]
+            assert not any(name.startswith("python3 600") for name in names), names  # no worker is a job
+        finally:
+            a.close()
+    finally:
+        for pid in pids:
+            try:
+                os.killpg(os.getpgid(pid), 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 # A process shaped like a command typed in an SSH session: on a terminal, under a parent whose
 # name is sshd's (the protection verdict reads names and terminals from /proc, nothing else).
 SSH_SHAPED = r"""

@@ -364,3 +364,9 @@ def test_a_stopped_bar_while_the_job_writes_a_checkpoint_is_not_hung():
     for i in range(0, 301, 3):
         heartbeat.observe(NOW - 300 + i, {1: 100 + 60 * i})  # a log line now and then
     assert jw.classify(stalled(130, writes=heartbeat)).cause == "progress_stalled"
+
+
+def test_watch_order_keeps_gpu_then_watched_then_newest():
+    from remote_probe.watch.loop import watch_order
+    start = {10: 100.0, 20: 300.0, 30: 200.0, 5: 400.0, 7: None}.get  # pid 5: wrapped, newest
+    assert watch_order([10, 20, 30, 5, 7], gpu_procs={30: 1}, watched={10}, start=start) == [30, 10, 5, 20, 7]
