@@ -313,7 +313,9 @@ def _tmux_work(daemon, kind, msg):
     if kind == wire.TMUX_INTERRUPT:
         tmux.interrupt(_text(msg, "pane"))
     elif kind == wire.TMUX_KILL:
-        tmux.kill_session(_text(msg, "session"))
+        session = _text(msg, "session")
+        daemon.watch.jobs.session_killed(session)  # the user's own kill is no crash to tell
+        tmux.kill_session(session)
     elif kind == wire.TMUX_RENAME:
         tmux.rename_session(_text(msg, "session"), _text(msg, "name"))
     elif kind == wire.TMUX_INSTALL:

@@ -58,6 +58,7 @@ CAUSES = {
     "exit_0": "exit status 0",
     "interrupted": "stopped with Ctrl-C",
     "exited": "exit status unknown",
+    "ended_early": "ended before its progress reached the end",
     "nccl_spin": "GPU busy at idle power (stuck in a collective)",
     "stalled": "VRAM held, GPU idle, no output",
     "progress_stalled": "no new step for many times its step time",

@@ -15,7 +15,8 @@ from remote_probe.watch import kernel_log
 from remote_probe.watch.checkpoint_guard import (CHECKPOINT_DIR, CHECKPOINT_STALE_S,  # noqa: F401
                                                  CHECKPOINT_SUFFIXES, SCAN_MAX_DEPTH, SCAN_MAX_ENTRIES,
                                                  SKIP_DIRS, checkpoint_status, newest_checkpoint)
-from remote_probe.procfs.reader import PROC
+from remote_probe.watch.counters import (WriteWatch, memory_oom_kills, parse_oom_kills,  # noqa: F401
+                                         proc_chars_written)
 
 # ---- thresholds (seconds, percent, fractions) -------------------------------------
 # A hang signature must hold this long (configurable). 8 min, so that the message goes out
@@ -83,7 +84,7 @@ class JobFacts:
                  samples=(), power_limit=None, vram_mib=None, last_output_t=None,
                  last_write_t=None, started_t=None, uses_gpu=None, oom_kills=0, interrupts_before=0,
                  last_step_t=None, step_s=None, gpu_samples=None, power_limits=None, gpu_pids=None,
-                 stall_min=STALL_MIN_S, kernel=(), writes=None):
+                 stall_min=STALL_MIN_S, kernel=(), writes=None, pane_closed=False, progress=None):
         self.now = now
         self.alive = alive
         self.exit_status = exit_status
@@ -109,6 +110,10 @@ class JobFacts:
         # the kernel's lines about this job (kernel_log.for_job): its OOM kill, its GPUs' Xids
         self.kernel = list(kernel)
         self.writes = writes  # the job's WriteWatch: bytes written over a stall window
+        # ended: its tmux pane closed with it (no exit status to read), and how far its
+        # progress had got (a fraction, None if it showed none)
+        self.pane_closed = pane_closed
+        self.progress = progress
         # every GPU of the job: {gpu: samples}, {gpu: power limit}, {gpu: [(pid, rank or None)]};
         # without them the job's one GPU is `samples` / `power_limit`
         self.gpu_samples = gpu_samples
@@ -143,6 +148,22 @@ def sanitize_line(line):
     if len(line) > EVIDENCE_LINE_CHARS:
         line = line[:EVIDENCE_LINE_CHARS - 1] + "…"
     return line
+
+
+# a shell prompt, as the last line of a pane whose job has ended: user@host:~$, (base)
+# root@autodl-container:~#, [user@host dir]$, zsh's user@host ~ %, oh-my-zsh's ➜, starship's ❯
+_PROMPT = re.compile(r"^(\(\S+\)\s*)?(\S+@\S+([:\s]\S*)?\s?[$#%]|\[[^\]]*@[^\]]*\][$#]|[➜❯].*)\s*$")
+
+
+def without_prompt(lines):
+    """The evidence lines without the shell prompts at their end (plain function)."""
+    lines = list(lines)
+    while lines and _PROMPT.match(lines[-1].strip()):
+        lines.pop()
+    return lines
+
+
+EARLY_END = 0.99  # a job whose progress stopped below this when it ended did not finish
 
 
 def tail(lines, count=EVIDENCE_LINES):
@@ -387,6 +408,7 @@ def classify(facts, hung_after=HUNG_AFTER_S):
 
 def _ended(facts, last):
     """The verdict of a job that ended: how, from its exit, its last lines and the kernel."""
+    last = without_prompt(last)  # a shell pane shows its prompt again after the job
     status = facts.exit_status
     sig = exit_signal_of(status, facts.exit_signal)
     if sig is None and status is None:
@@ -427,7 +449,13 @@ def _ended(facts, last):
         return Verdict(CRASHED, cause, _join(line, last), status)
     if status is not None:
         return Verdict(CRASHED, "exit_status", _join("exit status %d" % status, last), status)
-    return Verdict(FINISHED, "exited", _join("exit status unknown", last), None)
+    how = "its tmux pane closed with it" if facts.pane_closed else "exit status unknown"
+    if facts.progress is not None and facts.progress < EARLY_END:
+        # a bar that stopped short: whatever the exit status was, the work was not done
+        return Verdict(CRASHED, "ended_early", _join(
+            "ended at %d%% of its progress (%s)" % (int(facts.progress * 100), how), last), None)
+    return Verdict(FINISHED, "exited", _join(how + ", exit status unknown" if facts.pane_closed
+                                             else how, last), None)
 
 
 def _alive(facts, last, hung_after):
@@ -457,73 +485,3 @@ def _alive(facts, last, hung_after):
 
 def _join(headline, lines):
     return "\n".join([headline] + [x for x in lines if x != headline])
-
-
-def parse_oom_kills(text):
-    """The oom_kill counter from a cgroup's memory.events (v2) or memory.oom_control (v1)."""
-    for line in (text or "").splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] == "oom_kill" and parts[1].isdigit():
-            return int(parts[1])
-    return None
-
-
-def memory_oom_kills(paths=("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")):
-    """This box's (container's) OOM kill count, or None where the cgroup does not say.
-    The daemon samples it; a rise while a job died is the OOM killer's evidence."""
-    for path in paths:
-        try:
-            with open(path, "r") as f:
-                count = parse_oom_kills(f.read(4096))
-        except OSError:
-            continue
-        if count is not None:
-            return count
-    return None
-
-
-def proc_chars_written(pid, proc=PROC):
-    """Bytes a process has written so far (wchar in /proc/PID/io: files, pipes and the
-    terminal alike), or None where it cannot be read. A count that stops rising is "no
-    output and no file written" without scanning the disk."""
-    try:
-        with open("%s/%d/io" % (proc, pid), "r") as f:
-            for line in f.read(4096).splitlines():
-                if line.startswith("wchar:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-class WriteWatch:
-    """When a job last wrote anything, from successive wchar readings of its processes."""
-
-    def __init__(self):
-        self.last = {}     # pid -> wchar
-        self.changed_t = None
-        self.written = 0   # bytes written by the job's processes since the first reading
-        self.history = []  # (t, written), the last HUNG_AFTER_S or so
-
-    def observe(self, t, counts):
-        """counts: {pid: wchar or None} for the job's processes now."""
-        for pid, count in counts.items():
-            if count is None:
-                continue
-            if self.last.get(pid) != count:
-                if pid in self.last or self.changed_t is None:
-                    self.changed_t = t
-                if pid in self.last and count > self.last[pid]:
-                    self.written += count - self.last[pid]
-                self.last[pid] = count
-        self.history.append((t, self.written))
-        while len(self.history) > 2 and self.history[1][0] < t - 2 * HUNG_AFTER_S:
-            self.history.pop(0)
-        return self.changed_t
-
-    def bytes_since(self, t0):
-        """Bytes the job wrote since t0 (from the nearest reading before it); None unknown."""
-        before = [w for t, w in self.history if t <= t0]
-        if not before or not self.history:
-            return None
-        return self.history[-1][1] - before[-1]

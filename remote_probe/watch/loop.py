@@ -19,6 +19,7 @@ import time
 
 from remote_probe import procfs, tmux_control as tmux
 from remote_probe.watch import jobwatch, progress as progress_mod, protection
+from remote_probe.watch.tracked import Tracked, watch_order
 from remote_probe.watch.facts import (_count, _has_ancestor_in, _tree, cmdline_of, gpu_inputs,  # noqa: F401
                                       kernel_lines, new_lines, pane_name, rank_environ, runtime_text)
 from remote_probe.wire import MAX_WATCH_JOBS, GpuCol, ProcCol, proc_flags
@@ -46,81 +47,6 @@ NO_PROC_EVIDENCE = ("no /proc on this machine: judged from tmux's pane state onl
                     "(no process tree, GPU use or writes to watch; hangs cannot be seen)")
 
 
-class Tracked:
-    """One job across scans."""
-
-    def __init__(self, job_id, kind, name, pid, pane, started_t, first_seen):
-        self.id, self.kind, self.name, self.pid, self.pane = job_id, kind, name, pid, pane
-        self.started_t = started_t
-        self.first_seen = first_seen
-        self.state = None
-        self.cause = None
-        self.evidence = []
-        self.since = first_seen
-        self.exit = None
-        self.progress = None
-        self.progress_at = None  # when the reading was taken (its ETA counts from then)
-        self.history = progress_mod.ProgressHistory()
-        self.text = None
-        self.last_output_t = None
-        self.writes = jobwatch.WriteWatch()
-        self.checkpoint = None
-        self.ckpt_state = None
-        self.ended_t = None
-        self.gpus = ()
-        self.oom_at_start = None
-        self.interrupts_before = None  # KeyboardInterrupt lines on the pane at first sight
-        self.seen_alive = False
-        self.cwd = None
-        self.tree = set()  # the job's processes as of the last scan
-        self.settle = 0  # scans waited since it ended, for tmux to catch up
-        self.dead_seen = None  # monotonic time its pane was first seen dead
-        self.step_key = None  # the progress reading last seen (done, fraction)
-        self.steps = collections.deque(maxlen=12)  # when the reading moved (epoch), newest last
-        self.ranks = {}  # pid -> its distributed rank or None (read once from /proc)
-        self.stuck = None  # hung: which GPUs / ranks are stuck (jobwatch.stuck_gpus)
-
-    @property
-    def run(self):
-        """This run of the job: a pane runs one job after another."""
-        return "%s@%s" % (self.pid, int(self.started_t or self.first_seen))
-
-    def row(self):
-        prog = None
-        p = self.progress
-        if p is not None and p.fraction is not None:
-            prog = {"fraction": max(0.0, min(1.0, p.fraction)), "done": p.done, "total": p.total,
-                    "unit": p.unit, "rate": p.rate, "eta_seconds": p.eta_seconds,
-                    "source": p.source, "at": round(self.progress_at or 0.0, 2)}
-        return {"id": self.id, "kind": self.kind, "name": self.name[:200], "pid": self.pid,
-                "pane": self.pane, "state": self.state, "cause": self.cause,
-                "evidence": [x[:300] for x in self.evidence[:20]], "since": round(self.since, 2),
-                "exit": self.exit, "progress": prog, "checkpoint": self.checkpoint,
-                "stuck": self.stuck}
-
-    def observe_step(self, reading, now):
-        """Note when the job's progress moved (a new step, epoch or fraction)."""
-        if reading is None or (reading.fraction is not None and reading.fraction >= 1.0):
-            return
-        key = (reading.done, reading.fraction, reading.epoch)
-        if key == self.step_key:
-            return
-        if self.step_key is not None or not self.steps:
-            self.steps.append(now)
-        self.step_key = key
-
-    def step_facts(self):
-        """(when progress last moved, its usual time per move) or (None, None)."""
-        if not self.steps:
-            return None, None
-        return self.steps[-1], jobwatch.step_time([(t, 0) for t in self.steps])
-
-    def rank(self, pid):
-        if pid not in self.ranks:
-            self.ranks[pid] = jobwatch.rank_of(rank_environ(pid), cmdline_of(pid))
-        return self.ranks[pid]
-
-
 class JobWatch:
     def __init__(self, hung_after=jobwatch.HUNG_AFTER_S, stale_after=jobwatch.CHECKPOINT_STALE_S,
                  clock=time.time, proc_known=None):
@@ -140,6 +66,7 @@ class JobWatch:
         self.last_scan = 0.0
         self.last_ckpt = 0.0
         self.idle_text = {}  # pane id -> text of a pane with no job (idle shell)
+        self.killed_sessions = {}  # tmux session id -> when gputui killed it (no news, no row)
 
     # -- every sample, on the loop ---------------------------------------------------
     def observe_sample(self, sample, inventory=None):
@@ -249,6 +176,9 @@ class JobWatch:
                     seen.add(job_id)
                     events += self._pane(job_id, s, w, p, tree, children, comm, scan, gpu_procs,
                                          hist, oom, now)
+                    with self.lock:
+                        if job_id in self.jobs:
+                            self.jobs[job_id].session = s.get("id")
         # without /proc nothing tells a job from the daemon's own children or says its
         # command: no process jobs are judged (never a false "finished" for each)
         candidates = set(pid for pid in gpu_procs if pid not in own_pids) if self.proc_known else set()
@@ -275,7 +205,7 @@ class JobWatch:
             seen.add(job_id)
             events += self._process(job_id, pid, cmd, pid in gpu_procs, children, scan,
                                     gpu_procs, hist, oom, now)
-        events += self._gone(seen, now)
+        events += self._gone(seen, oom, now)
         for gone in set(self.idle_text) - seen:
             del self.idle_text[gone]
         if now - self.last_ckpt >= CHECKPOINT_EVERY_S:
@@ -400,19 +330,41 @@ class JobWatch:
         return self._judge(j, True, None, None, None, _tree(pid, children), gpu_procs, hist,
                            oom, now)
 
-    def _gone(self, seen, now):
-        """Jobs not seen this scan: a process job that ended; a pane that was killed."""
+    def session_killed(self, session_id, now=None):
+        """gputui is killing this tmux session (the app's kill): its jobs leave the list
+        without news; a pane that closes on its own is judged (see _gone)."""
+        now = self.clock() if now is None else now
+        with self.lock:
+            self.killed_sessions = dict((k, t) for k, t in self.killed_sessions.items()
+                                        if now - t < KEEP_ENDED_S)
+            self.killed_sessions[session_id] = now
+
+    def _gone(self, seen, oom, now):
+        """Jobs not seen this scan: a process job that ended; a pane that was killed by
+        gputui, or by hand after its job had ended (dropped); a pane that closed while its job
+        ran, which is how a job started as the pane's own command (`tmux new -s train
+        ./train.sh`) ends: judged from its last screen and the kernel, and kept listed."""
         events = []
         with self.lock:
             jobs = list(self.jobs.values())
+            killed = set(self.killed_sessions)
         for j in jobs:
             if j.id in seen:
                 if j.state in ENDED and now - (j.ended_t or now) > KEEP_ENDED_S:
                     with self.lock:
                         self.jobs.pop(j.id, None)
                 continue
-            if j.kind == "tmux" or j.state in ENDED:
-                if j.kind == "tmux" or now - (j.ended_t or now) > KEEP_ENDED_S:
+            if j.kind == "tmux" and j.pane is not None:
+                if j.state in ALIVE and j.seen_alive and j.session not in killed:
+                    j.pane = None  # gone with it: nothing to attach to
+                    events += self._judge(j, False, None, None, j.text, (), {}, {}, oom, now,
+                                          pane_closed=True)
+                    continue
+                with self.lock:
+                    self.jobs.pop(j.id, None)
+                continue
+            if j.state in ENDED:
+                if now - (j.ended_t or now) > KEEP_ENDED_S:
                     with self.lock:
                         self.jobs.pop(j.id, None)
                 continue
@@ -433,7 +385,8 @@ class JobWatch:
             j.text = text
         return text
 
-    def _judge(self, j, alive, exit_status, exit_signal, text, tree, gpu_procs, hist, oom, now):
+    def _judge(self, j, alive, exit_status, exit_signal, text, tree, gpu_procs, hist, oom, now,
+               pane_closed=False):
         lines = progress_mod.screen_lines(text) if text else []
         while lines and not lines[-1].strip():
             lines.pop()
@@ -480,7 +433,9 @@ class JobWatch:
                                                  [self.pcis.get(g) for g in j.gpus]),
             uses_gpu=bool(j.gpus), oom_kills=oom_kills, interrupts_before=j.interrupts_before or 0,
             last_step_t=last_step_t, step_s=step_s, writes=j.writes, gpu_samples=gpu_samples or None,
-            power_limits=limits, gpu_pids=gpu_pids, stall_min=self.stall_min)
+            power_limits=limits, gpu_pids=gpu_pids, stall_min=self.stall_min,
+            pane_closed=pane_closed,
+            progress=j.progress.fraction if j.progress is not None and not alive else None)
         verdict = jobwatch.classify(facts, self.hung_after)
         if alive and not self.proc_known:
             verdict = no_proc_verdict(lines)  # "waiting"/"hung" would be guesses here
@@ -544,13 +499,6 @@ class JobWatch:
             j.ckpt_state = "stale" if stale else "ok"
         return events
 
-
-def watch_order(pids, gpu_procs, watched, start):
-    """The process jobs in the order they get the watch list's MAX_WATCH_JOBS places (plain
-    function): GPU processes first, then jobs already watched (a job that lost its place would
-    read as ended), then the newest (pids wrap: a low pid can be the newest job). start(pid):
-    its start time, None if gone."""
-    return sorted(pids, key=lambda p: (p not in gpu_procs, p not in watched, -(start(p) or 0), p))
 
 
 def no_proc_verdict(lines):

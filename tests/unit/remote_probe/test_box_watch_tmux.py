@@ -2,6 +2,7 @@
 keeps its exit status (remain-on-exit), a job typed into a shell that dies of a traceback
 is judged crashed, a killed pane leaves the list, a clean exit is finished."""
 
+import os
 import shlex
 import shutil
 import signal
@@ -169,3 +170,63 @@ def test_a_finished_job_follows_its_session_s_new_name(tmux_server, monkeypatch)
     scan(watch, clock)
     (row,) = [r for r in watch.rows() if r["id"] == job_id]
     assert row["name"].startswith("after:") and row["state"] == "finished"
+
+
+TRAIN = ("import time\n"
+         "for e in range(1, 101):\n"
+         "    print('epoch %d/100 loss 0.5' % e, flush=True)\n"
+         "    time.sleep(0.2 if e < 20 else 60)\n")
+
+
+def pane_of_own_command(name, tmp_path, code):
+    """A job started as the pane's own command, as users do (`tmux new -d -s train ./train.sh`):
+    without remain-on-exit its pane, and its session, close when it ends."""
+    script = tmp_path / ("%s.py" % name)
+    script.write_text(code)
+    out = tmux.run("new-session", "-d", "-P", "-F", "#{session_id} #{pane_id} #{pane_pid}", "-s", name,
+                   "exec %s %s" % (PY, shlex.quote(str(script))))
+    sid, pane, pid = out.split()
+    return sid, "tmux:" + pane, int(pid)
+
+
+def test_a_job_whose_pane_closes_with_it_is_told_not_dropped(tmux_server, tmp_path):  # noqa: F811
+    """A job killed (kill -9, the OOM killer) in a pane that was its own command: the pane and
+    the session go with it. It used to leave the list without a word; now it is a crash, at the
+    progress it had reached, and it stays listed."""
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    sid, job_id, pid = pane_of_own_command("train", tmp_path, TRAIN)
+    wait_for(lambda: "epoch 20/100" in tmux.capture(job_id[5:], 50), 30)
+    judged(watch, clock, job_id, "waiting")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not any(s["id"] == sid for s in tmux.list_sessions()), 10)
+    row, events = judged(watch, clock, job_id, "crashed")
+    assert row["cause"] == "ended_early"
+    assert row["evidence"][0] == "ended at 20% of its progress (its tmux pane closed with it)"
+    assert "epoch 20/100 loss 0.5" in row["evidence"]
+    assert [(e["kind"], e["job"]) for e in events] == [("crashed", job_id)]
+    assert row["pane"] is None  # nothing to attach to any more
+    scan(watch, clock)
+    assert [r["state"] for r in watch.rows() if r["id"] == job_id] == ["crashed"]  # still listed
+
+
+def test_a_session_gputui_kills_leaves_without_news(tmux_server, tmp_path):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    sid, job_id, pid = pane_of_own_command("train", tmp_path, TRAIN)
+    judged(watch, clock, job_id, "waiting")
+    watch.session_killed(sid)  # what the daemon's tmux kill request does first
+    tmux.kill_session(sid)
+    events = scan(watch, clock)
+    assert events == [] and [r for r in watch.rows() if r["id"] == job_id] == []
+
+
+def test_a_job_that_ends_without_progress_with_its_pane_is_finished_with_the_reason(tmux_server, tmp_path):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    sid, job_id, pid = pane_of_own_command("prep", tmp_path, "import time\nprint('done', flush=True)\ntime.sleep(3)\n")
+    judged(watch, clock, job_id, "waiting")
+    wait_for(lambda: not any(s["id"] == sid for s in tmux.list_sessions()), 15)
+    row, _events = judged(watch, clock, job_id, "finished")
+    assert row["cause"] == "exited"
+    assert row["evidence"][0] == "its tmux pane closed with it, exit status unknown"

@@ -367,6 +367,39 @@ def test_a_stopped_bar_while_the_job_writes_a_checkpoint_is_not_hung():
 
 
 def test_watch_order_keeps_gpu_then_watched_then_newest():
-    from remote_probe.watch.loop import watch_order
+    from remote_probe.watch.tracked import watch_order
     start = {10: 100.0, 20: 300.0, 30: 200.0, 5: 400.0, 7: None}.get  # pid 5: wrapped, newest
     assert watch_order([10, 20, 30, 5, 7], gpu_procs={30: 1}, watched={10}, start=start) == [30, 10, 5, 20, 7]
+
+
+@pytest.mark.parametrize("line, prompt", [
+    ("try5box@vm:~$", True), ("(base) root@autodl-container:~#", True), ("[alice@gpu01 run]$", True),
+    ("alice@mac ~ %", True), ("➜  ~", True), ("❯", True),
+    ("epoch 3/10 loss 0.2", False), ("Killed", False), ("RuntimeError: CUDA out of memory", False),
+    ("mail alice@example.com for access", False),
+])
+def test_without_prompt_drops_only_trailing_prompts(line, prompt):
+    assert jw.without_prompt(["Killed", line]) == (["Killed"] if prompt else ["Killed", line])
+    assert jw.without_prompt([line, "Killed"]) == [line, "Killed"]  # only at the end
+
+
+def test_a_crash_reason_does_not_quote_the_prompt_after_it():
+    facts = jw.JobFacts(1000.0, False, last_lines=["epoch 19/100", "Killed", "try5box@vm:~$ "],
+                        started_t=0.0)
+    v = jw.classify(facts)
+    assert v.state == jw.CRASHED and "try5box@vm:~$" not in v.evidence
+
+
+def test_an_end_short_of_its_progress_is_a_crash_whatever_the_status_is_unknown():
+    v = jw.classify(jw.JobFacts(1000.0, False, last_lines=["epoch 26/100"], started_t=0.0,
+                                pane_closed=True, progress=0.26))
+    assert (v.state, v.cause) == (jw.CRASHED, "ended_early")
+    assert v.evidence.split("\n")[0] == "ended at 26% of its progress (its tmux pane closed with it)"
+    done = jw.classify(jw.JobFacts(1000.0, False, last_lines=["epoch 100/100"], started_t=0.0,
+                                   pane_closed=True, progress=1.0))
+    assert (done.state, done.cause) == (jw.FINISHED, "exited")
+
+
+def test_the_write_history_outlasts_the_longest_hang_window():
+    from remote_probe.watch import counters
+    assert counters.KEEP_S >= 2 * jw.HUNG_AFTER_S  # bytes_since() must reach back over the window

@@ -56,6 +56,7 @@ def causes() -> dict[str, str]:
         "exit_0": _("exit status 0"),
         "interrupted": _("stopped with Ctrl-C"),
         "exited": _("exit status unknown"),
+        "ended_early": _("ended before its progress reached the end"),
         "nccl_spin": _("GPU busy at idle power (stuck in a collective)"),
         "stalled": _("VRAM held, GPU idle, no output"),
         "progress_stalled": _("no new step for many times its step time"),
