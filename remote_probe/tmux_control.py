@@ -103,7 +103,9 @@ def list_sessions():
         if isinstance(exc, TmuxMissing):
             raise
         text = str(exc)
-        if "no server running" in text or "error connecting" in text or "No such file" in text:
+        # "server exited unexpectedly": asked just as the last session closed and the server left
+        if ("no server running" in text or "error connecting" in text or "No such file" in text
+                or "server exited unexpectedly" in text):
             return []
         raise
 

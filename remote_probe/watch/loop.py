@@ -205,6 +205,10 @@ class JobWatch:
             seen.add(job_id)
             events += self._process(job_id, pid, cmd, pid in gpu_procs, children, scan,
                                     gpu_procs, hist, oom, now)
+        if (tmux_status or {}).get("error") and not (tmux_status or {}).get("missing"):
+            # tmux did not answer this time: its panes are unknown, not gone
+            with self.lock:
+                seen.update(j.id for j in self.jobs.values() if j.kind == "tmux")
         events += self._gone(seen, oom, now)
         for gone in set(self.idle_text) - seen:
             del self.idle_text[gone]

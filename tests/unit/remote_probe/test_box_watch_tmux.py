@@ -230,3 +230,14 @@ def test_a_job_that_ends_without_progress_with_its_pane_is_finished_with_the_rea
     row, _events = judged(watch, clock, job_id, "finished")
     assert row["cause"] == "exited"
     assert row["evidence"][0] == "its tmux pane closed with it, exit status unknown"
+
+
+def test_a_tmux_that_does_not_answer_once_ends_no_job(tmux_server, tmp_path):  # noqa: F811
+    clock = [time.time()]
+    watch = JobWatch(clock=lambda: clock[0])
+    sid, job_id, pid = pane_of_own_command("train", tmp_path, TRAIN)
+    judged(watch, clock, job_id, "waiting")
+    clock[0] += 5.0
+    events = watch.scan({"sessions": [], "error": "tmux did not answer within 5 s"}, procfs.ProcScan(),
+                        now=clock[0])
+    assert events == [] and [r["state"] for r in watch.rows() if r["id"] == job_id] == ["waiting"]
