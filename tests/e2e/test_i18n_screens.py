@@ -115,7 +115,7 @@ gputui GPU GPUs CPU RAM VRAM CUDA NVIDIA tmux python python3 torch pip conda SSH
 vGPU SFTP MiB GiB GB MB KiB MHz TFLOPS bf16 fp16 fp32 rtt ms ctrl Ctrl esc enter tab shift space
 pgup pgdn
 num_workers pin_memory prefetch_factor DataLoader DataLoaders dataloader pid PID CNY USD EUR
-sha256 HF_ENDPOINT PyPI README matmul demo box sim simulated rsync git LMDB tar freeze True False
+sha256 HF_ENDPOINT export bash zsh fish PyPI README matmul demo box sim simulated rsync git LMDB tar freeze True False
 iowait worker env nvitop Hugging Face net_check_urls
 None ModuleNotFoundError module named
 CUDA_VISIBLE_DEVICES

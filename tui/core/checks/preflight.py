@@ -302,7 +302,7 @@ def net_hint(host: str, facts: Facts, preset: Optional["Preset"]) -> str:
                      "https://mirrors.aliyun.com/pypi/simple); GitHub/HF: source /etc/network_turbo")
         return _(" → run `source /etc/network_turbo` (AutoDL's academic proxy) before downloading")
     if "huggingface" in host:
-        return _(" → use a mirror (HF_ENDPOINT=https://hf-mirror.com) or upload weights")
+        return _(" → use a mirror (`export HF_ENDPOINT=https://hf-mirror.com` before python; bash, zsh and fish alike) or upload weights")
     if "pypi" in host:
         if facts.get("pip_index"):
             return _(" → pip already uses %s") % facts["pip_index"]

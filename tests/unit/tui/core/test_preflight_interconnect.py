@@ -193,3 +193,20 @@ def test_network_hints_per_provider(provider, files, pip_index, host, hint):
              "network_files": files, "pip_index": pip_index}
     (c,) = check_net(facts, resolve({}, HostConfig(provider=provider)))
     assert c.verdict == WARN and hint in c.reason
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
+def test_the_hf_mirror_hint_pastes_into_each_shell(shell):
+    """The hint's command, pasted as printed, reaches python's environment (a bare
+    `HF_ENDPOINT=...` line set an unexported variable in bash and was an error in fish)."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+    from tui.core.checks.preflight import net_hint
+    if shutil.which(shell) is None:
+        pytest.skip("%s not installed" % shell)
+    command = re.search(r"`([^`]+)`", net_hint("huggingface.co", {}, None)).group(1)
+    out = subprocess.run([shell, "-c", "%s\n%s -c 'import os; print(os.environ[\"HF_ENDPOINT\"])'"
+                          % (command, sys.executable)], capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "https://hf-mirror.com", out.stderr
