@@ -295,7 +295,10 @@ class JobState(str, enum.Enum):
 
 _JOB_LABELS: Dict[JobState, str] = {
     JobState.RUNNING: N_("running"), JobState.FINISHED: N_("finished"),
-    JobState.CRASHED: N_("crashed"), JobState.HUNG: N_("hung"), JobState.WAITING: N_("waiting"),
+    JobState.CRASHED: N_("crashed"), JobState.HUNG: N_("hung"),
+    # the box's "waiting" is one verdict only: alive, no GPU in use (data prep, a CPU stage, a
+    # job that never found CUDA); "waiting" read as stuck to users watching it count epochs
+    JobState.WAITING: N_("off GPU"),
 }
 _JOB_STYLES: Dict[JobState, str] = {
     JobState.RUNNING: "green", JobState.FINISHED: "cyan", JobState.CRASHED: "bold red",
