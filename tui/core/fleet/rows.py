@@ -365,6 +365,7 @@ def fleet_table(rows: List[BoxRow]) -> str:
     head = (_("HOST"), _("STATE"), _("GPUS"), _("JOBS"), _("UNPR"), _("IDLE"),
             _("COST"), _("RATE"), _("IDLE COST"), _("NOTE"))
     widths = [max(w, cell_len(t)) for w, t in zip(TABLE_WIDTHS, head)]
+    widths[3] = max([widths[3]] + [cell_len(visible(r.progress, limit=14)) for r in rows if r.state == LIVE])
     lines = [table_line(head, widths)]
     for r in rows:
         note = _("IDLE, BILLING") if r.burning else (r.reason if r.state != LIVE else finish_note(r))
@@ -372,7 +373,9 @@ def fleet_table(rows: List[BoxRow]) -> str:
             note = "⚠ " + r.release_alarm + (", " + note if note else "")
         lines.append(table_line((
             visible(r.host, limit=18), _(r.state), gpu_text(r.gpus)[:22],
-            r.jobs if r.state == LIVE else "—", r.unprotected if r.state == LIVE else "—",
+            # as the fleet screen's cell: the watched jobs' progress, else the GPU jobs' count
+            (visible(r.progress, limit=14) or r.jobs) if r.state == LIVE else "—",
+            r.unprotected if r.state == LIVE else "—",
             duration_text(r.idle_for), format_money(r.cost, r.currency),
             ("%s/h" % format_money(r.rate, r.currency)) if r.rate is not None else "—",
             format_money(r.idle_cost, r.currency), visible(note, limit=100)), widths))

@@ -78,3 +78,13 @@ async def test_the_fleet_row_of_a_box_without_proc():
         await app.action_quit()
     assert cells["a100-train"][-1] == "no /proc: jobs outside tmux not seen", cells["a100-train"]
     assert "/proc" not in cells["h100-sweep"][-1]
+
+
+def test_the_check_table_shows_the_watched_jobs_progress_as_the_screen_does():
+    from tui.core.fleet.rows import BoxRow, LIVE, fleet_table
+    rows = [BoxRow(host="a", state=LIVE, jobs=2, progress="42% 1h56m", unprotected=1),
+            BoxRow(host="b", state=LIVE, jobs=3, unprotected=5)]
+    head, a, b = fleet_table(rows).splitlines()
+    end = head.index("JOBS") + len("JOBS")  # right-aligned under their title, the rest not pushed
+    assert a[:end].endswith("42% 1h56m") and b[:end].endswith(" 3")
+    assert a.index("    1 ") == b.index("    5 ") == head.index("UNPR") - 1
