@@ -60,6 +60,17 @@ def reap(children):
         c.wait()
 
 
+def timed_attach(state, monkeypatch, argv):
+    """run_attach with the daemon spawned as `argv(state_dir)`: (exit code, seconds it took)."""
+    kids = spawn_with(monkeypatch, argv)
+    try:
+        t0 = time.time()
+        code = attach.run_attach(state, None)
+        return code, time.time() - t0
+    finally:
+        reap(kids)
+
+
 def test_a_daemon_slower_than_the_short_wait_is_still_waited_for(tmp_path, monkeypatch, short_waits):
     state = str(tmp_path / "state")
     kids = spawn_with(monkeypatch, lambda d: [sys.executable, "-c", SLOW_DAEMON, socket_path(d), "1.0",
@@ -84,13 +95,7 @@ def test_a_daemon_that_exits_with_an_error_is_reported_at_once_with_its_log(tmp_
         log = os.path.join(d, "daemon.log")
         return [sys.executable, "-c", "open(%r, 'a').write('cannot start: NVML says no [b]\\\\n');"
                 "raise SystemExit(4)" % log]
-    kids = spawn_with(monkeypatch, argv)
-    try:
-        t0 = time.time()
-        code = attach.run_attach(state, None)
-        took = time.time() - t0
-    finally:
-        reap(kids)
+    code, took = timed_attach(state, monkeypatch, argv)
     out = capsys.readouterr()
     assert code == attach.wire.EXIT_DAEMON_UNREACHABLE
     assert took < 2.0  # not the whole wait: it is not coming
@@ -103,13 +108,7 @@ def test_a_daemon_that_exits_with_an_error_is_reported_at_once_with_its_log(tmp_
 def test_a_daemon_that_never_binds_is_given_up_on_after_the_patience(tmp_path, monkeypatch, short_waits,
                                                                       capsys):
     state = str(tmp_path / "state")
-    kids = spawn_with(monkeypatch, lambda d: ["sleep", "30"])
-    try:
-        t0 = time.time()
-        code = attach.run_attach(state, None)
-        took = time.time() - t0
-    finally:
-        reap(kids)
+    code, took = timed_attach(state, monkeypatch, lambda d: ["sleep", "30"])
     assert code == attach.wire.EXIT_DAEMON_UNREACHABLE
     assert 3.9 < took < 6.0
     assert "the daemon did not start within 4 s" in capsys.readouterr().err
