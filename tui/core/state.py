@@ -6,6 +6,7 @@ import collections
 import dataclasses
 import functools
 import operator
+import re
 import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -77,14 +78,31 @@ def next_sort_key(current: str, visible: Sequence[str]) -> str:
     return keys[(keys.index(current) + 1) % len(keys)]
 
 
+def _word_pattern(word: str) -> "re.Pattern[str]":
+    """`word` where a word of the text starts: not right after an ASCII letter or digit when
+    it begins with one (`3` is not found in `python3` nor in pid 29039, `l16` is in `vit_l16`);
+    a word that begins with punctuation (`.py`, `--bs`) is found anywhere. Text without ASCII
+    word breaks (Chinese) is searched anywhere, as before."""
+    head = word[0]
+    boundary = r"(?<![0-9a-z])" if head.isascii() and head.isalnum() else ""
+    return re.compile(boundary + re.escape(word))
+
+
 def filter_procs(rows: List[ProcRow], query: str) -> List[ProcRow]:
-    """`/`: rows whose command, user or pid contain every word of the query (any case)."""
+    """`/`: rows whose command, user or pid hold every word of the query (any case, in any
+    order), each at the start of a word: `rank 3` keeps `--rank 3`, not `python3 ... --rank 7`
+    (every row had a "3" somewhere, so two words looked like no filter at all)."""
     words = (query or "").casefold().split()
     if not words:
         return rows
-    def hay(r: ProcRow) -> str:
-        return " ".join(str(x) for x in (r.pid, r.user or "", r.cmd or "", r.host_pid or "")).casefold()
-    return [r for r in rows if all(w in hay(r) for w in words)]
+    patterns = [_word_pattern(w) for w in words]
+
+    kept = []
+    for r in rows:
+        hay = " ".join(str(x) for x in (r.pid, r.user or "", r.cmd or "", r.host_pid or "")).casefold()
+        if all(p.search(hay) for p in patterns):
+            kept.append(r)
+    return kept
 
 
 def _history() -> Deque[float]:

@@ -10,7 +10,7 @@ import gc
 import logging
 import sys
 import time
-from typing import Any, Callable, Iterable, List, Optional, Set, cast
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set, cast
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -61,6 +61,18 @@ def settle_gc():
     gc.collect()
     gc.freeze()
     gc.set_threshold(5000, 20, 20)
+
+
+def shared_slot_keys(bindings) -> Dict[str, Any]:
+    """key -> the binding whose footer slot and help row it shares: `s` and `S` both map to
+    the Sort binding shown as "s/S" (its tooltip tells what S does)."""
+    out: Dict[str, Any] = {}
+    for b in bindings:
+        parts = (b.key_display or "").split("/")
+        if len(parts) > 1 and all(parts):
+            for key in parts:
+                out.setdefault(key, b)
+    return out
 
 
 class StateChanged(Message):
@@ -290,11 +302,16 @@ class CockpitApp(Translated, App):
         up") nor its system ones (^q when `q` quits)."""
         screen = screen or self.screen
         keys, seen = [], set()
+        own = [active.binding for active in screen.active_bindings.values()
+               if active.node in (screen, self)]
+        shared = shared_slot_keys(own)
         for _key, active in screen.active_bindings.items():
             b = active.binding
             if (b.action in seen or not b.description or b.system or b.id is None
                     or active.node not in (screen, self)):  # gputui's bindings all have ids
                 continue
+            if b.key in shared and shared[b.key] is not b:
+                continue  # S is told in s's row ("s/S Sort ... (S: reverse)"): one line a key
             seen.add(b.action)
             keys.append((self.get_key_display(b), b.description, b.tooltip or None))
         return keys

@@ -90,3 +90,10 @@ def tree_order(rows: Sequence[ProcRow], cap: int = MAX_DEPTH) -> List[ProcRow]:
         if pid not in seen:
             walk(pid)
     return out
+
+
+def tree_is_flat(rows: Sequence[ProcRow]) -> bool:
+    """True when `tree_order`'s rows draw no branch: no process in the table has its parent
+    there too (h100x8's ranks, each started by a shell), so `T` changes nothing visible and
+    the dashboard says why instead."""
+    return not any(r.tree for r in rows)

@@ -16,6 +16,7 @@ from tui.core.jobs.clock_lines import clock_notice
 from tui.core.checks.diagnosis import orphaned_workers
 from tui.core.i18n import N_, _
 from tui.core.jobs.lines import lines_for
+from tui.core.jobs.proc_tree import tree_is_flat
 from tui.core.jobs.tmux_rows import no_proc_notice, unprotected_advice
 from tui.core.layout import (MAX_PROC_ROWS, compact_loaders, gpu_plan, jobs_lines, panel_width,
                              right_column)
@@ -134,7 +135,7 @@ class DashboardScreen(Translated, Screen):
         self.refresh_gpus(rows)  # after the dataloader panel: the GPU plan counts its rows
         procs = self.query_one("#procs", ProcessTable)
         procs.show(rows, st.sort_key, st.sort_reverse, more=st.procs_more())
-        title = _("GPU processes") + (
+        title = _("GPU processes") + (_(" — tree (T: flat list)") if st.proc_tree else "") + (
             _(" — filter: %s (/ to change)") % st.proc_filter if st.proc_filter else "")
         if title != self._procs_title:  # setting it repaints the whole table, even unchanged
             self._procs_title = title
@@ -272,8 +273,13 @@ class DashboardScreen(Translated, Screen):
             self.refresh_view()
 
     def action_tree(self) -> None:
-        self.box.state.proc_tree = not self.box.state.proc_tree
+        st = self.box.state
+        st.proc_tree = not st.proc_tree
         self.refresh_view()
+        rows = st.proc_rows()
+        if st.proc_tree and rows and tree_is_flat(rows):  # T seemed to do nothing: say why
+            self.notify(_("No GPU process here has a parent among them: the tree is flat "
+                          "(T again: the plain list)"), timeout=8, markup=False)
 
     def action_reverse_sort(self) -> None:
         self.box.state.sort_reverse = not self.box.state.sort_reverse

@@ -28,7 +28,8 @@ class FilterScreen(FormScreen):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(_("Filter processes"), style="bold"))
-            yield Label(_("Words to find in the command, user or pid (empty: show all):"))
+            yield Label(_("Words to find in the command, user or pid, each at the start of a word "
+                      "(empty: show all):"))
             yield Input(value=self.current, placeholder="train.py", id="filter")
             yield Static(id="error")
             yield from self.form_buttons(_("Filter (enter)"))

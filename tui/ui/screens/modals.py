@@ -18,6 +18,7 @@ from tui.core.text.boxtext import visible
 from tui.core.i18n import N_, _
 from tui.ui.boxtext_rich import box_text
 from tui.ui.translate import Translated
+from tui.ui.widgets.key_help import KeyHelp
 
 
 class FormScreen(Translated, ModalScreen):
@@ -63,10 +64,14 @@ class HelpScreen(Translated, ModalScreen[None]):
     """Every key of the current screen, with what it does."""
 
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", N_("Close"), id="help.close")]
+    # The scrollbar (80x24 shows about half the keys) sits against the frame, 1 column wide:
+    # inside the padding it stood in the text's right margin, its thumb's end a stray "▆▆".
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 76; max-width: 100%; max-height: 80%; border: thick $primary;
-                                  background: $surface; padding: 1 2; height: auto; }
+                                  background: $surface; padding: 0; height: auto;
+                                  scrollbar-size-vertical: 1; }
+    HelpScreen KeyHelp { padding: 1 1 1 2; }
     """
 
     def __init__(self, bindings, about):
@@ -75,19 +80,8 @@ class HelpScreen(Translated, ModalScreen[None]):
         self.about = about
 
     def compose(self) -> ComposeResult:
-        t = Text()
-        t.append(_("gputui — keys\n\n"), style="bold")
-        for key, description, tooltip in self.keys:
-            t.append(" %-10s" % key, style="bold cyan")  # key names: ASCII
-            t.append(" %s" % description)
-            if tooltip:
-                t.append("  — %s" % tooltip, style="dim")
-            t.append("\n")
-        t.append("\n ctrl+p     ", style="bold cyan")
-        t.append(_("command palette: every action by name\n"))
-        t.append("\n" + self.about, style="dim")
         with VerticalScroll():
-            yield Static(t, id="help-text")
+            yield KeyHelp(self.keys, self.about, id="help-text")
 
     def action_dismiss(self):
         self.dismiss(None)

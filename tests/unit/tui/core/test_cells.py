@@ -5,7 +5,7 @@ import pytest
 from tui.core import layout, report
 from tui.core.billing import ledger
 from tui.core.fleet import rows as fleet
-from tui.core.text.cells import cell_len, columns, pad
+from tui.core.text.cells import cell_len, columns, line_breaks, pad
 
 
 @pytest.mark.parametrize("text,width,right,want", [
@@ -62,3 +62,25 @@ def test_status_text_columns_line_up_with_a_chinese_user_and_gpu_name():
     assert len(gpu_rows) == 2 and len(proc_rows) == 2
     for rows, marker in ((gpu_rows, "5%"), (proc_rows, "GPU")):
         assert len({cell_len(r[:r.index(marker)]) for r in rows}) == 1, rows  # same column
+
+
+def pieces(text, width):
+    cuts = [0] + line_breaks(text, width) + [len(text)]
+    return [text[a:b].rstrip() for a, b in zip(cuts, cuts[1:])]
+
+
+@pytest.mark.parametrize("text,width,expected", [
+    ("new job, attach, Ctrl-C, kill, rename", 18, ["new job, attach,", "Ctrl-C, kill,", "rename"]),
+    ("fits", 10, ["fits"]),
+    ("abcdefghij", 4, ["abcd", "efgh", "ij"]),  # a word wider than the line: cut where it must
+    # Chinese has no spaces: cut between characters, two columns each
+    ("关机清单然后释放实例", 8, ["关机清单", "然后释放", "实例"]),
+    # never a closing mark first on a line, nor an opening one last
+    ("任务、显存", 4, ["任", "务、", "显存"]),
+    ("运行（空闲时）", 6, ["运行", "（空闲", "时）"]),
+    ("tmux 会话：新任务", 11, ["tmux 会话：", "新任务"]),
+])
+def test_line_breaks(text, width, expected):
+    got = pieces(text, width)
+    assert got == expected
+    assert all(cell_len(p) <= width for p in got if len(p) > 1)

@@ -5,7 +5,7 @@ doubling a row, and deep chains drawn at a capped depth."""
 import pytest
 
 from tui.core.model import ProcRow
-from tui.core.jobs.proc_tree import MAX_DEPTH, branch_prefix, tree_order
+from tui.core.jobs.proc_tree import MAX_DEPTH, branch_prefix, tree_is_flat, tree_order
 
 
 def row(pid, ppid=None, gpu=0, local=True):
@@ -79,3 +79,13 @@ def test_tree_of_many_processes_keeps_every_row():
     out = tree_order(rows)
     assert len(out) == 500 and out[0].pid == 1 and out[-1].tree == "└─ "
     assert all(r.tree == "├─ " for r in out[1:-1])
+
+
+@pytest.mark.parametrize("rows, flat", [
+    ([row(10, 1), row(11, 2), row(12, 3)], True),  # h100x8: each rank started by its own shell
+    ([row(10, 7), row(11, 7)], True),              # siblings of a launcher outside the table
+    ([row(10, 1), row(11, 10)], False),            # a rank under its torchrun
+    ([], True),
+])
+def test_a_tree_without_branches_is_flat(rows, flat):
+    assert tree_is_flat(tree_order(rows)) is flat
