@@ -21,7 +21,7 @@ from remote_probe import wire
 from tui.core.session import probe_sockets
 from tui.core.i18n import _
 from tui.core.session.conn_state import ConnState
-from tui.remote import notify_push, ssh, tcp_ack, transports
+from tui.remote import notify_push, port_watch, ssh, tcp_ack, transports
 from tui.remote.late_sync import LateEvent
 from tui.remote.probe import files as probe_files
 from tui.remote.probe.client import IncompatibleProbe, ProbeError
@@ -426,29 +426,9 @@ class RemoteSession:
         self._retry_now.set()
 
     async def _port_watch(self, was_down):
-        """During a backoff wait: cut it short as soon as sshd accepts again.
-
-        Probing the TCP port every 0.5 s is nearly free and gets live data back within a
-        second of the link returning instead of at the next backoff step. Not used
-        through a ProxyJump/ProxyCommand, where the port is not ours to probe.
-        """
-        try:
-            options = self.target.options()
-        except Exception:  # noqa: BLE001 - no watch, plain backoff
-            return
-        if options.tunnel or options.proxy_command:
-            return
-        while True:
-            await asyncio.sleep(0.5)
-            try:
-                _, writer = await asyncio.wait_for(
-                    asyncio.open_connection(options.host, options.port or 22), 1.0)
-                writer.close()
-                if was_down:
-                    self._retry_now.set()
-                    return
-            except (OSError, asyncio.TimeoutError):
-                was_down = True
+        """During a backoff wait: cut it short as soon as sshd accepts again (port_watch)."""
+        if await port_watch.sshd_back(self.target, was_down):
+            self._retry_now.set()
 
     async def run(self):
         """Stay connected until close(); FatalError ends the loop in state FAILED."""
