@@ -407,20 +407,30 @@ class RemoteSession:
             reply = await self.client.request(wire.SNAPSHOT)
         return reply
 
-    async def request(self, kind, wait_live=READY_WAIT, **params):
+    async def request(self, kind, wait_live=READY_WAIT, retry_lost=False, **params):
         """A request to the live probe. Made while the session is still connecting (a key
         pressed in the first second), it waits up to `wait_live` seconds for the session to
-        be live, then is sent; ProbeError when there is no live connection by then."""
-        deadline = time.monotonic() + wait_live
-        while self.client is None or self.client.closed.is_set() or self.state != LIVE:
-            left = deadline - time.monotonic()
-            if self._closing or self.state not in (CONNECTING, DEPLOYING, STARTING) or left <= 0:
-                raise ProbeError("not connected to the box (%s)" % self.state)
+        be live, then is sent; ProbeError when there is no live connection by then.
+        `retry_lost`, for requests that only read: a reply lost with its channel (the session
+        reconnects by itself at once) is asked for once more, on the next channel."""
+        for again in (False, True):
+            deadline = time.monotonic() + wait_live
+            waits = (CONNECTING, DEPLOYING, STARTING) + ((LIVE, RECONNECTING) if again else ())
+            while self.client is None or self.client.closed.is_set() or self.state != LIVE:
+                left = deadline - time.monotonic()
+                if self._closing or self.state not in waits or left <= 0:
+                    raise ProbeError("not connected to the box (%s)" % self.state)
+                try:
+                    await asyncio.wait_for(self._state_changed.wait(), left)
+                except asyncio.TimeoutError:
+                    pass
+            client = self.client
             try:
-                await asyncio.wait_for(self._state_changed.wait(), left)
-            except asyncio.TimeoutError:
-                pass
-        return await self.client.request(kind, **params)
+                return await client.request(kind, **params)
+            except ProbeError:
+                if again or not retry_lost or self._closing or not client.closed.is_set():
+                    raise  # refused by the box, lost twice, or not to be repeated
+            log.info("a %s request lost its channel before the reply; asking again", kind)
 
     def retry_now(self):
         self._retry_now.set()
