@@ -102,8 +102,7 @@ async def on_subscribe(daemon, client, msg):
         "first_seq": daemon.history.first_seq(), "autostop": daemon.autostop.status(),
         "autostop_events": daemon.autostop.events(), "jobs": daemon.jobs})
     daemon.send_meta(client, wire.proc_pids(daemon.latest or {}))
-    for line in backlog:
-        daemon.server.send(client, line=line)
+    daemon.server.send_backlog(client, backlog)
     client.subscribed = True
     return NO_REPLY
 

@@ -24,6 +24,11 @@ GPU_MAX_SHARE = 0.6  # the panel's max-height in app.tcss
 MAX_GRAPH_ROWS = 12  # taller says nothing more
 GRID_CELL = 24        # "15 ▕████▏ 63% ▕██▏ 75%" plus a gap
 WIDE = 120            # from this width the billing/host column sits on the right
+# Graphs taller than 3 rows only from this height: on a short terminal (80x24, one GPU,
+# `--simulate adopt`) the GPU panel grew to 12 of 21 rows, mostly an empty graph, and the
+# table under the jobs panel and a toast showed 2 rows; there it takes the rows its GPUs need
+# (summary, 3-row graph, details) and the table the rest
+GROW_FROM_HEIGHT = 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,21 +54,21 @@ def gpu_plan(n_gpus: int, width: int, height: int, fixed_rows: int = 2,
     """The densest GPU presentation that still leaves the process table MIN_PROC_ROWS rows.
 
     fixed_rows: rows taken by everything else outside the body (header, footer, notice,
-    dataloader panel). procs: process rows to show (-1: unknown); rows the table would leave
-    empty go to the graphs, which grow with the window as btop's do (at 200×60 ~30 rows
-    stayed empty under 3-row graphs)."""
+    dataloader panel). procs: process rows to show (-1: unknown). From GROW_FROM_HEIGHT rows
+    the graphs grow with the window as btop's do, into the rows the table would leave empty
+    too (at 200×60 ~30 rows stayed empty under 3-row graphs)."""
     if n_gpus <= 0:
         return GpuPlan(1, 1, 0)
     free = height - fixed_rows - PANEL_CHROME - PROC_CHROME - MIN_PROC_ROWS
     share = max(n_gpus, int(height * GPU_SHARE) - PANEL_CHROME)
     budget = min(free, share)
-    if procs >= 0:  # what the table does not fill, the graphs may use
+    if procs >= 0 and height >= GROW_FROM_HEIGHT:  # what the table does not fill, the graphs may use
         room = free + MIN_PROC_ROWS - max(MIN_PROC_ROWS, procs + 1)
         budget = max(budget, min(room, int((height - fixed_rows) * GPU_MAX_SHARE) - PANEL_CHROME))
     for lines in (5, 3, 2, 1):
         if n_gpus * lines <= budget:
             if lines == 5:
-                graph = min(MAX_GRAPH_ROWS, budget // n_gpus - 2)
+                graph = min(MAX_GRAPH_ROWS, budget // n_gpus - 2) if height >= GROW_FROM_HEIGHT else 3
                 return GpuPlan(lines, 1, n_gpus * (graph + 2), graph)
             return GpuPlan(lines, 1, n_gpus * lines)
     per_line = max(1, (panel_width(width) + 2) // GRID_CELL)

@@ -21,7 +21,7 @@ from remote_probe import wire
 from tui.core.session import probe_sockets
 from tui.core.i18n import _
 from tui.core.session.conn_state import ConnState
-from tui.remote import notify_push, ssh, tcp_ack, transports
+from tui.remote import notify_push, port_watch, ssh, tcp_ack, transports
 from tui.remote.late_sync import LateEvent
 from tui.remote.probe import files as probe_files
 from tui.remote.probe.client import IncompatibleProbe, ProbeError
@@ -407,48 +407,38 @@ class RemoteSession:
             reply = await self.client.request(wire.SNAPSHOT)
         return reply
 
-    async def request(self, kind, wait_live=READY_WAIT, **params):
+    async def request(self, kind, wait_live=READY_WAIT, retry_lost=False, **params):
         """A request to the live probe. Made while the session is still connecting (a key
         pressed in the first second), it waits up to `wait_live` seconds for the session to
-        be live, then is sent; ProbeError when there is no live connection by then."""
-        deadline = time.monotonic() + wait_live
-        while self.client is None or self.client.closed.is_set() or self.state != LIVE:
-            left = deadline - time.monotonic()
-            if self._closing or self.state not in (CONNECTING, DEPLOYING, STARTING) or left <= 0:
-                raise ProbeError("not connected to the box (%s)" % self.state)
+        be live, then is sent; ProbeError when there is no live connection by then.
+        `retry_lost`, for requests that only read: a reply lost with its channel (the session
+        reconnects by itself at once) is asked for once more, on the next channel."""
+        for again in (False, True):
+            deadline = time.monotonic() + wait_live
+            waits = (CONNECTING, DEPLOYING, STARTING) + ((LIVE, RECONNECTING) if again else ())
+            while self.client is None or self.client.closed.is_set() or self.state != LIVE:
+                left = deadline - time.monotonic()
+                if self._closing or self.state not in waits or left <= 0:
+                    raise ProbeError("not connected to the box (%s)" % self.state)
+                try:
+                    await asyncio.wait_for(self._state_changed.wait(), left)
+                except asyncio.TimeoutError:
+                    pass
+            client = self.client
             try:
-                await asyncio.wait_for(self._state_changed.wait(), left)
-            except asyncio.TimeoutError:
-                pass
-        return await self.client.request(kind, **params)
+                return await client.request(kind, **params)
+            except ProbeError:
+                if again or not retry_lost or self._closing or not client.closed.is_set():
+                    raise  # refused by the box, lost twice, or not to be repeated
+            log.info("a %s request lost its channel before the reply; asking again", kind)
 
     def retry_now(self):
         self._retry_now.set()
 
     async def _port_watch(self, was_down):
-        """During a backoff wait: cut it short as soon as sshd accepts again.
-
-        Probing the TCP port every 0.5 s is nearly free and gets live data back within a
-        second of the link returning instead of at the next backoff step. Not used
-        through a ProxyJump/ProxyCommand, where the port is not ours to probe.
-        """
-        try:
-            options = self.target.options()
-        except Exception:  # noqa: BLE001 - no watch, plain backoff
-            return
-        if options.tunnel or options.proxy_command:
-            return
-        while True:
-            await asyncio.sleep(0.5)
-            try:
-                _, writer = await asyncio.wait_for(
-                    asyncio.open_connection(options.host, options.port or 22), 1.0)
-                writer.close()
-                if was_down:
-                    self._retry_now.set()
-                    return
-            except (OSError, asyncio.TimeoutError):
-                was_down = True
+        """During a backoff wait: cut it short as soon as sshd accepts again (port_watch)."""
+        if await port_watch.sshd_back(self.target, was_down):
+            self._retry_now.set()
 
     async def run(self):
         """Stay connected until close(); FatalError ends the loop in state FAILED."""

@@ -184,7 +184,7 @@ async def run_preflight(box: BoxContext, smoke: bool = True) -> list:
     assert box.session is not None
     # a matmul on a GPU someone is training on would disturb the run: only on idle GPUs
     busy = any(r.kind == "C" for r in box.state.proc_rows())
-    reply = await box.session.request(wire.PREFLIGHT, timeout=240,
+    reply = await box.session.request(wire.PREFLIGHT, timeout=240, retry_lost=True,
                                       **doctor_request(box.cfg, smoke and not busy))
     dyn = dict(enumerate(box.state.gpus))
     box.preflight_checks = run_checks(reply["facts"], box.cfg, box.billing.preset, dyn,

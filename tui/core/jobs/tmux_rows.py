@@ -1,7 +1,7 @@
 """Plain helpers for the tmux panel: table rows, the attach command, advice."""
 
 import shlex
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tui.core.text import format as fmt
 from tui.core.text.boxtext import visible
@@ -38,6 +38,55 @@ def pane_rows(sessions: Sequence[Dict[str, Any]], now: float) -> List[Dict[str, 
                     "path": p.get("path"),
                 })
     return rows
+
+
+# The tmux table at 80 columns has ~38 (the preview takes the other half). What goes first:
+# COMMAND is the pane's program ("python3", "bash"), the preview shows what it prints; the
+# session name is what tells jobs apart, so it is cut last
+TMUX_SHRINK = ("command", "job", "session")
+# the preview's title names the pane, the session says the rest; ATT is "●" when a terminal is
+# attached (rare on a rented box): a session name cut to "train v…" says less
+TMUX_DROP_FIRST = ("window", "pane", "attached")
+TMUX_DROP_LAST = ("elapsed",)
+SOFT_CELL = 12  # before a column is dropped, the shrinkable ones give up what is beyond this
+MIN_CELL = 6  # ... and after, down to this (or their header, if wider)
+
+
+def tmux_column_widths(natural: Sequence[Tuple[str, int, int]], width: int,
+                       padding: int = 2) -> Dict[str, int]:
+    """The tmux table's columns for a table `width` columns wide: key -> width, in the
+    order given; a column left out is hidden. natural: (key, header width, widest cell) per
+    column; each column also takes `padding` columns (the table's cell padding).
+
+    While too wide: COMMAND, JOB, then SESSION shrink to SOFT_CELL; WINDOW, PANE, then ATT
+    go; the three shrink on, in that order, to their header (at least MIN_CELL); RUNNING goes.
+    Room left over goes back to the shrunk columns, the session first. What still does not fit
+    scrolls sideways."""
+    full = {key: max(head, cell) for key, head, cell in natural}
+    heads = {key: head for key, head, _cell in natural}
+    widths = dict(full)
+
+    def over() -> int:
+        return sum(w + padding for w in widths.values()) - width
+
+    def shrink(limit: Callable[[str], int]) -> None:
+        for key in TMUX_SHRINK:
+            if key in widths and over() > 0:
+                widths[key] -= max(0, min(over(), widths[key] - limit(key)))
+
+    def drop(keys: Sequence[str]) -> None:
+        for key in keys:
+            if over() > 0:
+                widths.pop(key, None)
+
+    shrink(lambda k: max(heads[k], min(SOFT_CELL, full[k])))
+    drop(TMUX_DROP_FIRST)
+    shrink(lambda k: max(heads[k], min(MIN_CELL, full[k])))
+    drop(TMUX_DROP_LAST)
+    for key in reversed(TMUX_SHRINK):  # what the drops freed goes back, the session first
+        if key in widths and over() < 0:
+            widths[key] = min(full[key], widths[key] - over())
+    return {key: widths[key] for key, _h, _c in natural if key in widths}
 
 
 def attach_argv(target: SshTarget, session_id: str, ssh_binary: str = "ssh") -> List[str]:

@@ -12,11 +12,12 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from remote_probe import wire
 from tui.core.text import paste
-from tui.core.text.boxtext import visible
+from tui.core.text.boxtext import ELLIPSIS, visible
 from tui.core.i18n import N_, _
 from tui.core.jobs.lines import JobLine, lines_for
 from tui.core.session.handoff_reason import handoff_failure
-from tui.core.jobs.tmux_rows import pane_rows, safe_session_name, unprotected_advice
+from tui.core.jobs.tmux_rows import pane_rows, safe_session_name, tmux_column_widths, unprotected_advice
+from tui.core.text.cells import cell_len
 from tui.remote.session import REQUEST_ERRORS, RemoteSession
 from tui.ui.background import background
 from tui.ui.box_context import BoxContext
@@ -31,6 +32,25 @@ PREVIEW_EVERY = 1.0
 COLUMNS = (("session", N_("SESSION")), ("window", N_("WINDOW")), ("pane", N_("PANE")),
            ("command", N_("COMMAND")), ("elapsed", N_("RUNNING")), ("attached", N_("ATT")),
            ("job", N_("JOB")))
+
+
+def clipped(cell: Text, width: int, middle: bool = False) -> Text:
+    """A cell cut to its column with a visible '…' (never a silent cut: "train.s"); `middle`
+    keeps both ends ("train…-12"): session names differ at the end as often as not."""
+    if cell.cell_len <= width:
+        return cell
+    if middle and width >= 5:
+        plain = cell.plain
+        start = len(plain)  # the tail: half the room after the '…'
+        while start > 0 and cell_len(plain[start - 1:]) <= (width - 1) // 2:
+            start -= 1
+        end = 0  # the head: what is left
+        while end < start and cell_len(plain[:end + 1]) <= width - 1 - cell_len(plain[start:]):
+            end += 1
+        return Text.assemble(cell[:end], ELLIPSIS, cell[start:])
+    cut = cell.copy()
+    cut.truncate(width, overflow="ellipsis")
+    return cut
 
 
 class JobScreen(FormScreen):
@@ -110,6 +130,7 @@ class TmuxScreen(Translated, Screen):
         self.preview_text = ""
         self.jobs_shown = box.jobs_version  # the box's jobs report the table shows
         self.pane_lines: Dict[str, JobLine] = {}  # watched job lines by pane id
+        self.widths: Optional[Dict[str, int]] = None  # the table's columns as last laid out
 
     def compose(self) -> ComposeResult:
         yield Static(id="tmux-notice")
@@ -123,8 +144,6 @@ class TmuxScreen(Translated, Screen):
 
     def on_mount(self):
         table = self.query_one("#panes", DataTable)
-        for key, title in COLUMNS:
-            table.add_column(_(title), key=key)
         table.border_title = box_text(_("tmux sessions on %s") % self.box.label)
         self.query_one("#preview-box").border_title = _("preview")
         self.refresh_panes()
@@ -133,6 +152,7 @@ class TmuxScreen(Translated, Screen):
 
     def on_resize(self, _event):
         self.refresh_pane_job()
+        self.call_after_refresh(self.refresh_panes)  # the columns fit the table's new width
 
     # -- display -----------------------------------------------------------------
     def is_open(self):
@@ -164,15 +184,28 @@ class TmuxScreen(Translated, Screen):
         now = self.box.billing.clock()
         figures = self.box.billing.figures()
         by_pane = {ln.job.pane: ln for ln in lines_for(st, figures, now) if ln.job.pane}
-        table.clear()
+        cells = []
         for r in rows:
             line: Optional[JobLine] = by_pane.get(r["pane"])
             # names from the box: text (a `[@click=app.quit]` name is not a link)
-            table.add_row(box_text(r["session"], limit=40), box_text(r["window"], limit=40),
-                          box_text(r["pane"]),
-                          box_text(r["command"], style="bold" if r["running"] else "dim", limit=80),
-                          r["elapsed"], r["attached"],
-                          pane_job_cell(line, now, figures.currency), key=r["key"])
+            cells.append({"session": box_text(r["session"], limit=40), "window": box_text(r["window"], limit=40),
+                          "pane": box_text(r["pane"]),
+                          "command": box_text(r["command"], style="bold" if r["running"] else "dim", limit=80),
+                          "elapsed": Text(r["elapsed"]), "attached": Text(r["attached"]),
+                          "job": pane_job_cell(line, now, figures.currency)})
+        widths = self.column_widths(table, cells)
+        if widths != self.widths:  # the columns change with the width and the longest cells
+            self.widths = widths
+            table.clear(columns=True)
+            for key, title in COLUMNS:
+                if key in widths:
+                    table.add_column(_(title), width=widths[key], key=key)
+        else:
+            table.clear()
+        for r, row in zip(rows, cells):
+            table.add_row(*(clipped(row[key], widths[key], middle=key == "session")
+                            for key, _t in COLUMNS if key in widths),
+                          key=r["key"])
         if rows:
             keys = [r["key"] for r in rows]
             if self.selected not in keys:
@@ -183,6 +216,20 @@ class TmuxScreen(Translated, Screen):
         self.pane_lines = by_pane
         self.refresh_pane_job()
         self.refresh_notice()
+
+    def column_widths(self, table: DataTable, cells) -> Dict[str, int]:
+        """The columns that fit the table's width now (tui.core.jobs.tmux_rows)."""
+        # inside the border, before any scrollbar (`size` is what a scrollbar leaves)
+        gutter = table.styles.gutter
+        if table.region.width:
+            inner, height = table.region.width - gutter.width, table.region.height - gutter.height
+        else:  # not laid out yet: the left half, under the notice line
+            inner, height = (self.app.size.width or 80) // 2 - 2, (self.app.size.height or 24) - 5
+        if len(cells) + 1 > height:  # the header and the rows overflow: a vertical scrollbar
+            inner -= table.styles.scrollbar_size_vertical
+        natural = [(key, cell_len(_(title)), max([row[key].cell_len for row in cells] or [0]))
+                   for key, title in COLUMNS]
+        return tmux_column_widths(natural, inner, padding=2 * table.cell_padding)
 
     def refresh_pane_job(self):
         """The selected pane's watched job under the table: state with its evidence,

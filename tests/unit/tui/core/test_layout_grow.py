@@ -6,9 +6,11 @@ import pytest
 
 from tui.core.checks.diagnosis import fit_diagnosis
 from tui.core.layout import MAX_GRAPH_ROWS, gpu_plan
+from tui.ui.app import _AppListener
 from tui.ui.widgets.live import wrapped_rows
 
-from tests.support.snapshot_app import NOW, canned_app
+from tests.support.snapshot_app import NOW, TMUX, canned_app
+from tests.support.watch_canned import jobs_block
 
 LINE = ("GPU starved by data loading: 62% of step time waiting for batches; num_workers=0 loads "
         "every batch in the training process → set num_workers=7 and pin_memory=True")
@@ -96,3 +98,29 @@ async def test_graphs_fill_a_big_window():
         gpus, procs = app.query_one("#gpus"), app.query_one("#procs")
         assert gpus.region.height >= 20  # was 12: two 3-row graphs
         assert procs.region.height >= 6 + 3  # every process still shown
+
+
+@pytest.mark.parametrize("procs", [-1, 0, 1, 3])
+def test_a_short_terminal_gives_one_gpu_only_the_rows_it_needs(procs):
+    """80x24, one GPU (`--simulate adopt`): summary, a 3-row graph and details, whatever the
+    table holds; the graph had grown to 8 rows and the GPU panel to 12 of 21."""
+    plan = gpu_plan(1, 80, 24, fixed_rows=3, procs=procs)
+    assert (plan.lines, plan.graph_height, plan.rows) == (5, 3, 5)
+
+
+@pytest.mark.parametrize("size", [(80, 39), (120, 30)])
+def test_graphs_grow_only_on_a_tall_terminal(size):
+    assert gpu_plan(1, size[0], size[1], procs=1).graph_height == 3
+    assert gpu_plan(1, size[0], 40, procs=1).graph_height > 3
+
+
+async def test_one_gpu_at_80x24_leaves_the_table_the_rest():
+    app = canned_app(1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.feed()
+        _AppListener(app).on_jobs(jobs_block(NOW, tmux=TMUX))  # a jobs panel too
+        await pilot.pause(0.5)
+        gpus, jobs, procs = (app.query_one(q) for q in ("#gpus", "#jobs", "#procs"))
+        assert jobs.display and jobs.region.height >= 3
+        assert gpus.region.height == 5 + 2  # summary, 3-row graph, details; the border
+        assert procs.region.bottom <= 23 and procs.region.height >= 3 + 3  # its border shown
