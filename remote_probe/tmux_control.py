@@ -103,9 +103,10 @@ def list_sessions():
         if isinstance(exc, TmuxMissing):
             raise
         text = str(exc)
-        # "server exited unexpectedly": asked just as the last session closed and the server left
+        # asked just as the last session closed: "no current target" (the server has no session
+        # left) or "server exited unexpectedly" (it was leaving)
         if ("no server running" in text or "error connecting" in text or "No such file" in text
-                or "server exited unexpectedly" in text):
+                or "server exited unexpectedly" in text or "no current target" in text):
             return []
         raise
 
